@@ -1,0 +1,289 @@
+/* The selfish-detour loop: read the counter back to back, record every gap above the
+ * threshold, classify each as preempted (the thread's schedstat run count moved) or not. */
+#include "nt-config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <noisetool/clock.h>
+#include <noisetool/detour.h>
+#include <noisetool/sysinfo.h>
+
+#include "cpurun.h"
+#include "probe-source.h"
+
+struct schedstat_now {
+	uint64_t run_ns, delay_ns, count;
+};
+
+static int read_schedstat(int fd, struct schedstat_now *s)
+{
+	char buf[96];
+	ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	return nt_parse_schedstat(buf, &s->run_ns, &s->delay_ns, &s->count);
+}
+
+static size_t default_capacity(double seconds)
+{
+	double c = seconds * 50000.0;
+	if (c < 65536)
+		c = 65536;
+	if (c > (double)(1u << 24))
+		c = (double)(1u << 24);
+	return (size_t)c;
+}
+
+static int check_config(const struct nt_detour_config *cfg)
+{
+	if (!cfg || !(cfg->seconds > 0) || !isfinite(cfg->seconds) || cfg->seconds > 1e6)
+		return -EINVAL;
+	return 0;
+}
+
+/* The timed loop. Raw cycles go into d[i].start_ns / duration_ns and are converted after. */
+struct loop {
+	uint64_t thr_cyc, end_cyc, progress_cyc, start_cyc;
+	struct nt_detour *d;
+	size_t cap, count, dropped;
+	uint64_t min_cyc, raw_min_cyc, iterations;
+	int ss_fd;                 /* schedstat fd for classification, -1 when off */
+	uint64_t last_run_count;
+	const struct nt_detour_config *cfg;
+	int cpu;
+};
+
+static void report_progress(struct loop *l, uint64_t now)
+{
+	if (!l->cfg->progress)
+		return;
+	double elapsed_s = nt_clock_cyc_to_ns(now - l->start_cyc) / 1e9;
+	l->cfg->progress(l->cfg->progress_ctx, l->cpu, elapsed_s, l->cfg->seconds);
+}
+
+static void run_loop(struct loop *l)
+{
+	const uint64_t thr = l->thr_cyc;
+	uint64_t min = UINT64_MAX, iters = 0;
+	uint64_t hist[NT_TMIN_HIST] = { 0 };
+	uint64_t next_check = l->progress_cyc < l->end_cyc ? l->progress_cyc : l->end_cyc;
+	uint64_t one_s_cyc = nt_clock_ns_to_cyc(1e9);
+	uint64_t cur = nt_clock_now_cyc();
+	l->start_cyc = cur;
+	next_check += cur;
+	const uint64_t end = l->end_cyc + cur;
+
+	for (;;) {
+		uint64_t prev = cur;
+		cur = nt_clock_now_cyc();
+		uint64_t gap = cur - prev;
+		iters++;
+		if (gap < min)
+			min = gap;
+		if (NT_LIKELY(gap < NT_TMIN_HIST))
+			hist[gap]++;
+		if (NT_UNLIKELY(gap > thr)) {
+			uint32_t flags = 0;
+			if (l->ss_fd >= 0) {
+				struct schedstat_now s;
+				if (read_schedstat(l->ss_fd, &s) == 0) {
+					if (s.count != l->last_run_count)
+						flags = NT_DETOUR_PREEMPTED;
+					l->last_run_count = s.count;
+				}
+			}
+			if (l->count < l->cap)
+				l->d[l->count++] = (struct nt_detour){ prev, gap, flags };
+			else
+				l->dropped++;
+			cur = nt_clock_now_cyc(); /* the bookkeeping is not loop time */
+		}
+		if (NT_UNLIKELY(cur >= next_check)) {
+			if (cur >= end)
+				break;
+			report_progress(l, cur);
+			next_check += one_s_cyc;
+			if (next_check > end)
+				next_check = end;
+			cur = nt_clock_now_cyc();
+		}
+	}
+	l->raw_min_cyc = min;
+	l->min_cyc = nt_detour_tmin_from_hist(hist, NT_TMIN_HIST);
+	if (l->min_cyc == 0 || l->min_cyc > min * 1000)
+		l->min_cyc = min;
+	l->iterations = iters;
+	l->end_cyc = cur;
+}
+
+static void convert(struct loop *l, struct nt_detour_result *res)
+{
+	uint64_t tmin = l->min_cyc;
+	for (size_t i = 0; i < l->count; i++) {
+		struct nt_detour *d = &l->d[i];
+		uint64_t start_cyc = d->start_ns - l->start_cyc + tmin;
+		uint64_t dur_cyc = d->duration_ns > tmin ? d->duration_ns - tmin : 0;
+		d->start_ns = (uint64_t)llround(nt_clock_cyc_to_ns(start_cyc));
+		d->duration_ns = (uint64_t)llround(nt_clock_cyc_to_ns(dur_cyc));
+	}
+	res->t_min_cyc = tmin;
+	res->t_min_ns = nt_clock_cyc_to_ns(tmin);
+	res->t_min_raw_cyc = l->raw_min_cyc;
+	res->elapsed_ns = (uint64_t)llround(nt_clock_cyc_to_ns(l->end_cyc - l->start_cyc));
+	res->iterations = l->iterations;
+	res->count = l->count;
+	res->dropped = l->dropped;
+	res->detours = l->d;
+}
+
+int nt_detour_measure(const struct nt_detour_config *cfg, struct nt_detour_result *res)
+{
+	int rc = check_config(cfg);
+	if (rc || !res)
+		return rc ? rc : -EINVAL;
+	memset(res, 0, sizeof *res);
+	res->cpu = cfg->cpu;
+	nt_clock_init();
+	if (cfg->cpu >= 0 && (rc = nt_pin_self(cfg->cpu)) != 0)
+		return rc;
+
+	struct loop l = { .cfg = cfg, .cpu = cfg->cpu, .ss_fd = -1 };
+	res->threshold_ns = cfg->threshold_ns ? cfg->threshold_ns : NT_DETOUR_DEFAULT_THRESHOLD_NS;
+	l.thr_cyc = nt_clock_ns_to_cyc((double)res->threshold_ns);
+	l.end_cyc = nt_clock_ns_to_cyc(cfg->seconds * 1e9);
+	l.progress_cyc = nt_clock_ns_to_cyc(1e9);
+	l.cap = cfg->capacity ? cfg->capacity : default_capacity(cfg->seconds);
+	l.d = malloc(l.cap * sizeof *l.d);
+	if (!l.d)
+		return -ENOMEM;
+	memset(l.d, 0, l.cap * sizeof *l.d); /* pre-fault: no page fault inside the loop */
+
+	int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	struct schedstat_now s0 = { 0 }, s1 = { 0 };
+	bool have_ss = fd >= 0 && read_schedstat(fd, &s0) == 0;
+	if (have_ss && !cfg->no_classify) {
+		l.ss_fd = fd;
+		l.last_run_count = s0.count;
+	}
+	res->classified = l.ss_fd >= 0;
+	uint64_t steal0 = 0, steal1 = 0;
+	res->cpu_start = sched_getcpu();
+	bool steal_ok = nt_cpu_steal_ns(res->cpu_start, &steal0) == 0;
+
+	if (nt_cpurun_ready() != 0) {
+		rc = -ECANCELED;
+		free(l.d);
+		goto out;
+	}
+	if (have_ss)
+		read_schedstat(fd, &s0);
+	run_loop(&l);
+	if (have_ss && read_schedstat(fd, &s1) == 0) {
+		res->run_delay_ns = s1.delay_ns - s0.delay_ns;
+		res->run_count_delta = s1.count - s0.count;
+	}
+	res->cpu_end = sched_getcpu();
+	if (steal_ok && res->cpu_end == res->cpu_start &&
+	    nt_cpu_steal_ns(res->cpu_end, &steal1) == 0) {
+		res->steal_ns = steal1 - steal0;
+		res->steal_known = true;
+	}
+	convert(&l, res);
+out:
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+struct multi {
+	const struct nt_detour_config *cfg;
+	const int *cpus;
+	struct nt_detour_result *res;
+	int *rcs;
+};
+
+static void multi_one(void *arg, size_t i)
+{
+	struct multi *m = arg;
+	struct nt_detour_config c = *m->cfg;
+	c.cpu = m->cpus[i];
+	int rc = nt_pin_self(c.cpu);
+	if (rc) {
+		m->rcs[i] = rc;
+		nt_cpurun_ready();
+		return;
+	}
+	m->rcs[i] = nt_detour_measure(&c, &m->res[i]);
+}
+
+int nt_detour_measure_cpus(const struct nt_detour_config *cfg, const int *cpus, size_t ncpus,
+			   struct nt_detour_result *res)
+{
+	int rc = check_config(cfg);
+	if (rc || !cpus || !res || ncpus == 0)
+		return rc ? rc : -EINVAL;
+	nt_clock_init();
+	int *rcs = calloc(ncpus, sizeof *rcs);
+	if (!rcs)
+		return -ENOMEM;
+	memset(res, 0, ncpus * sizeof *res);
+	struct multi m = { cfg, cpus, res, rcs };
+	rc = nt_cpurun(ncpus, multi_one, &m);
+	for (size_t i = 0; i < ncpus && rc == 0; i++)
+		rc = rcs[i];
+	if (rc)
+		for (size_t i = 0; i < ncpus; i++)
+			nt_detour_result_free(&res[i]);
+	free(rcs);
+	return rc;
+}
+
+void nt_detour_result_free(struct nt_detour_result *res)
+{
+	if (!res)
+		return;
+	free(res->detours);
+	res->detours = NULL;
+	res->count = 0;
+}
+
+uint64_t nt_detour_tmin_from_hist(const uint64_t *hist, size_t nbins)
+{
+	uint64_t total = 0;
+	for (size_t g = 0; g < nbins; g++)
+		total += hist[g];
+	uint64_t need = total / NT_TMIN_SHARE;
+	if (need == 0)
+		need = 1;
+	for (size_t g = 0; g < nbins; g++)
+		if (hist[g] >= need)
+			return g;
+	return 0;
+}
+
+void nt_detour_bare_loop(uint64_t iterations, struct nt_loop_timing *out)
+{
+	uint64_t hist[NT_TMIN_HIST] = { 0 };
+	uint64_t min = UINT64_MAX;
+	uint64_t start = nt_clock_now_cyc(), cur = start;
+	for (uint64_t i = 0; i < iterations; i++) {
+		uint64_t prev = cur;
+		cur = nt_clock_now_cyc();
+		uint64_t gap = cur - prev;
+		if (gap < min)
+			min = gap;
+		if (NT_LIKELY(gap < NT_TMIN_HIST))
+			hist[gap]++;
+	}
+	out->iterations = iterations;
+	out->raw_min_cyc = min;
+	out->t_min_cyc = nt_detour_tmin_from_hist(hist, NT_TMIN_HIST);
+	out->mean_cyc = iterations ? (double)(cur - start) / (double)iterations : 0;
+}

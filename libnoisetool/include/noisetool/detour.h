@@ -1,0 +1,98 @@
+/* The selfish-detour loop (Beckman et al. Fig. 1): a tight counter loop that records every
+ * gap above a threshold, on one CPU or on several at once (one pinned thread each). */
+#ifndef NOISETOOL_DETOUR_H
+#define NOISETOOL_DETOUR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <noisetool/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NT_DETOUR_PREEMPTED 1u /* another task ran on the CPU during the detour */
+
+/* One detour, in ns from the start of its run. */
+struct nt_detour {
+	uint64_t start_ns;
+	uint64_t duration_ns; /* gap minus t_min: the time taken from the loop */
+	uint32_t flags;       /* NT_DETOUR_* */
+};
+
+/* Called by the measuring thread about once a second, outside the timed window. */
+typedef void (*nt_progress_fn)(void *ctx, int cpu, double elapsed_s, double total_s);
+
+struct nt_detour_config {
+	double seconds;         /* run length, > 0 */
+	uint64_t threshold_ns;  /* a gap above this is a detour; 0 = default 1000 ns */
+	int cpu;                /* CPU to pin to; -1 = stay where the thread is */
+	size_t capacity;        /* detours kept; 0 = default (50,000 per second, at least 65,536) */
+	bool no_classify;       /* skip the schedstat read after each detour */
+	nt_progress_fn progress;
+	void *progress_ctx;
+};
+
+/* What one run on one CPU measured. */
+struct nt_detour_result {
+	int cpu;                  /* requested CPU, or -1 */
+	int cpu_start, cpu_end;   /* where it really ran (sched_getcpu at both ends) */
+	uint64_t t_min_cyc;       /* fastest iteration that is not a counter artefact (below) */
+	double t_min_ns;
+	uint64_t t_min_raw_cyc;   /* the plain minimum gap, artefacts included */
+	uint64_t threshold_ns;
+	uint64_t elapsed_ns;
+	uint64_t iterations;
+	size_t count;             /* detours recorded in `detours` */
+	size_t dropped;           /* detours seen after the array was full */
+	bool classified;          /* NT_DETOUR_PREEMPTED flags are meaningful */
+	uint64_t run_delay_ns;    /* schedstat: time runnable but not running, over the run */
+	uint64_t run_count_delta; /* schedstat: times put back on a CPU (1 = never preempted) */
+	uint64_t steal_ns;        /* hypervisor steal on that CPU over the run; 0 when unknown */
+	bool steal_known;
+	struct nt_detour *detours;
+};
+
+/* Default threshold: Beckman's 1 µs. */
+#define NT_DETOUR_DEFAULT_THRESHOLD_NS 1000u
+
+/* Run the loop on the calling thread (pinned to cfg->cpu when >= 0). Allocates and pre-faults
+ * the detour array before the timed loop. Returns 0; -EINVAL on a bad config; -ENOMEM;
+ * -errno from pinning (e.g. -EINVAL for a CPU outside the affinity mask). */
+NT_API int nt_detour_measure(const struct nt_detour_config *cfg, struct nt_detour_result *res);
+
+/* Run on every CPU of cpus[0..ncpus) at once, one pinned thread each, started together.
+ * res must hold ncpus results. cfg->cpu is ignored. Returns 0 or the first error. */
+NT_API int nt_detour_measure_cpus(const struct nt_detour_config *cfg, const int *cpus,
+				  size_t ncpus, struct nt_detour_result *res);
+
+/* Free the detour array of a result (the struct itself is the caller's). */
+NT_API void nt_detour_result_free(struct nt_detour_result *res);
+
+/* t_min is the smallest gap seen in at least 1/NT_TMIN_SHARE of the iterations: a VM's TSC can
+ * return a 1-cycle gap once in 10^5 reads (measured here: 634 in 5 x 10^7, while real gaps are
+ * multiples of 26 cycles), and Beckman's plain minimum would report that artefact. */
+#define NT_TMIN_SHARE 1000
+#define NT_TMIN_HIST 1024 /* gaps below this many cycles are histogrammed for t_min */
+
+/* t_min from a histogram of gaps (hist[g] = iterations with gap g cycles). */
+NT_API uint64_t nt_detour_tmin_from_hist(const uint64_t *hist, size_t nbins);
+
+/* Timing of a loop of counter reads. */
+struct nt_loop_timing {
+	uint64_t iterations;
+	uint64_t raw_min_cyc;  /* plain minimum gap */
+	uint64_t t_min_cyc;    /* as nt_detour_tmin_from_hist */
+	double mean_cyc;       /* elapsed / iterations */
+};
+
+/* The comparison loop of the resolution check: back-to-back counter reads and the same t_min
+ * histogram as the detour loop, nothing else. */
+NT_API void nt_detour_bare_loop(uint64_t iterations, struct nt_loop_timing *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NOISETOOL_DETOUR_H */

@@ -1,0 +1,71 @@
+/* A node's noise signature as measured by the detour loop, FTQ or FWQ on one or more CPUs,
+ * and its writers: the JSON document (doc/detour-json.md), the human table and the TSV trace. */
+#ifndef NOISETOOL_NOISE_H
+#define NOISETOOL_NOISE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <noisetool/clock.h>
+#include <noisetool/common.h>
+#include <noisetool/detour.h>
+#include <noisetool/signature.h>
+#include <noisetool/sysinfo.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One CPU's measurement, analysed. */
+struct nt_cpu_noise {
+	int cpu;                 /* requested CPU (-1: not pinned) */
+	int cpu_start, cpu_end;  /* where it really ran */
+	double t_min_ns;         /* detour: fastest iteration; FTQ: ns per operation; FWQ: fastest sample */
+	uint64_t elapsed_ns;
+	uint64_t iterations;     /* detour loop iterations, or FTQ/FWQ samples */
+	size_t dropped;          /* detours not kept (array full) */
+	bool classified;         /* preempted counts are meaningful */
+	uint64_t run_delay_ns;   /* schedstat over the run; 0 when unknown */
+	bool steal_known;
+	uint64_t steal_ns;
+	uint64_t quantum_ns;     /* FTQ/FWQ only */
+	uint64_t best;           /* FTQ: most ops per quantum; FWQ: fastest sample ns */
+	struct nt_detour_stats stats;
+	struct nt_signature sig;
+	const struct nt_detour *detours; /* borrowed, for the trace */
+	size_t ndetours;
+};
+
+struct nt_node_noise {
+	const char *method;      /* "detour", "ftq" or "fwq" */
+	double seconds;
+	uint64_t threshold_ns;
+	struct nt_sysinfo sys;
+	struct nt_clock_info clock;
+	size_t ncpus;
+	struct nt_cpu_noise *cpus;
+};
+
+/* Fill the analysis (stats, signature) of c from c->detours / c->elapsed_ns. 0 or -errno. */
+NT_API int nt_cpu_noise_analyze(struct nt_cpu_noise *c);
+
+/* The JSON document. Returns 0, or -EIO when writing failed. */
+NT_API int nt_node_noise_write_json(FILE *f, const struct nt_node_noise *r);
+
+/* The human table. Returns 0, or -EIO. */
+NT_API int nt_node_noise_write_text(FILE *f, const struct nt_node_noise *r);
+
+/* Netgauge selfish / LogGOPSim noise trace: "start_ns\tduration_ns\n" per detour. 0 or -EIO. */
+NT_API int nt_trace_write(FILE *f, const struct nt_detour *d, size_t n);
+
+/* Read a trace written by nt_trace_write (blank lines and '#' comments are skipped; any other
+ * malformed line is an error naming its line number in err). *out is malloc'd.
+ * Returns 0, -EINVAL (malformed), -ENOMEM, -EIO. */
+NT_API int nt_trace_read(FILE *f, struct nt_detour **out, size_t *n, char *err, size_t errsz);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NOISETOOL_NOISE_H */

@@ -1,0 +1,100 @@
+/* The TSV noise trace: "start_ns<TAB>duration_ns" per line (Netgauge selfish, LogGOPSim). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <noisetool/noise.h>
+
+int nt_trace_write(FILE *f, const struct nt_detour *d, size_t n)
+{
+	if (!f || (!d && n))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%" PRIu64 "\t%" PRIu64 "\n", d[i].start_ns, d[i].duration_ns);
+	return ferror(f) ? -EIO : 0;
+}
+
+/* Parse a decimal u64 at *p, advancing it. */
+static int parse_u64(const char **p, uint64_t *v)
+{
+	const char *s = *p;
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	uint64_t x = 0;
+	while (*s >= '0' && *s <= '9') {
+		unsigned dgt = (unsigned)(*s - '0');
+		if (x > (UINT64_MAX - dgt) / 10)
+			return -ERANGE;
+		x = x * 10 + dgt;
+		s++;
+	}
+	*p = s;
+	*v = x;
+	return 0;
+}
+
+int nt_trace_read(FILE *f, struct nt_detour **out, size_t *n, char *err, size_t errsz)
+{
+	if (!f || !out || !n)
+		return -EINVAL;
+	*out = NULL;
+	*n = 0;
+	if (err && errsz)
+		err[0] = '\0';
+	char line[256];
+	size_t cap = 0, cnt = 0, lineno = 0;
+	struct nt_detour *d = NULL;
+	int rc = 0;
+	while (fgets(line, sizeof line, f)) {
+		lineno++;
+		size_t len = strlen(line);
+		if (len == sizeof line - 1 && line[len - 1] != '\n') {
+			rc = -EINVAL;
+			break;
+		}
+		const char *p = line;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0')
+			continue;
+		uint64_t start, dur;
+		if (parse_u64(&p, &start) != 0 || (*p != '\t' && *p != ' ')) {
+			rc = -EINVAL;
+			break;
+		}
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (parse_u64(&p, &dur) != 0) {
+			rc = -EINVAL;
+			break;
+		}
+		while (*p == ' ' || *p == '\t' || *p == '\r')
+			p++;
+		if (*p != '\n' && *p != '\0') {
+			rc = -EINVAL;
+			break;
+		}
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 1024;
+			struct nt_detour *nd = realloc(d, cap * sizeof *d);
+			if (!nd) {
+				rc = -ENOMEM;
+				break;
+			}
+			d = nd;
+		}
+		d[cnt++] = (struct nt_detour){ start, dur, 0 };
+	}
+	if (rc == 0 && ferror(f))
+		rc = -EIO;
+	if (rc != 0) {
+		if (err && errsz && rc == -EINVAL)
+			snprintf(err, errsz, "line %zu: expected \"start_ns<TAB>duration_ns\"", lineno);
+		free(d);
+		return rc;
+	}
+	*out = d;
+	*n = cnt;
+	return 0;
+}

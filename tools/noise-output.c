@@ -1,0 +1,103 @@
+/* Outputs of the noise subcommands. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "noise-output.h"
+
+static int open_or_report(struct nt_outfile *of, const char *cmd, const char *path)
+{
+	int rc = nt_outfile_open(of, path, false);
+	if (rc)
+		fprintf(stderr, "%s: cannot write '%s': %s\n", cmd, path, strerror(-rc));
+	return rc;
+}
+
+void noise_outputs_open(struct noise_outputs *o, const char *cmd, const int *cpus, size_t ncpus)
+{
+	if (o->json_path && open_or_report(&o->json, cmd, o->json_path))
+		exit(NT_EXIT_FAIL);
+	if (!o->trace_path)
+		return;
+	o->ntraces = ncpus;
+	o->traces = calloc(ncpus, sizeof *o->traces);
+	if (!o->traces) {
+		noise_outputs_abort(o);
+		exit(NT_EXIT_FAIL);
+	}
+	for (size_t i = 0; i < ncpus; i++) {
+		char path[PATH_MAX];
+		/* Several CPUs: one trace per CPU, FILE.cpuN. */
+		if (ncpus == 1)
+			snprintf(path, sizeof path, "%s", o->trace_path);
+		else
+			snprintf(path, sizeof path, "%s.cpu%d", o->trace_path, cpus[i]);
+		if (open_or_report(&o->traces[i], cmd, path)) {
+			o->ntraces = i;
+			noise_outputs_abort(o);
+			exit(NT_EXIT_FAIL);
+		}
+	}
+}
+
+void noise_outputs_abort(struct noise_outputs *o)
+{
+	if (o->json_path)
+		nt_outfile_abort(&o->json);
+	for (size_t i = 0; i < o->ntraces; i++)
+		nt_outfile_abort(&o->traces[i]);
+	free(o->traces);
+	o->traces = NULL;
+	o->ntraces = 0;
+}
+
+static int commit(struct nt_outfile *of, const char *cmd, const char *what)
+{
+	int rc = nt_outfile_commit(of);
+	if (rc)
+		fprintf(stderr, "%s: writing %s '%s' failed: %s\n", cmd, what, of->path,
+			strerror(-rc));
+	return rc;
+}
+
+int noise_outputs_finish(struct noise_outputs *o, const char *cmd, const struct nt_node_noise *r)
+{
+	int status = NT_EXIT_OK;
+	bool json_to_stdout = o->json_path && strcmp(o->json_path, "-") == 0;
+	if (!json_to_stdout && nt_node_noise_write_text(stdout, r) != 0)
+		status = NT_EXIT_FAIL;
+	if (o->json_path) {
+		if (nt_node_noise_write_json(o->json.f, r) != 0 ||
+		    commit(&o->json, cmd, "JSON") != 0) {
+			nt_outfile_abort(&o->json);
+			status = NT_EXIT_FAIL;
+		}
+	}
+	for (size_t i = 0; i < o->ntraces; i++) {
+		struct nt_outfile *of = &o->traces[i];
+		const struct nt_cpu_noise *c = &r->cpus[i];
+		if (nt_trace_write(of->f, c->detours, c->ndetours) != 0 ||
+		    commit(of, cmd, "trace") != 0) {
+			nt_outfile_abort(of);
+			status = NT_EXIT_FAIL;
+		} else if (o->ntraces > 1 && !json_to_stdout) {
+			printf("trace of CPU %d written to %s\n", c->cpu, of->path);
+		}
+	}
+	free(o->traces);
+	o->traces = NULL;
+	o->ntraces = 0;
+	return status;
+}
+
+void noise_report_init(struct nt_node_noise *r, const char *method, double seconds,
+		       uint64_t threshold_ns)
+{
+	memset(r, 0, sizeof *r);
+	r->method = method;
+	r->seconds = seconds;
+	r->threshold_ns = threshold_ns;
+	nt_sysinfo_collect(&r->sys);
+	r->clock = *nt_clock_get_info();
+}

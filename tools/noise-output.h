@@ -1,0 +1,33 @@
+/* Outputs shared by `noisetool detour` and `noisetool ftq`: the table on stdout, the JSON
+ * document and the TSV trace, all opened before the run so a bad path fails at once. */
+#ifndef TOOLS_NOISE_OUTPUT_H
+#define TOOLS_NOISE_OUTPUT_H
+
+#include <noisetool/noise.h>
+#include <noisetool/outfile.h>
+
+#include "cli.h"
+
+struct noise_outputs {
+	const char *json_path;
+	const char *trace_path;
+	struct nt_outfile json;
+	struct nt_outfile *traces; /* one per CPU when several CPUs are measured */
+	size_t ntraces;
+};
+
+/* Open every requested output (temporary files); with several CPUs the trace is one file per
+ * CPU, TRACE.cpuN. Exits 1 with a clear message on failure. */
+void noise_outputs_open(struct noise_outputs *o, const char *cmd, const int *cpus, size_t ncpus);
+
+/* Print the table, write and commit every output. Returns the exit status. */
+int noise_outputs_finish(struct noise_outputs *o, const char *cmd, const struct nt_node_noise *r);
+
+/* Remove every temporary file. */
+void noise_outputs_abort(struct noise_outputs *o);
+
+/* Fill the report header (host, clock). */
+void noise_report_init(struct nt_node_noise *r, const char *method, double seconds,
+		       uint64_t threshold_ns);
+
+#endif /* TOOLS_NOISE_OUTPUT_H */

@@ -1,0 +1,73 @@
+/* noisetool: measure a node's noise signature (detour, ftq); later: run, report, simulate. */
+#include "nt-config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <noisetool/clock.h>
+
+#include "cli.h"
+#include "commands.h"
+
+static const char usage[] =
+	"Usage: noisetool COMMAND [OPTIONS]\n"
+	"\n"
+	"Find out why parallel jobs are slow on noisy or shared machines.\n"
+	"\n"
+	"Commands:\n"
+	"  detour     measure this node's noise with the selfish-detour loop\n"
+	"  ftq        measure it with fixed time (or work) quanta\n"
+	"  version    print the version and the optional features built in\n"
+	"\n"
+	"'noisetool COMMAND --help' describes each command.\n";
+
+static int cmd_version(int argc, char **argv)
+{
+	struct cli c;
+	cli_init(&c, "noisetool version", argc, argv);
+	while (cli_next(&c)) {
+		if (cli_is(&c, "--help") || cli_is(&c, "-h")) {
+			puts("Usage: noisetool version\n\nPrint the version, the optional features "
+			     "built in and the calibrated clock.");
+			return NT_EXIT_OK;
+		}
+		cli_unknown(&c);
+	}
+	const struct nt_clock_info *ci = nt_clock_get_info();
+	printf("noisetool %s\n", NT_VERSION);
+	printf("features: papi %s, libunwind %s, mpi %s\n", NT_HAVE_PAPI ? "yes" : "no",
+	       NT_HAVE_LIBUNWIND ? "yes" : "no", NT_HAVE_MPI ? "yes" : "no");
+	printf("clock: %s %.3f MHz (+-%.2f ppm), read %.1f ns, %s, clocksource %s\n",
+	       nt_clock_source_name(ci->source), ci->hz / 1e6, ci->calib_error_ppm,
+	       ci->read_cost_ns, ci->constant_tsc ? "invariant" : "not invariant",
+	       ci->clocksource[0] ? ci->clocksource : "?");
+	return NT_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int, char **);
+	} commands[] = {
+		{ "detour", cmd_detour },
+		{ "ftq", cmd_ftq },
+		{ "version", cmd_version },
+	};
+	if (argc < 2) {
+		fputs(usage, stderr);
+		return NT_EXIT_USAGE;
+	}
+	const char *name = argv[1];
+	if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
+		fputs(usage, stdout);
+		return NT_EXIT_OK;
+	}
+	if (!strcmp(name, "--version"))
+		return cmd_version(0, NULL);
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		if (!strcmp(name, commands[i].name))
+			return commands[i].fn(argc - 2, argv + 2);
+	fprintf(stderr, "noisetool: unknown command '%s' (see 'noisetool --help')\n", name);
+	return NT_EXIT_USAGE;
+}
