@@ -87,7 +87,7 @@ static void run_loop(struct loop *l)
 		iters++;
 		if (gap < min)
 			min = gap;
-		if (NT_LIKELY(gap < NT_TMIN_HIST))
+		if (NT_UNLIKELY((iters & NT_TMIN_SAMPLE_MASK) == 0) && gap < NT_TMIN_HIST)
 			hist[gap]++;
 		if (NT_UNLIKELY(gap > thr)) {
 			uint32_t flags = 0;
@@ -117,7 +117,7 @@ static void run_loop(struct loop *l)
 	}
 	l->raw_min_cyc = min;
 	l->min_cyc = nt_detour_tmin_from_hist(hist, NT_TMIN_HIST);
-	if (l->min_cyc == 0 || l->min_cyc > min * 1000)
+	if (l->min_cyc == 0)
 		l->min_cyc = min;
 	l->iterations = iters;
 	l->end_cyc = cur;
@@ -136,6 +136,7 @@ static void convert(struct loop *l, struct nt_detour_result *res)
 	res->t_min_cyc = tmin;
 	res->t_min_ns = nt_clock_cyc_to_ns(tmin);
 	res->t_min_raw_cyc = l->raw_min_cyc;
+	res->start_cyc = l->start_cyc;
 	res->elapsed_ns = (uint64_t)llround(nt_clock_cyc_to_ns(l->end_cyc - l->start_cyc));
 	res->iterations = l->iterations;
 	res->count = l->count;
@@ -182,8 +183,9 @@ int nt_detour_measure(const struct nt_detour_config *cfg, struct nt_detour_resul
 		free(l.d);
 		goto out;
 	}
-	if (have_ss)
-		read_schedstat(fd, &s0);
+	/* Waiting at the start gate may have slept: take the baseline after it. */
+	if (have_ss && read_schedstat(fd, &s0) == 0)
+		l.last_run_count = s0.count;
 	run_loop(&l);
 	if (have_ss && read_schedstat(fd, &s1) == 0) {
 		res->run_delay_ns = s1.delay_ns - s0.delay_ns;
@@ -259,12 +261,14 @@ uint64_t nt_detour_tmin_from_hist(const uint64_t *hist, size_t nbins)
 	uint64_t total = 0;
 	for (size_t g = 0; g < nbins; g++)
 		total += hist[g];
-	uint64_t need = total / NT_TMIN_SHARE;
-	if (need == 0)
-		need = 1;
-	for (size_t g = 0; g < nbins; g++)
-		if (hist[g] >= need)
+	if (total == 0)
+		return 0;
+	uint64_t below = 0;
+	for (size_t g = 0; g < nbins; g++) {
+		below += hist[g];
+		if (2 * below >= total)
 			return g;
+	}
 	return 0;
 }
 
@@ -279,7 +283,7 @@ void nt_detour_bare_loop(uint64_t iterations, struct nt_loop_timing *out)
 		uint64_t gap = cur - prev;
 		if (gap < min)
 			min = gap;
-		if (NT_LIKELY(gap < NT_TMIN_HIST))
+		if (NT_UNLIKELY((i & NT_TMIN_SAMPLE_MASK) == 0) && gap < NT_TMIN_HIST)
 			hist[gap]++;
 	}
 	out->iterations = iterations;

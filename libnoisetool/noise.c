@@ -57,6 +57,8 @@ static void json_cpu(struct nt_json *j, const struct nt_node_noise *r, const str
 	nt_json_int(j, NULL, c->cpu_end);
 	nt_json_array_end(j);
 	nt_json_double(j, "t_min_ns", c->t_min_ns);
+	if (strcmp(r->method, "detour") == 0)
+		nt_json_double(j, "t_min_raw_ns", c->t_min_raw_ns);
 	nt_json_uint(j, "elapsed_ns", c->elapsed_ns);
 	nt_json_uint(j, "iterations", c->iterations);
 	if (strcmp(r->method, "detour") != 0) {

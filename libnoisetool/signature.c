@@ -14,6 +14,7 @@ enum {
 	MIN_MEMBERS = 8,      /* fewer arrivals than this are never called periodic */
 	MAX_GAP_PERIODS = 8,  /* a train may miss up to 7 slots in a row */
 	MAX_COMPONENTS = 64,  /* found before merging */
+	GAP_REACH = 4,        /* gaps are taken to the next 4 arrivals */
 };
 static const double TOLERANCE = 0.03;      /* arrival within 3 % of a period of its slot */
 static const double MIN_MODE_SHARE = 0.10; /* the modal gap holds >= 10 % of gaps */
@@ -33,9 +34,23 @@ static int cmp_ev_time(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Index of the first sorted value >= x. */
+static size_t lower_index(const double *v, size_t n, double x)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* The densest window [g, g * (1 + 2 TOLERANCE)] of the sorted gaps: its median is the period
- * candidate. Returns 0 when no window holds enough gaps. */
-static double modal_gap(double *gaps, size_t n)
+ * candidate. Returns 0 when the window holds fewer than max(4, MIN_MODE_SHARE * nev) gaps. */
+static double modal_gap(double *gaps, size_t n, size_t nev)
 {
 	nt_sort_double(gaps, n);
 	size_t best_lo = 0, best_n = 0;
@@ -51,9 +66,19 @@ static double modal_gap(double *gaps, size_t n)
 			best_lo = lo;
 		}
 	}
-	if (best_n < 4 || (double)best_n < MIN_MODE_SHARE * (double)n)
+	if (best_n < 4 || (double)best_n < MIN_MODE_SHARE * (double)nev)
 		return 0;
-	return gaps[best_lo + best_n / 2];
+	double mode = gaps[best_lo + best_n / 2];
+	/* Gaps to several following arrivals make multiples of the period as common as the
+	 * period itself: prefer the fundamental when it is nearly as well supported. */
+	for (int div = 4; div >= 2; div--) {
+		double c = mode / div;
+		size_t lo = lower_index(gaps, n, c * (1 - TOLERANCE));
+		size_t hi = lower_index(gaps, n, c * (1 + TOLERANCE));
+		if (hi - lo >= 4 && (double)(hi - lo) >= 0.5 * (double)best_n)
+			return gaps[lo + (hi - lo) / 2];
+	}
+	return mode;
 }
 
 /* Walk from the anchor in one direction (+1/-1) accepting arrivals that land on the comb.
@@ -77,6 +102,15 @@ static void fit_add(struct fit *f, long k, double t)
 		f->kmax = k;
 }
 
+static double fit_slope(const struct fit *f, double fallback)
+{
+	double denom = (double)f->n * f->skk - f->sk * f->sk;
+	if (f->n < 3 || denom <= 0)
+		return fallback;
+	double p = ((double)f->n * f->skt - f->sk * f->st) / denom;
+	return p > 0 ? p : fallback;
+}
+
 static void walk(struct ev **pool, size_t n, size_t anchor, int dir, double period, int id,
 		 struct fit *f)
 {
@@ -91,14 +125,29 @@ static void walk(struct ev **pool, size_t n, size_t anchor, int dir, double peri
 			continue;
 		if (k > MAX_GAP_PERIODS)
 			break;
-		if (fabs(dt - (double)k * p) > TOLERANCE * p)
+		double err = fabs(dt - (double)k * p);
+		if (err > TOLERANCE * p)
 			continue;
+		/* Of the arrivals in this slot's window, take the one closest to the tooth. */
+		size_t best = j;
+		for (size_t m = j; dir > 0 ? m + 1 < n : m > 0;) {
+			m = dir > 0 ? m + 1 : m - 1;
+			double dm = (pool[m]->t - last_t) * dir;
+			if (dm > (double)k * p + TOLERANCE * p)
+				break;
+			double em = fabs(dm - (double)k * p);
+			if (em < err) {
+				err = em;
+				best = m;
+			}
+		}
+		j = best;
 		pool[j]->comp = id;
 		last_t = pool[j]->t;
 		last_k += dir * k;
 		fit_add(f, last_k, last_t);
-		/* Track the period from the anchor so slow drift does not lose the train. */
-		p = fabs(last_t - pool[anchor]->t) / (double)labs(last_k);
+		/* The least-squares period so far, so that drift does not lose the train. */
+		p = fit_slope(f, p);
 	}
 }
 
@@ -109,18 +158,25 @@ static bool find_component(struct ev **pool, size_t n, int id, struct nt_periodi
 {
 	if (n < MIN_MEMBERS)
 		return false;
+	/* Gaps to the next GAP_REACH arrivals, so that unrelated detours interleaved with a
+	 * train do not hide its period. */
 	size_t ng = 0;
 	for (size_t i = 0; i + 1 < n; i++)
-		gaps[ng++] = pool[i + 1]->t - pool[i]->t;
-	double p0 = modal_gap(gaps, ng);
+		for (size_t k = i + 1; k < n && k <= i + GAP_REACH; k++)
+			gaps[ng++] = pool[k]->t - pool[i]->t;
+	double p0 = modal_gap(gaps, ng, n);
 	if (p0 <= 0)
 		return false;
-	/* Anchor: the first arrival whose next gap is the modal one. */
+	/* Anchor: the first arrival followed by another one modal gap later. */
 	size_t anchor = 0;
-	for (size_t i = 0; i + 1 < n; i++) {
-		if (fabs(pool[i + 1]->t - pool[i]->t - p0) <= TOLERANCE * p0) {
-			anchor = i;
-			break;
+	bool anchored = false;
+	for (size_t i = 0; i + 1 < n && !anchored; i++) {
+		for (size_t k = i + 1; k < n && k <= i + GAP_REACH; k++) {
+			if (fabs(pool[k]->t - pool[i]->t - p0) <= TOLERANCE * p0) {
+				anchor = i;
+				anchored = true;
+				break;
+			}
 		}
 	}
 	struct fit f = { .kmin = 0, .kmax = 0 };
@@ -131,10 +187,7 @@ static bool find_component(struct ev **pool, size_t n, int id, struct nt_periodi
 
 	double slots = (double)(f.kmax - f.kmin + 1);
 	bool ok = f.n >= MIN_MEMBERS && (double)f.n >= MIN_COVERAGE * slots;
-	double period = p0;
-	double denom = (double)f.n * f.skk - f.sk * f.sk;
-	if (ok && denom > 0)
-		period = ((double)f.n * f.skt - f.sk * f.st) / denom;
+	double period = fit_slope(&f, p0);
 	if (!ok || !(period > 0)) {
 		for (size_t i = 0; i < n; i++)
 			if (pool[i]->comp == id)
@@ -179,6 +232,61 @@ static void describe(struct ev *ev, size_t n, int id, struct nt_periodic *c, dou
 	c->jitter_ns = median_of(scratch, m);
 }
 
+/* Distance of x from the nearest multiple of period. */
+static double off_comb(double x, double period)
+{
+	double r = fmod(fabs(x), period);
+	return fmin(r, period - r);
+}
+
+static void relabel(struct ev *ev, size_t n, int from, int to)
+{
+	for (size_t k = 0; k < n; k++)
+		if (ev[k].comp == from)
+			ev[k].comp = to;
+}
+
+/* One train split over duration octaves shows up as several components:
+ *  - period m x P on the teeth of a component of period P (some of its arrivals landed in
+ *    another octave, e.g. every other burst lengthened by a coinciding tick): one component;
+ *  - two components of period P whose teeth interleave at P/2: one component of period P/2.
+ * Repeats until nothing merges. */
+static void merge_components(struct ev *ev, size_t n, struct nt_periodic *comps, int ncomp)
+{
+	bool merged = true;
+	while (merged) {
+		merged = false;
+		for (int i = 0; i < ncomp; i++) {
+			for (int j = 0; j < ncomp; j++) {
+				if (i == j || comps[i].count == 0 || comps[j].count == 0)
+					continue;
+				double pi = 1e9 / comps[i].freq_hz, pj = 1e9 / comps[j].freq_hz;
+				double m = round(pj / pi);
+				double dphase = comps[j].phase_ns - comps[i].phase_ns;
+				/* The teeth must coincide as closely as each comb fits its own arrivals. */
+				double tol = 4 * fmax(comps[i].jitter_ns, comps[j].jitter_ns) + 1000;
+				if (tol > TOLERANCE * pi)
+					tol = TOLERANCE * pi;
+				if (m >= 1 && m <= MAX_GAP_PERIODS && fabs(pj - m * pi) <= MERGE_REL * pj &&
+				    off_comb(dphase, pi) <= tol) {
+					relabel(ev, n, j, i);
+					comps[i].count += comps[j].count;
+					comps[j].count = 0;
+					merged = true;
+				} else if (m == 1 && fabs(pj - pi) <= MERGE_REL * pi &&
+					   fabs(off_comb(dphase, pi) - pi / 2) <= tol) {
+					relabel(ev, n, j, i);
+					comps[i].count += comps[j].count;
+					comps[j].count = 0;
+					comps[i].freq_hz *= 2;
+					comps[i].phase_ns = fmod(fmin(comps[i].phase_ns, comps[j].phase_ns), pi / 2);
+					merged = true;
+				}
+			}
+		}
+	}
+}
+
 static int cmp_periodic(const void *a, const void *b)
 {
 	const struct nt_periodic *x = a, *y = b;
@@ -213,7 +321,7 @@ int nt_signature_analyze(const struct nt_detour *d, size_t n, uint64_t elapsed_n
 	int rc = -ENOMEM;
 	struct ev *ev = malloc(n * sizeof *ev);
 	struct ev **pool = malloc(n * sizeof *pool);
-	double *scratch = malloc(n * sizeof *scratch);
+	double *scratch = malloc(n * GAP_REACH * sizeof *scratch);
 	struct nt_periodic *comps = calloc(MAX_COMPONENTS, sizeof *comps);
 	if (!ev || !pool || !scratch || !comps)
 		goto out;
@@ -241,24 +349,9 @@ int nt_signature_analyze(const struct nt_detour *d, size_t n, uint64_t elapsed_n
 		}
 	}
 
-	/* One train split over octaves shows up as several components of the same period. */
-	for (int i = 0; i < ncomp; i++) {
-		if (comps[i].count == 0)
-			continue;
-		for (int j = i + 1; j < ncomp; j++) {
-			double pi = 1e9 / comps[i].freq_hz, pj = 1e9 / comps[j].freq_hz;
-			if (comps[j].count == 0 || fabs(pi - pj) > MERGE_REL * pi)
-				continue;
-			/* Same period but another phase: two sources, kept apart. */
-			double dphase = fmod(fabs(comps[i].phase_ns - comps[j].phase_ns), pi);
-			if (fmin(dphase, pi - dphase) > TOLERANCE * pi)
-				continue;
-			for (size_t k = 0; k < n; k++)
-				if (ev[k].comp == j)
-					ev[k].comp = i;
-			comps[j].count = 0;
-		}
-	}
+	for (int i = 0; i < ncomp; i++)
+		describe(ev, n, i, &comps[i], scratch);
+	merge_components(ev, n, comps, ncomp);
 	size_t periodic = 0;
 	for (int i = 0; i < ncomp; i++) {
 		if (comps[i].count == 0)

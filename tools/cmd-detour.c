@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <noisetool/clock.h>
 #include <noisetool/detour.h>
 #include <noisetool/noise.h>
 
@@ -112,6 +113,7 @@ int cmd_detour(int argc, char **argv)
 			.cpu_start = r->cpu_start,
 			.cpu_end = r->cpu_end,
 			.t_min_ns = r->t_min_ns,
+			.t_min_raw_ns = nt_clock_cyc_to_ns(r->t_min_raw_cyc),
 			.elapsed_ns = r->elapsed_ns,
 			.iterations = r->iterations,
 			.dropped = r->dropped,

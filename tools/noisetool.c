@@ -55,7 +55,7 @@ int main(int argc, char **argv)
 		{ "version", cmd_version },
 	};
 	if (argc < 2) {
-		fputs(usage, stderr);
+		fprintf(stderr, "noisetool: missing command (see 'noisetool --help')\n");
 		return NT_EXIT_USAGE;
 	}
 	const char *name = argv[1];

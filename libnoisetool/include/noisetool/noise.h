@@ -22,7 +22,8 @@ extern "C" {
 struct nt_cpu_noise {
 	int cpu;                 /* requested CPU (-1: not pinned) */
 	int cpu_start, cpu_end;  /* where it really ran */
-	double t_min_ns;         /* detour: fastest iteration; FTQ: ns per operation; FWQ: fastest sample */
+	double t_min_ns;         /* detour: undisturbed iteration; FTQ: ns per operation; FWQ: fastest sample */
+	double t_min_raw_ns;     /* detour: the plain minimum gap (may be a counter artefact) */
 	uint64_t elapsed_ns;
 	uint64_t iterations;     /* detour loop iterations, or FTQ/FWQ samples */
 	size_t dropped;          /* detours not kept (array full) */
