@@ -52,8 +52,16 @@ int nt_clock_calibrate(const struct nt_clock_ops *ops, uint64_t duration_ns,
 	struct bracket a = tightest_bracket(ops);
 	if (a.width == UINT64_MAX)
 		return -ERANGE;
-	while (ops->read_ns(ops->ctx) - a.ns < duration_ns)
-		;
+	/* A reference that stops advancing must not hang us. */
+	uint64_t last = a.ns, stuck = 0;
+	for (uint64_t now; (now = ops->read_ns(ops->ctx)) - a.ns < duration_ns;) {
+		if (now != last) {
+			last = now;
+			stuck = 0;
+		} else if (++stuck > 10 * 1000 * 1000) {
+			return -ERANGE;
+		}
+	}
 	struct bracket b = tightest_bracket(ops);
 	if (b.width == UINT64_MAX || b.cyc <= a.cyc || b.ns <= a.ns)
 		return -ERANGE;

@@ -216,14 +216,15 @@ void nt_ftq_result_free(struct nt_ftq_result *res)
 	res->nsamples = 0;
 }
 
-/* Time lost in sample k. */
+/* Time lost in sample k (0 for a sample better than `best`, which only a hand-made result has). */
 static double lost_ns(const struct nt_ftq_result *r, size_t k)
 {
+	uint64_t v = r->samples[k];
 	if (r->mode == NT_FTQ)
-		return r->best ? (double)(r->best - r->samples[k]) / (double)r->best *
-					 (double)r->quantum_ns
+		return r->best && v < r->best
+			       ? (double)(r->best - v) / (double)r->best * (double)r->quantum_ns
 			       : 0;
-	return (double)(r->samples[k] - r->best);
+	return v > r->best ? (double)(v - r->best) : 0;
 }
 
 int nt_ftq_detours(const struct nt_ftq_result *r, uint64_t threshold_ns, struct nt_detour **out,

@@ -69,6 +69,10 @@ int nt_parse_schedstat(const char *buf, uint64_t *run_ns, uint64_t *delay_ns, ui
 	const char *p = buf;
 	for (int i = 0; i < 3; i++) {
 		char *end;
+		while (*p == ' ')
+			p++;
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
 		errno = 0;
 		unsigned long long x = strtoull(p, &end, 10);
 		if (end == p || errno)

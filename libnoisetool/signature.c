@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,21 @@ static const double TOLERANCE = 0.03;      /* arrival within 3 % of a period of 
 static const double MIN_MODE_SHARE = 0.10; /* the modal gap holds >= 10 % of gaps */
 static const double MIN_COVERAGE = 0.20;   /* members fill >= 20 % of the comb's slots */
 static const double MERGE_REL = 0.005;     /* components within 0.5 % in period are one */
+/* A real source's arrivals sit far closer to its comb than the 3 % tolerance (ticks and timer
+ * wake-ups here: 50 ns to 2 us on 4-10 ms periods); chance coincidences in random noise spread
+ * over the whole window (median ~1.5 % of a period; 0.8 % for a chance chain of 9 seen in
+ * Poisson noise). */
+static const double MAX_JITTER = 0.004;
+
+/* A comb: teeth at t0 + k * period (absolute times, so that pieces of one train compare
+ * exactly, whatever the period's rounding). */
+struct comb {
+	double period;
+	double t0;
+	double jitter;  /* median distance of members from their tooth */
+	double typical; /* median duration */
+	size_t count;
+};
 
 struct ev {
 	double t;     /* start, ns */
@@ -151,9 +167,16 @@ static void walk(struct ev **pool, size_t n, size_t anchor, int dir, double peri
 	}
 }
 
+/* Signed distance of t from the nearest tooth of the comb (t0, period). */
+static double residual(double t, double t0, double period)
+{
+	double x = (t - t0) / period;
+	return (x - round(x)) * period;
+}
+
 /* Try to find one periodic component among pool[0..n) (sorted by time). On success marks its
  * members with id, fills *out (without typical_ns) and returns true. */
-static bool find_component(struct ev **pool, size_t n, int id, struct nt_periodic *out,
+static bool find_component(struct ev **pool, size_t n, int id, struct comb *out,
 			   double *gaps)
 {
 	if (n < MIN_MEMBERS)
@@ -188,19 +211,33 @@ static bool find_component(struct ev **pool, size_t n, int id, struct nt_periodi
 	double slots = (double)(f.kmax - f.kmin + 1);
 	bool ok = f.n >= MIN_MEMBERS && (double)f.n >= MIN_COVERAGE * slots;
 	double period = fit_slope(&f, p0);
+	memset(out, 0, sizeof *out);
+	out->period = period;
+	out->t0 = (f.st - period * f.sk) / (double)f.n;
+	out->count = f.n;
+	if (ok && period > 0) {
+		/* Jitter of the members against the fitted comb. */
+		size_t m = 0;
+		for (size_t i = 0; i < n; i++)
+			if (pool[i]->comp == id)
+				gaps[m++] = fabs(residual(pool[i]->t, out->t0, period));
+		nt_sort_double(gaps, m);
+		out->jitter = gaps[m / 2];
+		ok = out->jitter <= MAX_JITTER * period;
+		/* Significance: how many members would chance put within +-2 jitters of the teeth,
+		 * at this pool's arrival rate? A real train must beat that well. */
+		double span = pool[n - 1]->t - pool[0]->t;
+		double rate = span > 0 ? (double)n / span : 0;
+		double hit = 1 - exp(-rate * (4 * out->jitter + 200));
+		double chance = hit * slots;
+		ok = ok && (double)f.n >= 3 * chance + 3 * sqrt(chance);
+	}
 	if (!ok || !(period > 0)) {
 		for (size_t i = 0; i < n; i++)
 			if (pool[i]->comp == id)
 				pool[i]->comp = -1;
 		return false;
 	}
-	memset(out, 0, sizeof *out);
-	out->freq_hz = 1e9 / period;
-	out->count = f.n;
-	double t_at_k0 = (f.st - period * f.sk) / (double)f.n;
-	out->phase_ns = fmod(t_at_k0, period);
-	if (out->phase_ns < 0)
-		out->phase_ns += period;
 	return true;
 }
 
@@ -212,31 +249,58 @@ static double median_of(double *v, size_t n)
 	return (n % 2) ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
 }
 
-/* Recompute count, typical length and jitter of component id from its members. */
-static void describe(struct ev *ev, size_t n, int id, struct nt_periodic *c, double *scratch)
+/* Refit comb id by least squares over its members (tooth numbers from the current comb), then
+ * recompute its count, typical duration and jitter. */
+static void refit(struct ev *ev, size_t n, int id, struct comb *c, double *scratch)
 {
-	size_t m = 0;
-	double period = 1e9 / c->freq_hz;
-	for (size_t i = 0; i < n; i++)
-		if (ev[i].comp == id)
-			scratch[m++] = ev[i].dur;
-	c->count = m;
-	c->typical_ns = median_of(scratch, m);
-	m = 0;
+	/* One member per tooth: after a merge two arrivals may claim the same tooth; the one
+	 * nearer to it stays. ev is sorted by time, so claimants of a tooth are adjacent. */
+	size_t prev = SIZE_MAX;
 	for (size_t i = 0; i < n; i++) {
 		if (ev[i].comp != id)
 			continue;
-		double x = (ev[i].t - c->phase_ns) / period;
-		scratch[m++] = fabs(x - round(x)) * period;
+		if (prev != SIZE_MAX && lround((ev[i].t - c->t0) / c->period) ==
+					    lround((ev[prev].t - c->t0) / c->period)) {
+			bool keep_new = fabs(residual(ev[i].t, c->t0, c->period)) <
+					fabs(residual(ev[prev].t, c->t0, c->period));
+			size_t drop = keep_new ? prev : i;
+			ev[drop].comp = -1;
+			if (drop == prev)
+				prev = i;
+			continue;
+		}
+		prev = i;
 	}
-	c->jitter_ns = median_of(scratch, m);
+	struct fit f = { .kmin = 0, .kmax = 0 };
+	for (size_t i = 0; i < n; i++)
+		if (ev[i].comp == id)
+			fit_add(&f, lround((ev[i].t - c->t0) / c->period), ev[i].t);
+	c->count = f.n;
+	if (f.n == 0)
+		return;
+	c->period = fit_slope(&f, c->period);
+	c->t0 = (f.st - c->period * f.sk) / (double)f.n;
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (ev[i].comp == id)
+			scratch[m++] = ev[i].dur;
+	c->typical = median_of(scratch, m);
+	m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (ev[i].comp == id)
+			scratch[m++] = fabs(residual(ev[i].t, c->t0, c->period));
+	c->jitter = median_of(scratch, m);
 }
 
-/* Distance of x from the nearest multiple of period. */
-static double off_comb(double x, double period)
+/* Median distance of comb j's members from the comb (t0 + shift, period). */
+static double members_off(const struct ev *ev, size_t n, int j, double t0, double period,
+			  double *scratch)
 {
-	double r = fmod(fabs(x), period);
-	return fmin(r, period - r);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (ev[i].comp == j)
+			scratch[m++] = fabs(residual(ev[i].t, t0, period));
+	return median_of(scratch, m);
 }
 
 static void relabel(struct ev *ev, size_t n, int from, int to)
@@ -246,50 +310,45 @@ static void relabel(struct ev *ev, size_t n, int from, int to)
 			ev[k].comp = to;
 }
 
-/* One train split over duration octaves shows up as several components:
- *  - period m x P on the teeth of a component of period P (some of its arrivals landed in
- *    another octave, e.g. every other burst lengthened by a coinciding tick): one component;
- *  - two components of period P whose teeth interleave at P/2: one component of period P/2.
- * Repeats until nothing merges. */
-static void merge_components(struct ev *ev, size_t n, struct nt_periodic *comps, int ncomp)
+/* One train split over duration octaves, or broken by a long gap, shows up as several combs:
+ *  - period m x P whose members sit on the teeth of a comb of period P (m = 1 .. 8; e.g. every
+ *    other burst lengthened by a coinciding tick lands in another octave): one comb;
+ *  - two combs of period P whose teeth interleave at P/2: one comb of period P/2.
+ * Members must sit within 4 x the larger jitter + 1 us of the other comb's teeth (at most the
+ * 3 % tolerance). Repeats until nothing merges. */
+static void merge_combs(struct ev *ev, size_t n, struct comb *c, int ncomb, double *scratch)
 {
 	bool merged = true;
 	while (merged) {
 		merged = false;
-		for (int i = 0; i < ncomp; i++) {
-			for (int j = 0; j < ncomp; j++) {
-				if (i == j || comps[i].count == 0 || comps[j].count == 0)
+		for (int i = 0; i < ncomb; i++) {
+			for (int j = 0; j < ncomb; j++) {
+				if (i == j || c[i].count == 0 || c[j].count == 0)
 					continue;
-				double pi = 1e9 / comps[i].freq_hz, pj = 1e9 / comps[j].freq_hz;
+				double pi = c[i].period, pj = c[j].period;
 				double m = round(pj / pi);
-				double dphase = comps[j].phase_ns - comps[i].phase_ns;
-				/* The teeth must coincide as closely as each comb fits its own arrivals. */
-				double tol = 4 * fmax(comps[i].jitter_ns, comps[j].jitter_ns) + 1000;
-				if (tol > TOLERANCE * pi)
-					tol = TOLERANCE * pi;
-				if (m >= 1 && m <= MAX_GAP_PERIODS && fabs(pj - m * pi) <= MERGE_REL * pj &&
-				    off_comb(dphase, pi) <= tol) {
-					relabel(ev, n, j, i);
-					comps[i].count += comps[j].count;
-					comps[j].count = 0;
-					merged = true;
-				} else if (m == 1 && fabs(pj - pi) <= MERGE_REL * pi &&
-					   fabs(off_comb(dphase, pi) - pi / 2) <= tol) {
-					relabel(ev, n, j, i);
-					comps[i].count += comps[j].count;
-					comps[j].count = 0;
-					comps[i].freq_hz *= 2;
-					comps[i].phase_ns = fmod(fmin(comps[i].phase_ns, comps[j].phase_ns), pi / 2);
-					merged = true;
-				}
+				double tol = fmin(4 * fmax(c[i].jitter, c[j].jitter) + 1000, TOLERANCE * pi);
+				bool on_teeth = m >= 1 && m <= MAX_GAP_PERIODS &&
+						fabs(pj - m * pi) <= MERGE_REL * pj &&
+						members_off(ev, n, j, c[i].t0, pi, scratch) <= tol;
+				bool interleaved = !on_teeth && m == 1 && fabs(pj - pi) <= MERGE_REL * pi &&
+						   members_off(ev, n, j, c[i].t0 + pi / 2, pi, scratch) <= tol;
+				if (!on_teeth && !interleaved)
+					continue;
+				relabel(ev, n, j, i);
+				c[j].count = 0;
+				if (interleaved)
+					c[i].period = pi / 2;
+				refit(ev, n, i, &c[i], scratch);
+				merged = true;
 			}
 		}
 	}
 }
 
-static int cmp_periodic(const void *a, const void *b)
+static int cmp_comb(const void *a, const void *b)
 {
-	const struct nt_periodic *x = a, *y = b;
+	const struct comb *x = a, *y = b;
 	return (x->count < y->count) - (x->count > y->count);
 }
 
@@ -322,7 +381,7 @@ int nt_signature_analyze(const struct nt_detour *d, size_t n, uint64_t elapsed_n
 	struct ev *ev = malloc(n * sizeof *ev);
 	struct ev **pool = malloc(n * sizeof *pool);
 	double *scratch = malloc(n * GAP_REACH * sizeof *scratch);
-	struct nt_periodic *comps = calloc(MAX_COMPONENTS, sizeof *comps);
+	struct comb *comps = calloc(MAX_COMPONENTS, sizeof *comps);
 	if (!ev || !pool || !scratch || !comps)
 		goto out;
 	for (size_t i = 0; i < n; i++)
@@ -350,19 +409,25 @@ int nt_signature_analyze(const struct nt_detour *d, size_t n, uint64_t elapsed_n
 	}
 
 	for (int i = 0; i < ncomp; i++)
-		describe(ev, n, i, &comps[i], scratch);
-	merge_components(ev, n, comps, ncomp);
+		refit(ev, n, i, &comps[i], scratch);
+	merge_combs(ev, n, comps, ncomp, scratch);
 	size_t periodic = 0;
-	for (int i = 0; i < ncomp; i++) {
-		if (comps[i].count == 0)
-			continue;
-		describe(ev, n, i, &comps[i], scratch);
+	for (int i = 0; i < ncomp; i++)
 		periodic += comps[i].count;
+	qsort(comps, (size_t)ncomp, sizeof *comps, cmp_comb);
+	for (int i = 0; i < ncomp && out->nperiodic < NT_SIG_MAX_PERIODIC; i++) {
+		const struct comb *c = &comps[i];
+		if (c->count == 0)
+			continue;
+		double phase = fmod(c->t0, c->period);
+		out->periodic[out->nperiodic++] = (struct nt_periodic){
+			.freq_hz = 1e9 / c->period,
+			.typical_ns = c->typical,
+			.count = c->count,
+			.jitter_ns = c->jitter,
+			.phase_ns = phase < 0 ? phase + c->period : phase,
+		};
 	}
-	qsort(comps, (size_t)ncomp, sizeof *comps, cmp_periodic);
-	for (int i = 0; i < ncomp && out->nperiodic < NT_SIG_MAX_PERIODIC; i++)
-		if (comps[i].count > 0)
-			out->periodic[out->nperiodic++] = comps[i];
 	out->periodic_detours = periodic;
 
 	/* Rare long detours: not periodic and long against the typical detour. */

@@ -94,7 +94,7 @@ NT_API uint64_t nt_clock_ns_to_cyc(double ns);
 
 /* Calibrate any counter against any ns reference over duration_ns, taking the tightest
  * (counter, ns, counter) brackets at both ends. Returns 0, -EINVAL on bad arguments or
- * -ERANGE when the counter did not advance. Used by nt_clock_init and by tests with fakes. */
+ * -ERANGE when the counter or the reference did not advance. Used by nt_clock_init and by tests with fakes. */
 NT_API int nt_clock_calibrate(const struct nt_clock_ops *ops, uint64_t duration_ns,
 			      struct nt_clock_calib *out);
 

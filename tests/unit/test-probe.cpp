@@ -1,0 +1,284 @@
+// Unit tests of probe.c and probe-os.c: the rate limiter on fake counter values, the schedstat
+// parser, and the probe on the calling thread of this Linux machine.
+#include <catch2/catch.hpp>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include <time.h>
+#include <unistd.h>
+
+#include <noisetool/clock.h>
+#include <noisetool/probe.h>
+
+extern "C" {
+#include "probe-source.h"
+}
+
+namespace {
+
+uint64_t thread_cpu_ns()
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+// Spin until this thread has used cpu_ns of CPU time (or 5 s of wall time have passed, on a
+// machine too loaded to give it that).
+volatile uint64_t spin_sink;
+void burn_cpu(uint64_t cpu_ns)
+{
+	uint64_t c0 = thread_cpu_ns(), w0 = nt_clock_monotonic_ns();
+	uint64_t x = 1;
+	while (thread_cpu_ns() - c0 < cpu_ns && nt_clock_monotonic_ns() - w0 < 5000000000ull)
+		for (int i = 0; i < 1000; i++)
+			x = x * 6364136223846793005ull + 1;
+	spin_sink = x;
+}
+
+// RAII for a probe.
+struct probe_guard {
+	struct nt_probe *p = nullptr;
+	~probe_guard() { nt_probe_close(p); }
+};
+
+} // namespace
+
+TEST_CASE("rate limiter on fake counter values", "[probe][ratelimit]")
+{
+	struct nt_ratelimit rl;
+	rl.last_cyc = 0;
+	rl.cost_cyc = 100;
+	rl.budget = 0.01;
+
+	SECTION("a read costing 100 cycles at 1 % is due after 10,000 cycles")
+	{
+		CHECK_FALSE(nt_ratelimit_due(&rl, 0));
+		CHECK_FALSE(nt_ratelimit_due(&rl, 5000));
+		CHECK_FALSE(nt_ratelimit_due(&rl, 9999));
+		CHECK(nt_ratelimit_due(&rl, 10000));
+		CHECK(nt_ratelimit_due(&rl, 1000000));
+	}
+
+	SECTION("the window restarts at the last read")
+	{
+		nt_ratelimit_done(&rl, 10000, 100);
+		CHECK(rl.last_cyc == 10000);
+		CHECK(rl.cost_cyc == 100);
+		CHECK_FALSE(nt_ratelimit_due(&rl, 19999));
+		CHECK(nt_ratelimit_due(&rl, 20000));
+	}
+
+	SECTION("the cost estimate is an EWMA with weight 1/8")
+	{
+		nt_ratelimit_done(&rl, 10000, 900);
+		CHECK(rl.cost_cyc == 200); // (7 * 100 + 900) / 8
+		CHECK_FALSE(nt_ratelimit_due(&rl, 10000 + 19999));
+		CHECK(nt_ratelimit_due(&rl, 10000 + 20000));
+	}
+
+	SECTION("the first read sets the cost directly")
+	{
+		rl.cost_cyc = 0;
+		nt_ratelimit_done(&rl, 500, 300);
+		CHECK(rl.cost_cyc == 300);
+		CHECK(rl.last_cyc == 500);
+		CHECK_FALSE(nt_ratelimit_due(&rl, 500 + 29999));
+		CHECK(nt_ratelimit_due(&rl, 500 + 30000));
+	}
+
+	SECTION("a larger budget allows reads sooner")
+	{
+		rl.budget = 0.5;
+		CHECK_FALSE(nt_ratelimit_due(&rl, 199));
+		CHECK(nt_ratelimit_due(&rl, 200));
+	}
+}
+
+TEST_CASE("nt_parse_schedstat", "[probe][schedstat]")
+{
+	uint64_t run = 1, delay = 1, count = 1;
+
+	SECTION("parses three numbers")
+	{
+		REQUIRE(nt_parse_schedstat("123 456 7\n", &run, &delay, &count) == 0);
+		CHECK(run == 123);
+		CHECK(delay == 456);
+		CHECK(count == 7);
+	}
+
+	SECTION("parses values beyond 32 bits")
+	{
+		REQUIRE(nt_parse_schedstat("18446744073709551615 4294967296 0", &run, &delay,
+					   &count) == 0);
+		CHECK(run == UINT64_MAX);
+		CHECK(delay == 4294967296ull);
+		CHECK(count == 0);
+	}
+
+	SECTION("rejects garbage and leaves the outputs alone")
+	{
+		CHECK(nt_parse_schedstat("x", &run, &delay, &count) == -EINVAL);
+		CHECK(nt_parse_schedstat("", &run, &delay, &count) == -EINVAL);
+		CHECK(nt_parse_schedstat("1 2", &run, &delay, &count) == -EINVAL);
+		CHECK(nt_parse_schedstat("1 2 x", &run, &delay, &count) == -EINVAL);
+		CHECK(nt_parse_schedstat("-1 -2 3", &run, &delay, &count) == -EINVAL);
+		CHECK(nt_parse_schedstat("99999999999999999999 1 1", &run, &delay, &count) ==
+		      -EINVAL);
+		CHECK(run == 1);
+		CHECK(delay == 1);
+		CHECK(count == 1);
+	}
+}
+
+TEST_CASE("the probe on this thread", "[probe]")
+{
+	probe_guard g;
+	REQUIRE(nt_probe_open(&g.p, nullptr) == 0);
+	REQUIRE(g.p != nullptr);
+	const uint32_t src = nt_probe_sources(g.p);
+	const bool have_schedstat = access("/proc/thread-self/schedstat", R_OK) == 0;
+
+	SECTION("the expected sources opened")
+	{
+		CHECK((src & NT_SRC_COUNTER) != 0);
+		CHECK((src & NT_SRC_RUSAGE) != 0);
+		CHECK((src & NT_SRC_THREAD_CPU) != 0); // schedstat or the thread CPU clock
+		if (have_schedstat)
+			CHECK((src & NT_SRC_SCHEDSTAT) != 0);
+		else
+			WARN("no /proc/thread-self/schedstat: schedstat check skipped");
+	}
+
+	SECTION("samples are valid and the counter is monotonic")
+	{
+		struct nt_probe_sample a, b, c;
+		REQUIRE(nt_probe_read(g.p, &a) == 0);
+		REQUIRE(nt_probe_read(g.p, &b) == 0);
+		REQUIRE(nt_probe_read(g.p, &c) == 0);
+		for (const auto *s : { &a, &b, &c }) {
+			CHECK((s->valid & NT_SRC_COUNTER) != 0);
+			CHECK((s->valid & NT_SRC_RUSAGE) != 0);
+			if (have_schedstat)
+				CHECK((s->valid & NT_SRC_SCHEDSTAT) != 0);
+			CHECK((s->valid & ~src) == 0); // nothing that did not open
+		}
+		CHECK(a.counter_cyc <= b.counter_cyc);
+		CHECK(b.counter_cyc <= c.counter_cyc);
+		CHECK(a.cpu_ns <= c.cpu_ns);
+
+		struct nt_probe_stats st;
+		nt_probe_get_stats(g.p, &st);
+		CHECK(st.reads == 3);
+		CHECK(st.read_cost_ns > 0);
+		for (int i = 0; i < NT_SRC_COUNT; i++)
+			CHECK(st.failures[i] == 0);
+	}
+
+	SECTION("a 20 ms busy loop shows in the delta")
+	{
+		struct nt_probe_sample a, b;
+		REQUIRE(nt_probe_read(g.p, &a) == 0);
+		burn_cpu(20 * 1000 * 1000);
+		REQUIRE(nt_probe_read(g.p, &b) == 0);
+		struct nt_probe_delta d;
+		std::memset(&d, 0xa5, sizeof d);
+		nt_probe_delta(&a, &b, &d);
+		CHECK(d.valid == (a.valid & b.valid));
+		REQUIRE((d.valid & NT_SRC_THREAD_CPU) != 0);
+		CHECK(d.cpu_ns >= 10 * 1000 * 1000);
+		CHECK(nt_clock_cyc_to_ns(d.wall_cyc) >= 10e6);
+		CHECK(nt_clock_cyc_to_ns(d.wall_cyc) >= 0.5 * (double)d.cpu_ns);
+		// Waiting for a CPU cannot take longer than the wall time (1 ms of slack).
+		if (have_schedstat)
+			CHECK((double)d.run_delay_ns <= nt_clock_cyc_to_ns(d.wall_cyc) + 1e6);
+		// Swapped samples never go negative: the delta clamps at 0.
+		nt_probe_delta(&b, &a, &d);
+		CHECK(d.wall_cyc == 0);
+		CHECK(d.cpu_ns == 0);
+	}
+
+	SECTION("a window read is skipped until the budget allows it")
+	{
+		struct nt_probe_sample s;
+		std::memset(&s, 0, sizeof s);
+		// Right after open the last read was a moment ago: not due.
+		CHECK(nt_probe_window_read(g.p, nt_clock_now_cyc(), &s) == 0);
+		CHECK(s.valid == 0); // untouched
+		struct nt_probe_stats st;
+		nt_probe_get_stats(g.p, &st);
+		CHECK(st.skipped == 1);
+		CHECK(st.reads == 0);
+		// A second later (in counter time) it is due.
+		uint64_t later = nt_clock_now_cyc() + nt_clock_ns_to_cyc(1e9);
+		CHECK(nt_probe_window_read(g.p, later, &s) == 1);
+		CHECK((s.valid & NT_SRC_COUNTER) != 0);
+		nt_probe_get_stats(g.p, &st);
+		CHECK(st.reads == 1);
+		CHECK(st.skipped == 1);
+	}
+
+	SECTION("NULL arguments")
+	{
+		struct nt_probe_sample s;
+		CHECK(nt_probe_read(nullptr, &s) == -EINVAL);
+		CHECK(nt_probe_read(g.p, nullptr) == -EINVAL);
+		CHECK(nt_probe_window_read(nullptr, 0, &s) == -EINVAL);
+		CHECK(nt_probe_sources(nullptr) == 0);
+		nt_probe_close(nullptr); // accepted
+	}
+}
+
+TEST_CASE("nt_probe_open configurations", "[probe]")
+{
+	probe_guard g;
+	struct nt_probe_config cfg;
+	std::memset(&cfg, 0, sizeof cfg);
+	cfg.level = NT_PROBE_OS;
+	cfg.budget = 0.01;
+
+	SECTION("budget 0 gives -EINVAL")
+	{
+		cfg.budget = 0;
+		CHECK(nt_probe_open(&g.p, &cfg) == -EINVAL);
+		CHECK(g.p == nullptr);
+	}
+
+	SECTION("budget above 1 gives -EINVAL")
+	{
+		cfg.budget = 1.5;
+		CHECK(nt_probe_open(&g.p, &cfg) == -EINVAL);
+	}
+
+	SECTION("level 7 gives -EINVAL")
+	{
+		cfg.level = static_cast<enum nt_probe_level>(7);
+		CHECK(nt_probe_open(&g.p, &cfg) == -EINVAL);
+		CHECK(g.p == nullptr);
+	}
+
+	SECTION("NULL out gives -EINVAL")
+	{
+		CHECK(nt_probe_open(nullptr, &cfg) == -EINVAL);
+	}
+
+	SECTION("timing level opens the counter only")
+	{
+		cfg.level = NT_PROBE_TIMING;
+		REQUIRE(nt_probe_open(&g.p, &cfg) == 0);
+		CHECK(nt_probe_sources(g.p) == NT_SRC_COUNTER);
+		struct nt_probe_sample s;
+		REQUIRE(nt_probe_read(g.p, &s) == 0);
+		CHECK(s.valid == NT_SRC_COUNTER);
+	}
+}
+
+TEST_CASE("source names", "[probe]")
+{
+	CHECK(std::string(nt_probe_source_name(NT_SRC_SCHEDSTAT)) == "schedstat");
+	CHECK(std::string(nt_probe_source_name(NT_SRC_RUSAGE)) == "getrusage");
+	CHECK(std::string(nt_probe_source_name(3)) == "unknown");
+}
