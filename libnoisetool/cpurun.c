@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include <noisetool/sysinfo.h>
+
 #include "cpurun.h"
 
 struct cpurun {
@@ -81,5 +83,39 @@ out:
 	pthread_mutex_destroy(&run.lock);
 	free(tids);
 	free(ts);
+	return rc;
+}
+
+struct measure_run {
+	const int *cpus;
+	nt_cpurun_measure_fn measure;
+	void *ctx;
+	int *rcs;
+};
+
+static void measure_one(void *arg, size_t i)
+{
+	struct measure_run *m = arg;
+	int rc = nt_pin_self(m->cpus[i]);
+	if (rc) {
+		m->rcs[i] = rc;
+		nt_cpurun_ready(); /* the others must not wait for us */
+		return;
+	}
+	m->rcs[i] = m->measure(m->ctx, i, m->cpus[i]);
+}
+
+int nt_cpurun_measure(const int *cpus, size_t n, nt_cpurun_measure_fn measure, void *ctx)
+{
+	if (!cpus || n == 0 || !measure)
+		return -EINVAL;
+	int *rcs = calloc(n, sizeof *rcs);
+	if (!rcs)
+		return -ENOMEM;
+	struct measure_run m = { cpus, measure, ctx, rcs };
+	int rc = nt_cpurun(n, measure_one, &m);
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = rcs[i];
+	free(rcs);
 	return rc;
 }

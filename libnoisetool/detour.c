@@ -206,23 +206,15 @@ out:
 
 struct multi {
 	const struct nt_detour_config *cfg;
-	const int *cpus;
 	struct nt_detour_result *res;
-	int *rcs;
 };
 
-static void multi_one(void *arg, size_t i)
+static int measure_one(void *ctx, size_t i, int cpu)
 {
-	struct multi *m = arg;
+	const struct multi *m = ctx;
 	struct nt_detour_config c = *m->cfg;
-	c.cpu = m->cpus[i];
-	int rc = nt_pin_self(c.cpu);
-	if (rc) {
-		m->rcs[i] = rc;
-		nt_cpurun_ready();
-		return;
-	}
-	m->rcs[i] = nt_detour_measure(&c, &m->res[i]);
+	c.cpu = cpu;
+	return nt_detour_measure(&c, &m->res[i]);
 }
 
 int nt_detour_measure_cpus(const struct nt_detour_config *cfg, const int *cpus, size_t ncpus,
@@ -232,18 +224,12 @@ int nt_detour_measure_cpus(const struct nt_detour_config *cfg, const int *cpus, 
 	if (rc || !cpus || !res || ncpus == 0)
 		return rc ? rc : -EINVAL;
 	nt_clock_init();
-	int *rcs = calloc(ncpus, sizeof *rcs);
-	if (!rcs)
-		return -ENOMEM;
 	memset(res, 0, ncpus * sizeof *res);
-	struct multi m = { cfg, cpus, res, rcs };
-	rc = nt_cpurun(ncpus, multi_one, &m);
-	for (size_t i = 0; i < ncpus && rc == 0; i++)
-		rc = rcs[i];
+	struct multi m = { cfg, res };
+	rc = nt_cpurun_measure(cpus, ncpus, measure_one, &m);
 	if (rc)
 		for (size_t i = 0; i < ncpus; i++)
 			nt_detour_result_free(&res[i]);
-	free(rcs);
 	return rc;
 }
 

@@ -161,6 +161,16 @@ size_t cli_cpus(struct cli *c, int *cpus, size_t max)
 	return n;
 }
 
+size_t cli_all_cpus(const struct cli *c, int *cpus, size_t max)
+{
+	int n = nt_allowed_cpus(cpus, max);
+	if (n <= 0) {
+		fprintf(stderr, "%s: cannot read this process's CPU affinity\n", c->cmd);
+		exit(NT_EXIT_FAIL);
+	}
+	return (size_t)n;
+}
+
 void progress_init(struct progress *p, const char *what, double seconds, int first_cpu)
 {
 	p->what = what;

@@ -44,6 +44,9 @@ uint64_t cli_u64(struct cli *c, uint64_t min, uint64_t max);
  * number of CPUs written to cpus (ascending, unique). */
 size_t cli_cpus(struct cli *c, int *cpus, size_t max);
 
+/* Every CPU in this process's affinity mask (exits 1 when it cannot be read). */
+size_t cli_all_cpus(const struct cli *c, int *cpus, size_t max);
+
 /* Progress line on stderr (only when it is a terminal and the run is longer than 3 s). */
 struct progress {
 	const char *what;

@@ -42,7 +42,7 @@ int cmd_detour(int argc, char **argv)
 	struct noise_outputs out = { 0 };
 	int cpus[CPU_SETSIZE];
 	size_t ncpus = 0;
-	bool cpus_given = false;
+	bool cpus_given = false; /* default: every allowed CPU */
 
 	struct cli c;
 	cli_init(&c, cmd, argc, argv);
@@ -70,18 +70,9 @@ int cmd_detour(int argc, char **argv)
 			cli_unknown(&c);
 		}
 	}
-	if (!cpus_given) {
-		int n = nt_allowed_cpus(cpus, CPU_SETSIZE);
-		if (n <= 0) {
-			fprintf(stderr, "%s: cannot read this process's CPU affinity\n", cmd);
-			return NT_EXIT_FAIL;
-		}
-		ncpus = (size_t)n;
-	}
-	if (out.trace_path && strcmp(out.trace_path, "-") == 0 && ncpus > 1)
-		cli_usage_error(&c, "--trace - (stdout) needs a single --cpu");
-
-	noise_outputs_open(&out, cmd, cpus, ncpus);
+	if (!cpus_given)
+		ncpus = cli_all_cpus(&c, cpus, CPU_SETSIZE);
+	noise_outputs_open(&out, &c, cpus, ncpus);
 	struct progress prog;
 	progress_init(&prog, cmd, cfg.seconds, cpus[0]);
 	cfg.progress = progress_cb;

@@ -14,8 +14,12 @@ static int open_or_report(struct nt_outfile *of, const char *cmd, const char *pa
 	return rc;
 }
 
-void noise_outputs_open(struct noise_outputs *o, const char *cmd, const int *cpus, size_t ncpus)
+void noise_outputs_open(struct noise_outputs *o, const struct cli *c, const int *cpus,
+			size_t ncpus)
 {
+	const char *cmd = c->cmd;
+	if (o->trace_path && strcmp(o->trace_path, "-") == 0 && ncpus > 1)
+		cli_usage_error(c, "--trace - (stdout) needs a single --cpu");
 	if (o->json_path && open_or_report(&o->json, cmd, o->json_path))
 		exit(NT_EXIT_FAIL);
 	if (!o->trace_path)

@@ -17,8 +17,10 @@ struct noise_outputs {
 };
 
 /* Open every requested output (temporary files); with several CPUs the trace is one file per
- * CPU, TRACE.cpuN. Exits 1 with a clear message on failure. */
-void noise_outputs_open(struct noise_outputs *o, const char *cmd, const int *cpus, size_t ncpus);
+ * CPU, TRACE.cpuN. Exits 2 for "--trace -" with several CPUs, 1 (with a clear message) when a
+ * file cannot be created. */
+void noise_outputs_open(struct noise_outputs *o, const struct cli *c, const int *cpus,
+			size_t ncpus);
 
 /* Print the table, write and commit every output. Returns the exit status. */
 int noise_outputs_finish(struct noise_outputs *o, const char *cmd, const struct nt_node_noise *r);
