@@ -3,7 +3,6 @@
 #include "nt-config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -15,21 +14,7 @@
 #include <noisetool/sysinfo.h>
 
 #include "cpurun.h"
-#include "probe-source.h"
-
-struct schedstat_now {
-	uint64_t run_ns, delay_ns, count;
-};
-
-static int read_schedstat(int fd, struct schedstat_now *s)
-{
-	char buf[96];
-	ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
-	return nt_parse_schedstat(buf, &s->run_ns, &s->delay_ns, &s->count);
-}
+#include "runstat.h"
 
 static size_t default_capacity(double seconds)
 {
@@ -54,7 +39,7 @@ struct loop {
 	struct nt_detour *d;
 	size_t cap, count, dropped;
 	uint64_t min_cyc, raw_min_cyc, iterations;
-	int ss_fd;                 /* schedstat fd for classification, -1 when off */
+	const struct nt_runstat *rs; /* schedstat for classification, NULL when off */
 	uint64_t last_run_count;
 	const struct nt_detour_config *cfg;
 	int cpu;
@@ -91,13 +76,11 @@ static void run_loop(struct loop *l)
 			hist[gap]++;
 		if (NT_UNLIKELY(gap > thr)) {
 			uint32_t flags = 0;
-			if (l->ss_fd >= 0) {
-				struct schedstat_now s;
-				if (read_schedstat(l->ss_fd, &s) == 0) {
-					if (s.count != l->last_run_count)
-						flags = NT_DETOUR_PREEMPTED;
-					l->last_run_count = s.count;
-				}
+			uint64_t run_count;
+			if (l->rs && nt_runstat_run_count(l->rs, &run_count) == 0) {
+				if (run_count != l->last_run_count)
+					flags = NT_DETOUR_PREEMPTED;
+				l->last_run_count = run_count;
 			}
 			if (l->count < l->cap)
 				l->d[l->count++] = (struct nt_detour){ prev, gap, flags };
@@ -155,7 +138,7 @@ int nt_detour_measure(const struct nt_detour_config *cfg, struct nt_detour_resul
 	if (cfg->cpu >= 0 && (rc = nt_pin_self(cfg->cpu)) != 0)
 		return rc;
 
-	struct loop l = { .cfg = cfg, .cpu = cfg->cpu, .ss_fd = -1 };
+	struct loop l = { .cfg = cfg, .cpu = cfg->cpu };
 	res->threshold_ns = cfg->threshold_ns ? cfg->threshold_ns : NT_DETOUR_DEFAULT_THRESHOLD_NS;
 	l.thr_cyc = nt_clock_ns_to_cyc((double)res->threshold_ns);
 	l.end_cyc = nt_clock_ns_to_cyc(cfg->seconds * 1e9);
@@ -166,42 +149,31 @@ int nt_detour_measure(const struct nt_detour_config *cfg, struct nt_detour_resul
 		return -ENOMEM;
 	memset(l.d, 0, l.cap * sizeof *l.d); /* pre-fault: no page fault inside the loop */
 
-	int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-	struct schedstat_now s0 = { 0 }, s1 = { 0 };
-	bool have_ss = fd >= 0 && read_schedstat(fd, &s0) == 0;
-	if (have_ss && !cfg->no_classify) {
-		l.ss_fd = fd;
-		l.last_run_count = s0.count;
-	}
-	res->classified = l.ss_fd >= 0;
-	uint64_t steal0 = 0, steal1 = 0;
-	res->cpu_start = sched_getcpu();
-	bool steal_ok = nt_cpu_steal_ns(res->cpu_start, &steal0) == 0;
-
+	struct nt_runstat rs;
+	nt_runstat_open(&rs);
+	if (rs.schedstat_fd >= 0 && !cfg->no_classify)
+		l.rs = &rs;
+	res->classified = l.rs != NULL;
 	if (nt_cpurun_ready() != 0) {
-		rc = -ECANCELED;
 		free(l.d);
-		goto out;
+		nt_runstat_close(&rs);
+		return -ECANCELED;
 	}
-	/* Waiting at the start gate may have slept: take the baseline after it. */
-	if (have_ss && read_schedstat(fd, &s0) == 0)
-		l.last_run_count = s0.count;
+	/* Baselines after the start gate, where the thread may have slept. */
+	nt_runstat_begin(&rs);
+	l.last_run_count = rs.run_count0;
 	run_loop(&l);
-	if (have_ss && read_schedstat(fd, &s1) == 0) {
-		res->run_delay_ns = s1.delay_ns - s0.delay_ns;
-		res->run_count_delta = s1.count - s0.count;
-	}
-	res->cpu_end = sched_getcpu();
-	if (steal_ok && res->cpu_end == res->cpu_start &&
-	    nt_cpu_steal_ns(res->cpu_end, &steal1) == 0) {
-		res->steal_ns = steal1 - steal0;
-		res->steal_known = true;
-	}
+	nt_runstat_end(&rs);
+	nt_runstat_close(&rs);
+	res->cpu_start = rs.cpu_start;
+	res->cpu_end = rs.cpu_end;
+	res->run_delay_known = rs.run_delay_known;
+	res->run_delay_ns = rs.run_delay_ns;
+	res->run_count_delta = rs.run_count_delta;
+	res->steal_known = rs.steal_known;
+	res->steal_ns = rs.steal_ns;
 	convert(&l, res);
-out:
-	if (fd >= 0)
-		close(fd);
-	return rc;
+	return 0;
 }
 
 struct multi {

@@ -12,6 +12,7 @@
 #include <noisetool/sysinfo.h>
 
 #include "cpurun.h"
+#include "runstat.h"
 
 /* One basic operation: a short dependent chain the compiler cannot remove (~5 ns). */
 static inline uint64_t basic_op(uint64_t x)
@@ -151,16 +152,26 @@ int nt_ftq_measure(const struct nt_ftq_config *cfg, struct nt_ftq_result *res)
 	if (!res->samples)
 		return -ENOMEM;
 	memset(res->samples, 0, res->nsamples * sizeof *res->samples);
-	res->cpu_start = sched_getcpu();
+	struct nt_runstat rs;
+	nt_runstat_open(&rs);
 	if (nt_cpurun_ready() != 0) {
+		nt_runstat_close(&rs);
 		nt_ftq_result_free(res);
 		return -ECANCELED;
 	}
+	nt_runstat_begin(&rs);
 	if (cfg->mode == NT_FTQ)
 		ftq_loop(cfg, res);
 	else
 		fwq_loop(cfg, res);
-	res->cpu_end = sched_getcpu();
+	nt_runstat_end(&rs);
+	nt_runstat_close(&rs);
+	res->cpu_start = rs.cpu_start;
+	res->cpu_end = rs.cpu_end;
+	res->run_delay_known = rs.run_delay_known;
+	res->run_delay_ns = rs.run_delay_ns;
+	res->steal_known = rs.steal_known;
+	res->steal_ns = rs.steal_ns;
 	return 0;
 }
 

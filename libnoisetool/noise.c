@@ -75,7 +75,10 @@ static void json_cpu(struct nt_json *j, const struct nt_node_noise *r, const str
 	nt_json_double(j, "mean_ns", st->mean_ns);
 	nt_json_double(j, "median_ns", st->median_ns);
 	nt_json_uint(j, "p99_ns", st->p99_ns);
-	nt_json_uint(j, "run_delay_ns", c->run_delay_ns);
+	if (c->run_delay_known)
+		nt_json_uint(j, "run_delay_ns", c->run_delay_ns);
+	else
+		nt_json_double(j, "run_delay_ns", NAN);
 	if (c->steal_known)
 		nt_json_uint(j, "steal_ns", c->steal_ns);
 	else
@@ -207,7 +210,7 @@ int nt_node_noise_write_text(FILE *f, const struct nt_node_noise *r)
 			tmin, st->noise_ratio * 100.0, st->count, pre,
 			fmt_ns((double)st->max_ns, a, sizeof a), fmt_ns(st->mean_ns, b, sizeof b),
 			fmt_ns(st->median_ns, c, sizeof c), fmt_ns((double)st->p99_ns, d, sizeof d),
-			fmt_ns((double)cn->run_delay_ns, e, sizeof e),
+			cn->run_delay_known ? fmt_ns((double)cn->run_delay_ns, e, sizeof e) : "?",
 			cn->steal_known ? fmt_ns((double)cn->steal_ns, g, sizeof g) : "?");
 		if (cn->dropped)
 			fprintf(f, "     (%zu more detours not kept: array full)\n", cn->dropped);

@@ -313,7 +313,7 @@ static void relabel(struct ev *ev, size_t n, int from, int to)
 /* One train split over duration octaves, or broken by a long gap, shows up as several combs:
  *  - period m x P whose members sit on the teeth of a comb of period P (m = 1 .. 8; e.g. every
  *    other burst lengthened by a coinciding tick lands in another octave): one comb;
- *  - two combs of period P whose teeth interleave at P/2: one comb of period P/2.
+ *  - two alike combs of period P whose teeth interleave at P/2: one comb of period P/2.
  * Members must sit within 4 x the larger jitter + 1 us of the other comb's teeth (at most the
  * 3 % tolerance). Repeats until nothing merges. */
 static void merge_combs(struct ev *ev, size_t n, struct comb *c, int ncomb, double *scratch)
@@ -331,7 +331,13 @@ static void merge_combs(struct ev *ev, size_t n, struct comb *c, int ncomb, doub
 				bool on_teeth = m >= 1 && m <= MAX_GAP_PERIODS &&
 						fabs(pj - m * pi) <= MERGE_REL * pj &&
 						members_off(ev, n, j, c[i].t0, pi, scratch) <= tol;
-				bool interleaved = !on_teeth && m == 1 && fabs(pj - pi) <= MERGE_REL * pi &&
+				/* Interleaving halves of one train look alike: similar counts and
+				 * durations (two sources at the same rate usually differ). */
+				bool alike = c[i].count <= 2 * c[j].count && c[j].count <= 2 * c[i].count &&
+					     c[i].typical <= 1.5 * c[j].typical &&
+					     c[j].typical <= 1.5 * c[i].typical;
+				bool interleaved = !on_teeth && alike && m == 1 &&
+						   fabs(pj - pi) <= MERGE_REL * pi &&
 						   members_off(ev, n, j, c[i].t0 + pi / 2, pi, scratch) <= tol;
 				if (!on_teeth && !interleaved)
 					continue;

@@ -109,6 +109,7 @@ int cmd_detour(int argc, char **argv)
 			.iterations = r->iterations,
 			.dropped = r->dropped,
 			.classified = r->classified,
+			.run_delay_known = r->run_delay_known,
 			.run_delay_ns = r->run_delay_ns,
 			.steal_known = r->steal_known,
 			.steal_ns = r->steal_ns,

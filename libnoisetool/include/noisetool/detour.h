@@ -49,6 +49,7 @@ struct nt_detour_result {
 	size_t count;             /* detours recorded in `detours` */
 	size_t dropped;           /* detours seen after the array was full */
 	bool classified;          /* NT_DETOUR_PREEMPTED flags are meaningful */
+	bool run_delay_known;
 	uint64_t run_delay_ns;    /* schedstat: time runnable but not running, over the run */
 	uint64_t run_count_delta; /* schedstat: times put back on a CPU (1 = never preempted) */
 	uint64_t steal_ns;        /* hypervisor steal on that CPU over the run; 0 when unknown */

@@ -3,6 +3,7 @@
 #ifndef NOISETOOL_FTQ_H
 #define NOISETOOL_FTQ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,6 +38,10 @@ struct nt_ftq_result {
 	uint64_t best;        /* FTQ: most operations in a quantum; FWQ: fastest sample, ns */
 	uint64_t elapsed_ns;  /* sum of the quanta / samples */
 	double noise_ratio;   /* work (FTQ) or time (FWQ) lost to noise, 0..1 */
+	bool run_delay_known;
+	uint64_t run_delay_ns; /* schedstat: runnable but not running, over the run */
+	bool steal_known;
+	uint64_t steal_ns;     /* hypervisor steal on that CPU over the run */
 };
 
 /* Largest number of samples one run may hold (memory bound: 8 bytes each). */

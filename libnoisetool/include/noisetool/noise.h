@@ -28,7 +28,8 @@ struct nt_cpu_noise {
 	uint64_t iterations;     /* detour loop iterations, or FTQ/FWQ samples */
 	size_t dropped;          /* detours not kept (array full) */
 	bool classified;         /* preempted counts are meaningful */
-	uint64_t run_delay_ns;   /* schedstat over the run; 0 when unknown */
+	bool run_delay_known;
+	uint64_t run_delay_ns;   /* schedstat over the run */
 	bool steal_known;
 	uint64_t steal_ns;
 	uint64_t quantum_ns;     /* FTQ/FWQ only */

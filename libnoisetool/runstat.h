@@ -1,0 +1,36 @@
+/* What the OS did to a measuring thread over a whole run: where it ran, run-queue delay from
+ * schedstat, hypervisor steal on its CPU. Shared by the detour loop and FTQ/FWQ. */
+#ifndef LIBNOISETOOL_RUNSTAT_H
+#define LIBNOISETOOL_RUNSTAT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct nt_runstat {
+	int schedstat_fd;        /* /proc/thread-self/schedstat, -1 when unavailable */
+	uint64_t run_delay0, run_count0, steal0;
+	bool steal_ok;
+	/* Results, filled by nt_runstat_end. */
+	int cpu_start, cpu_end;
+	bool run_delay_known;
+	uint64_t run_delay_ns;
+	uint64_t run_count_delta;
+	bool steal_known;
+	uint64_t steal_ns;
+};
+
+/* Open the calling thread's schedstat file. Call on the measuring thread. */
+void nt_runstat_open(struct nt_runstat *rs);
+
+/* Take the baselines right before the timed part. */
+void nt_runstat_begin(struct nt_runstat *rs);
+
+/* Read the deltas right after it. */
+void nt_runstat_end(struct nt_runstat *rs);
+
+void nt_runstat_close(struct nt_runstat *rs);
+
+/* Read the run count only (for preemption classification); 0 or -errno. */
+int nt_runstat_run_count(const struct nt_runstat *rs, uint64_t *count);
+
+#endif /* LIBNOISETOOL_RUNSTAT_H */
