@@ -5,12 +5,20 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <noisetool/clock.h>
 
 #include "util.h"
 
 int nt_clock_use_counter_ = 0;
+
+uint64_t nt_clock_monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static struct nt_clock_info info;
 static double ns_per_cyc = 1.0;

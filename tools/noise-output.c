@@ -31,7 +31,7 @@ void noise_outputs_open(struct noise_outputs *o, const struct cli *c, const int 
 		exit(NT_EXIT_FAIL);
 	}
 	for (size_t i = 0; i < ncpus; i++) {
-		char path[PATH_MAX];
+		char path[NT_PATH_MAX];
 		/* Several CPUs: one trace per CPU, FILE.cpuN. */
 		if (ncpus == 1)
 			snprintf(path, sizeof path, "%s", o->trace_path);

@@ -5,7 +5,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <time.h>
 
 #include <noisetool/common.h>
 
@@ -44,14 +43,11 @@ struct nt_clock_calib {
 	uint64_t cyc0, ns0; /* reference point: counter value cyc0 corresponds to ns0 */
 };
 
-extern int nt_clock_use_counter_; /* private: 1 when the hardware counter is trusted */
+/* Private to the inline reader below: 1 when the hardware counter is trusted. */
+NT_API extern int nt_clock_use_counter_;
 
-static inline uint64_t nt_clock_monotonic_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+/* CLOCK_MONOTONIC in ns (a function, so that this header needs no POSIX feature macros). */
+NT_API uint64_t nt_clock_monotonic_ns(void);
 
 /* Raw hardware counter, no fallback. */
 static inline uint64_t nt_clock_raw_cyc(void)

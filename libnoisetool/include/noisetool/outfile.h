@@ -3,7 +3,6 @@
 #ifndef NOISETOOL_OUTFILE_H
 #define NOISETOOL_OUTFILE_H
 
-#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -13,12 +12,14 @@
 extern "C" {
 #endif
 
+#define NT_PATH_MAX 4096 /* Linux PATH_MAX, without needing POSIX feature macros */
+
 struct nt_outfile {
 	FILE *f;
 	bool is_stdout;          /* path "-" */
 	bool no_overwrite;       /* commit fails with -EEXIST when the target exists */
-	char path[PATH_MAX];
-	char tmp_path[PATH_MAX];
+	char path[NT_PATH_MAX];
+	char tmp_path[NT_PATH_MAX];
 };
 
 /* Open a temporary file in path's directory (or stdout for "-"). Returns 0, -EINVAL, -errno of
