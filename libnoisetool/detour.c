@@ -7,7 +7,6 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <noisetool/clock.h>
 #include <noisetool/detour.h>
@@ -35,7 +34,10 @@ static int check_config(const struct nt_detour_config *cfg)
 
 /* The timed loop. Raw cycles go into d[i].start_ns / duration_ns and are converted after. */
 struct loop {
-	uint64_t thr_cyc, end_cyc, progress_cyc, start_cyc;
+	uint64_t thr_cyc;       /* in: threshold */
+	uint64_t duration_cyc;  /* in: how long to run */
+	uint64_t start_cyc;     /* out: counter at the first read */
+	uint64_t stop_cyc;      /* out: counter at the last read */
 	struct nt_detour *d;
 	size_t cap, count, dropped;
 	uint64_t min_cyc, raw_min_cyc, iterations;
@@ -58,12 +60,12 @@ static void run_loop(struct loop *l)
 	const uint64_t thr = l->thr_cyc;
 	uint64_t min = UINT64_MAX, iters = 0;
 	uint64_t hist[NT_TMIN_HIST] = { 0 };
-	uint64_t next_check = l->progress_cyc < l->end_cyc ? l->progress_cyc : l->end_cyc;
-	uint64_t one_s_cyc = nt_clock_ns_to_cyc(1e9);
+	const uint64_t one_s_cyc = nt_clock_ns_to_cyc(1e9);
 	uint64_t cur = nt_clock_now_cyc();
 	l->start_cyc = cur;
-	next_check += cur;
-	const uint64_t end = l->end_cyc + cur;
+	const uint64_t end = cur + l->duration_cyc;
+	/* One compare per iteration covers both the end and the once-a-second progress report. */
+	uint64_t next_check = cur + (one_s_cyc < l->duration_cyc ? one_s_cyc : l->duration_cyc);
 
 	for (;;) {
 		uint64_t prev = cur;
@@ -103,7 +105,7 @@ static void run_loop(struct loop *l)
 	if (l->min_cyc == 0)
 		l->min_cyc = min;
 	l->iterations = iters;
-	l->end_cyc = cur;
+	l->stop_cyc = cur;
 }
 
 static void convert(struct loop *l, struct nt_detour_result *res)
@@ -120,7 +122,7 @@ static void convert(struct loop *l, struct nt_detour_result *res)
 	res->t_min_ns = nt_clock_cyc_to_ns(tmin);
 	res->t_min_raw_cyc = l->raw_min_cyc;
 	res->start_cyc = l->start_cyc;
-	res->elapsed_ns = (uint64_t)llround(nt_clock_cyc_to_ns(l->end_cyc - l->start_cyc));
+	res->elapsed_ns = (uint64_t)llround(nt_clock_cyc_to_ns(l->stop_cyc - l->start_cyc));
 	res->iterations = l->iterations;
 	res->count = l->count;
 	res->dropped = l->dropped;
@@ -141,8 +143,7 @@ int nt_detour_measure(const struct nt_detour_config *cfg, struct nt_detour_resul
 	struct loop l = { .cfg = cfg, .cpu = cfg->cpu };
 	res->threshold_ns = cfg->threshold_ns ? cfg->threshold_ns : NT_DETOUR_DEFAULT_THRESHOLD_NS;
 	l.thr_cyc = nt_clock_ns_to_cyc((double)res->threshold_ns);
-	l.end_cyc = nt_clock_ns_to_cyc(cfg->seconds * 1e9);
-	l.progress_cyc = nt_clock_ns_to_cyc(1e9);
+	l.duration_cyc = nt_clock_ns_to_cyc(cfg->seconds * 1e9);
 	l.cap = cfg->capacity ? cfg->capacity : default_capacity(cfg->seconds);
 	l.d = malloc(l.cap * sizeof *l.d);
 	if (!l.d)

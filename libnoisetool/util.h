@@ -1,4 +1,4 @@
-/* Small private helpers shared by the core: file reading and time conversion. */
+/* Small private helpers shared by the core. */
 #ifndef LIBNOISETOOL_UTIL_H
 #define LIBNOISETOOL_UTIL_H
 
@@ -8,9 +8,5 @@
 /* Read the first line of path into buf (newline stripped). Returns its length or -errno;
  * on failure buf is the empty string. */
 int nt_read_first_line(const char *path, char *buf, size_t size);
-
-static inline double nt_ns_to_us(double ns) { return ns / 1e3; }
-static inline double nt_ns_to_ms(double ns) { return ns / 1e6; }
-static inline double nt_s_to_ns(double s) { return s * 1e9; }
 
 #endif /* LIBNOISETOOL_UTIL_H */
