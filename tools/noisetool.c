@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <noisetool/clock.h>
+#include <noisetool/probe.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -41,6 +42,18 @@ static int cmd_version(int argc, char **argv)
 	       nt_clock_source_name(ci->source), ci->hz / 1e6, ci->calib_error_ppm,
 	       ci->read_cost_ns, ci->constant_tsc ? "invariant" : "not invariant",
 	       ci->clocksource[0] ? ci->clocksource : "?");
+	/* Which OS sources the probe can read on this machine, at the fullest level. */
+	struct nt_probe *probe;
+	struct nt_probe_config pc = { .level = NT_PROBE_FULL, .budget = 0.01 };
+	if (nt_probe_open(&probe, &pc) == 0) {
+		uint32_t src = nt_probe_sources(probe);
+		printf("probe sources:");
+		for (uint32_t bit = 1; bit < (1u << NT_SRC_COUNT); bit <<= 1)
+			if (src & bit)
+				printf(" %s", nt_probe_source_name(bit));
+		printf("%s\n", src & NT_SRC_PAPI_HW ? "" : " (no hardware counters)");
+		nt_probe_close(probe);
+	}
 	return NT_EXIT_OK;
 }
 
