@@ -1,0 +1,92 @@
+// NOISETOOL_* parsing: defaults, accepted values, and one message per bad value that names the
+// variable and the accepted values while the setting keeps its default.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <string>
+
+#include "env.h"
+
+namespace {
+
+std::map<std::string, std::string> fake_env;
+
+const char *fake_getenv(const char *name)
+{
+	auto it = fake_env.find(name);
+	return it == fake_env.end() ? nullptr : it->second.c_str();
+}
+
+} // namespace
+
+TEST_CASE("NOISETOOL_* environment", "[env]")
+{
+	fake_env.clear();
+	struct nt_env env;
+	char errors[512];
+
+	SECTION("defaults")
+	{
+		CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 0);
+		CHECK_FALSE(env.disable);
+		CHECK(env.level == NT_PROBE_OS);
+		CHECK(env.mem_bytes == 16u << 20);
+		CHECK(std::string(env.out_dir) == ".");
+		CHECK(errors[0] == '\0');
+	}
+
+	SECTION("accepted values")
+	{
+		fake_env = { { "NOISETOOL_DISABLE", "1" }, { "NOISETOOL_LEVEL", "timing" },
+			     { "NOISETOOL_MEM", "64M" }, { "NOISETOOL_OUT", "/tmp/x" } };
+		CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 0);
+		CHECK(env.disable);
+		CHECK(env.level == NT_PROBE_TIMING);
+		CHECK(env.mem_bytes == 64u << 20);
+		CHECK(std::string(env.out_dir) == "/tmp/x");
+		fake_env = { { "NOISETOOL_LEVEL", "full" }, { "NOISETOOL_MEM", "2097152" },
+			     { "NOISETOOL_DISABLE", "0" } };
+		CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 0);
+		CHECK(env.level == NT_PROBE_FULL);
+		CHECK(env.mem_bytes == 2u << 20);
+		CHECK_FALSE(env.disable);
+	}
+
+	SECTION("bad values keep their defaults, one line each naming variable and choices")
+	{
+		fake_env = { { "NOISETOOL_DISABLE", "maybe" }, { "NOISETOOL_LEVEL", "verbose" },
+			     { "NOISETOOL_MEM", "12Q" } };
+		CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 3);
+		CHECK_FALSE(env.disable);
+		CHECK(env.level == NT_PROBE_OS);
+		CHECK(env.mem_bytes == 16u << 20);
+		std::string e(errors);
+		CHECK(e.find("NOISETOOL_DISABLE='maybe'") != std::string::npos);
+		CHECK(e.find("NOISETOOL_LEVEL='verbose': accepted values are timing, os, full") !=
+		      std::string::npos);
+		CHECK(e.find("NOISETOOL_MEM='12Q'") != std::string::npos);
+		CHECK(std::count(e.begin(), e.end(), '\n') == 3);
+	}
+
+	SECTION("memory outside 1M..4G is refused")
+	{
+		fake_env = { { "NOISETOOL_MEM", "512K" } };
+		CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 1);
+		fake_env = { { "NOISETOOL_MEM", "8G" } };
+		CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 1);
+		fake_env = { { "NOISETOOL_MEM", "-5M" } };
+		CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 1);
+		CHECK(env.mem_bytes == 16u << 20);
+	}
+
+	SECTION("a tiny error buffer is never overrun")
+	{
+		fake_env = { { "NOISETOOL_LEVEL", "verbose" } };
+		char small[8];
+		std::memset(small, 'x', sizeof small);
+		CHECK(nt_env_parse(&env, fake_getenv, small, sizeof small) == 1);
+		CHECK(std::strlen(small) < sizeof small);
+	}
+}

@@ -1,0 +1,32 @@
+/* NOISETOOL_* environment settings of the wrapper library (doc/environment.md). Parsing is
+ * pure so that it can be tested; a bad value is reported and that setting falls back. */
+#ifndef WRAPPERS_ENV_H
+#define WRAPPERS_ENV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <noisetool/probe.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct nt_env {
+	bool disable;               /* NOISETOOL_DISABLE=1: pass every call through, write nothing */
+	enum nt_probe_level level;  /* NOISETOOL_LEVEL=timing|os|full (default os) */
+	uint64_t mem_bytes;         /* NOISETOOL_MEM=N[K|M|G] (default 16M, 1M..4G) */
+	const char *out_dir;        /* NOISETOOL_OUT (default ".") */
+};
+
+/* Parse the variables through getenv_fn (getenv in the library, a fake in tests). Each bad
+ * value leaves its default and appends one line naming the variable and the accepted values
+ * to errors (NUL-terminated, truncated to size). Returns the number of bad values. */
+int nt_env_parse(struct nt_env *env, const char *(*getenv_fn)(const char *name), char *errors,
+		 size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WRAPPERS_ENV_H */

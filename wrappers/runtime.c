@@ -1,0 +1,141 @@
+/* Life cycle of the wrapper library: MPI_Init / MPI_Init_thread start it, MPI_Finalize writes
+ * the summary, MPI_Abort and MPI_Pcontrol steer it. On any internal failure it turns itself off
+ * and passes every call through; it never changes results or return codes. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <mpi.h>
+
+#include <noisetool/clock.h>
+
+#include "call.h"
+#include "env.h"
+#include "runtime.h"
+#include "sites.h"
+#include "summary.h"
+
+NT_TLS struct nt_thread nt_thread_;
+volatile int nt_active_;
+
+struct nt_runtime nt_rt;
+
+void nt_call_end(const struct nt_call *c, enum nt_fn fn, void *ret)
+{
+	struct nt_thread *t = &nt_thread_;
+	uint64_t d = c->t1_cyc - c->t0_cyc;
+	if (t->last_exit_cyc)
+		t->app_cyc += c->t0_cyc - t->last_exit_cyc;
+	t->mpi_cyc += d;
+	t->last_exit_cyc = c->t1_cyc;
+
+	struct nt_site *s;
+	if ((uintptr_t)ret == t->last_ret && (unsigned)fn == t->last_fn) {
+		s = t->last_site;
+	} else {
+		s = nt_sites_lookup((unsigned)fn, (uintptr_t)ret);
+		t->last_ret = (uintptr_t)ret;
+		t->last_fn = (unsigned)fn;
+		t->last_site = s;
+	}
+	if (s)
+		nt_sites_add(s, d);
+	t->depth = 0;
+}
+
+/* Site table size: a power of two that fits a quarter of NOISETOOL_MEM (the rest is for the
+ * per-instance records that come with the log). */
+static size_t site_capacity(uint64_t mem_bytes)
+{
+	size_t cap = 1;
+	while ((uint64_t)cap * 2 * sizeof(struct nt_site) <= mem_bytes / 4 && cap < (1u << 16))
+		cap *= 2;
+	return cap;
+}
+
+static const char *env_get(const char *name)
+{
+	return getenv(name);
+}
+
+/* After PMPI_Init*: read the settings, reserve memory, take a private communicator. */
+static void runtime_start(int provided)
+{
+	char errors[512];
+	int bad = nt_env_parse(&nt_rt.env, env_get, errors, sizeof errors);
+	PMPI_Comm_rank(MPI_COMM_WORLD, &nt_rt.rank);
+	PMPI_Comm_size(MPI_COMM_WORLD, &nt_rt.size);
+	if (bad && nt_rt.rank == 0)
+		fprintf(stderr, "noisetool: %s", errors);
+	if (nt_rt.env.disable)
+		return;
+	nt_clock_init();
+	nt_rt.threaded = provided == MPI_THREAD_MULTIPLE;
+	if (nt_sites_init(site_capacity(nt_rt.env.mem_bytes), nt_rt.threaded) != 0) {
+		if (nt_rt.rank == 0)
+			fprintf(stderr, "noisetool: cannot reserve memory; recording is off\n");
+		return;
+	}
+	if (PMPI_Comm_dup(MPI_COMM_WORLD, &nt_rt.comm) != MPI_SUCCESS)
+		return;
+	nt_rt.started = 1;
+	nt_rt.init_cyc = nt_clock_now_cyc();
+	nt_thread_.last_exit_cyc = nt_rt.init_cyc;
+	nt_active_ = 1;
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+	int rc = PMPI_Init(argc, argv);
+	if (rc == MPI_SUCCESS) {
+		int provided = MPI_THREAD_SINGLE;
+		PMPI_Query_thread(&provided);
+		runtime_start(provided);
+	}
+	return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+	int rc = PMPI_Init_thread(argc, argv, required, provided);
+	if (rc == MPI_SUCCESS)
+		runtime_start(*provided);
+	return rc;
+}
+
+int MPI_Finalize(void)
+{
+	nt_active_ = 0;
+	if (nt_rt.started) {
+		nt_rt.started = 0;
+		nt_rt.finalize_cyc = nt_clock_now_cyc();
+		nt_summary_write(&nt_rt);
+		PMPI_Comm_free(&nt_rt.comm);
+	}
+	return PMPI_Finalize();
+}
+
+int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+	nt_active_ = 0;
+	return PMPI_Abort(comm, errorcode);
+}
+
+/* mpiP's levels: 0 stops recording, 1 resumes it, 2 resets the aggregates. */
+int MPI_Pcontrol(const int level, ...)
+{
+	if (nt_rt.started) {
+		if (level == 0)
+			nt_active_ = 0;
+		else if (level == 1)
+			nt_active_ = 1;
+		else if (level == 2)
+			nt_sites_reset();
+	}
+	return PMPI_Pcontrol(level);
+}
+
+int MPI_Comm_free(MPI_Comm *comm)
+{
+	return PMPI_Comm_free(comm);
+}

@@ -1,0 +1,120 @@
+/* The call-site table. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "sites.h"
+
+static struct nt_site *table;
+static size_t mask;
+static bool threaded;
+static pthread_mutex_t insert_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t overflow;
+
+int nt_sites_init(size_t capacity, bool is_threaded)
+{
+	size_t bytes = capacity * sizeof *table;
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+		       -1, 0);
+	if (p == MAP_FAILED)
+		return -ENOMEM;
+	table = p;
+	mask = capacity - 1;
+	threaded = is_threaded;
+	return 0;
+}
+
+static size_t slot_of(unsigned fn, uintptr_t ret)
+{
+	uint64_t h = ((uint64_t)ret ^ ((uint64_t)fn << 48)) * 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 20) & mask;
+}
+
+struct nt_site *nt_sites_lookup(unsigned fn, uintptr_t ret)
+{
+	if (!table)
+		return NULL;
+	size_t i = slot_of(fn, ret);
+	for (size_t probes = 0; probes <= mask; probes++, i = (i + 1) & mask) {
+		struct nt_site *s = &table[i];
+		uintptr_t r = __atomic_load_n(&s->ret, __ATOMIC_ACQUIRE);
+		if (r == ret && s->fn == fn)
+			return s;
+		if (r != 0)
+			continue;
+		/* Free slot: claim it under the lock (another thread may have raced us). */
+		pthread_mutex_lock(&insert_lock);
+		r = __atomic_load_n(&s->ret, __ATOMIC_ACQUIRE);
+		if (r == 0) {
+			s->fn = fn;
+			s->min_cyc = UINT64_MAX;
+			__atomic_store_n(&s->ret, ret, __ATOMIC_RELEASE);
+			pthread_mutex_unlock(&insert_lock);
+			return s;
+		}
+		pthread_mutex_unlock(&insert_lock);
+		if (r == ret && s->fn == fn)
+			return s;
+	}
+	__atomic_fetch_add(&overflow, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static unsigned log2_bin(uint64_t v)
+{
+	unsigned b = v < 2 ? 0 : 63u - (unsigned)__builtin_clzll(v);
+	return b < NT_SITE_HIST ? b : NT_SITE_HIST - 1;
+}
+
+void nt_sites_add(struct nt_site *s, uint64_t d)
+{
+	unsigned b = log2_bin(d);
+	if (!threaded) {
+		s->calls++;
+		s->total_cyc += d;
+		if (d < s->min_cyc)
+			s->min_cyc = d;
+		if (d > s->max_cyc)
+			s->max_cyc = d;
+		s->hist[b]++;
+		return;
+	}
+	__atomic_fetch_add(&s->calls, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->total_cyc, d, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->hist[b], 1, __ATOMIC_RELAXED);
+	uint64_t cur = __atomic_load_n(&s->min_cyc, __ATOMIC_RELAXED);
+	while (d < cur && !__atomic_compare_exchange_n(&s->min_cyc, &cur, d, true, __ATOMIC_RELAXED,
+						       __ATOMIC_RELAXED))
+		;
+	cur = __atomic_load_n(&s->max_cyc, __ATOMIC_RELAXED);
+	while (d > cur && !__atomic_compare_exchange_n(&s->max_cyc, &cur, d, true, __ATOMIC_RELAXED,
+						       __ATOMIC_RELAXED))
+		;
+}
+
+void nt_sites_reset(void)
+{
+	for (size_t i = 0; table && i <= mask; i++) {
+		struct nt_site *s = &table[i];
+		if (!s->ret)
+			continue;
+		s->calls = s->total_cyc = s->max_cyc = 0;
+		s->min_cyc = UINT64_MAX;
+		memset(s->hist, 0, sizeof s->hist);
+	}
+}
+
+struct nt_site *nt_sites_next(size_t *i)
+{
+	for (; table && *i <= mask; (*i)++)
+		if (table[*i].ret)
+			return &table[(*i)++];
+	return NULL;
+}
+
+uint64_t nt_sites_overflow(void)
+{
+	return overflow;
+}

@@ -1,0 +1,40 @@
+/* Call sites: (function, return address) -> aggregates, in a fixed table reserved at init.
+ * Lookups are lock-free; inserts take a lock; updates are atomic only when several threads
+ * may call MPI at once (MPI_THREAD_MULTIPLE). */
+#ifndef WRAPPERS_SITES_H
+#define WRAPPERS_SITES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define NT_SITE_HIST 48 /* log2 bins of call duration in cycles */
+
+struct nt_site {
+	uintptr_t ret;        /* return address: the call site; 0 = free slot */
+	unsigned fn;          /* enum nt_fn */
+	uint64_t calls;
+	uint64_t total_cyc;
+	uint64_t min_cyc, max_cyc;
+	uint64_t hist[NT_SITE_HIST];
+};
+
+/* Reserve and pre-fault a table of capacity sites (a power of two). 0 or -ENOMEM. */
+int nt_sites_init(size_t capacity, bool threaded);
+
+/* The site of (fn, ret), created on first sight; NULL when the table is full (counted). */
+struct nt_site *nt_sites_lookup(unsigned fn, uintptr_t ret);
+
+/* Add one call of d_cyc cycles. */
+void nt_sites_add(struct nt_site *s, uint64_t d_cyc);
+
+/* Forget every aggregate (MPI_Pcontrol(2)); sites stay known. */
+void nt_sites_reset(void);
+
+/* Iterate the sites in use: *i starts at 0; returns NULL at the end. */
+struct nt_site *nt_sites_next(size_t *i);
+
+/* Calls that found the table full. */
+uint64_t nt_sites_overflow(void);
+
+#endif /* WRAPPERS_SITES_H */
