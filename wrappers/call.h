@@ -8,9 +8,14 @@
 
 #include <noisetool/common.h>
 
+#include "sites.h"
 #include "wrapper-ids.h"
 
 #define NT_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* The MPI entry points are the only exported symbols (with exports.map); everything else is
+ * hidden, so calls inside the library are direct, not through the PLT. */
+#define NT_MPI_API __attribute__((visibility("default")))
 
 struct nt_call {
 	uint64_t t0_cyc, t1_cyc;
@@ -24,7 +29,6 @@ struct nt_thread {
 	unsigned last_fn;
 	struct nt_site *last_site;
 	uint64_t last_exit_cyc;   /* end of the previous MPI call: the phase starts here */
-	uint64_t app_cyc, mpi_cyc;
 };
 
 extern NT_TLS struct nt_thread nt_thread_;
@@ -39,8 +43,28 @@ static inline bool nt_call_begin(struct nt_call *c)
 	return true;
 }
 
-/* Book-keeping after the real call: phase and MPI time, the call site's aggregates.
- * Clears the reentry guard. */
-void nt_call_end(const struct nt_call *c, enum nt_fn fn, void *ret);
+/* The slow parts, out of line: a call site not in the one-entry cache, the every-call stack
+ * walk of the benchmark mode. */
+struct nt_site *nt_call_site_miss(struct nt_thread *t, enum nt_fn fn, void *ret);
+void nt_call_slow_extras(void);
+extern int nt_slow_extras_;
+
+/* Book-keeping after the real call: the phase boundary and the call site's aggregates (MPI time
+ * per rank is their sum, application time the rest of the wall time). Clears the
+ * reentry guard. Inline: out of line it cost ~8 ns per call here, most of the budget. */
+static inline void nt_call_end(const struct nt_call *c, enum nt_fn fn, void *ret)
+{
+	struct nt_thread *t = &nt_thread_;
+	uint64_t d = c->t1_cyc - c->t0_cyc;
+	t->last_exit_cyc = c->t1_cyc; /* the next phase starts here */
+	struct nt_site *s = t->last_site;
+	if (NT_UNLIKELY((uintptr_t)ret != t->last_ret || (unsigned)fn != t->last_fn))
+		s = nt_call_site_miss(t, fn, ret);
+	if (NT_LIKELY(s != NULL))
+		nt_sites_add(s, d);
+	if (NT_UNLIKELY(nt_slow_extras_))
+		nt_call_slow_extras();
+	t->depth = 0;
+}
 
 #endif /* WRAPPERS_CALL_H */

@@ -87,6 +87,18 @@ int nt_env_parse(struct nt_env *env, const char *(*getenv_fn)(const char *), cha
 			env->mem_bytes = b;
 		}
 	}
+	v = getenv_fn("NOISETOOL_CALLSITE");
+	if (v && *v) {
+		if (!strcmp(v, "every-call"))
+			env->callsite_every_call = true;
+		else if (strcmp(v, "cached")) {
+			complain(errors, size,
+				 "NOISETOOL_CALLSITE='%s': accepted values are cached, every-call; "
+				 "using cached\n",
+				 v);
+			bad++;
+		}
+	}
 	v = getenv_fn("NOISETOOL_OUT");
 	if (v && *v)
 		env->out_dir = v;

@@ -13,6 +13,7 @@
 #include "env.h"
 #include "runtime.h"
 #include "sites.h"
+#include "stack.h"
 #include "summary.h"
 
 NT_TLS struct nt_thread nt_thread_;
@@ -20,27 +21,24 @@ volatile int nt_active_;
 
 struct nt_runtime nt_rt;
 
-void nt_call_end(const struct nt_call *c, enum nt_fn fn, void *ret)
-{
-	struct nt_thread *t = &nt_thread_;
-	uint64_t d = c->t1_cyc - c->t0_cyc;
-	if (t->last_exit_cyc)
-		t->app_cyc += c->t0_cyc - t->last_exit_cyc;
-	t->mpi_cyc += d;
-	t->last_exit_cyc = c->t1_cyc;
+int nt_slow_extras_;
 
-	struct nt_site *s;
-	if ((uintptr_t)ret == t->last_ret && (unsigned)fn == t->last_fn) {
-		s = t->last_site;
-	} else {
-		s = nt_sites_lookup((unsigned)fn, (uintptr_t)ret);
-		t->last_ret = (uintptr_t)ret;
-		t->last_fn = (unsigned)fn;
-		t->last_site = s;
+struct nt_site *nt_call_site_miss(struct nt_thread *t, enum nt_fn fn, void *ret)
+{
+	struct nt_site *s = nt_sites_lookup((unsigned)fn, (uintptr_t)ret);
+	t->last_ret = (uintptr_t)ret;
+	t->last_fn = (unsigned)fn;
+	t->last_site = s;
+	return s;
+}
+
+void nt_call_slow_extras(void)
+{
+	if (nt_rt.env.callsite_every_call) {
+		/* The mpiP way, for the overhead comparison: a stack walk on every call. */
+		uintptr_t ips[NT_STACK_DEPTH];
+		nt_rt.walk_sink += (uintptr_t)nt_stack_walk(ips, 4);
 	}
-	if (s)
-		nt_sites_add(s, d);
-	t->depth = 0;
 }
 
 /* Site table size: a power of two that fits a quarter of NOISETOOL_MEM (the rest is for the
@@ -78,13 +76,14 @@ static void runtime_start(int provided)
 	}
 	if (PMPI_Comm_dup(MPI_COMM_WORLD, &nt_rt.comm) != MPI_SUCCESS)
 		return;
+	nt_slow_extras_ = nt_rt.env.callsite_every_call;
 	nt_rt.started = 1;
 	nt_rt.init_cyc = nt_clock_now_cyc();
 	nt_thread_.last_exit_cyc = nt_rt.init_cyc;
 	nt_active_ = 1;
 }
 
-int MPI_Init(int *argc, char ***argv)
+NT_MPI_API int MPI_Init(int *argc, char ***argv)
 {
 	int rc = PMPI_Init(argc, argv);
 	if (rc == MPI_SUCCESS) {
@@ -95,7 +94,7 @@ int MPI_Init(int *argc, char ***argv)
 	return rc;
 }
 
-int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+NT_MPI_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
 	int rc = PMPI_Init_thread(argc, argv, required, provided);
 	if (rc == MPI_SUCCESS)
@@ -103,7 +102,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 	return rc;
 }
 
-int MPI_Finalize(void)
+NT_MPI_API int MPI_Finalize(void)
 {
 	nt_active_ = 0;
 	if (nt_rt.started) {
@@ -115,14 +114,14 @@ int MPI_Finalize(void)
 	return PMPI_Finalize();
 }
 
-int MPI_Abort(MPI_Comm comm, int errorcode)
+NT_MPI_API int MPI_Abort(MPI_Comm comm, int errorcode)
 {
 	nt_active_ = 0;
 	return PMPI_Abort(comm, errorcode);
 }
 
 /* mpiP's levels: 0 stops recording, 1 resumes it, 2 resets the aggregates. */
-int MPI_Pcontrol(const int level, ...)
+NT_MPI_API int MPI_Pcontrol(const int level, ...)
 {
 	if (nt_rt.started) {
 		if (level == 0)
@@ -135,7 +134,7 @@ int MPI_Pcontrol(const int level, ...)
 	return PMPI_Pcontrol(level);
 }
 
-int MPI_Comm_free(MPI_Comm *comm)
+NT_MPI_API int MPI_Comm_free(MPI_Comm *comm)
 {
 	return PMPI_Comm_free(comm);
 }

@@ -9,7 +9,7 @@
 
 static struct nt_site *table;
 static size_t mask;
-static bool threaded;
+bool nt_sites_threaded_;
 static pthread_mutex_t insert_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t overflow;
 
@@ -22,7 +22,7 @@ int nt_sites_init(size_t capacity, bool is_threaded)
 		return -ENOMEM;
 	table = p;
 	mask = capacity - 1;
-	threaded = is_threaded;
+	nt_sites_threaded_ = is_threaded;
 	return 0;
 }
 
@@ -50,6 +50,7 @@ struct nt_site *nt_sites_lookup(unsigned fn, uintptr_t ret)
 		if (r == 0) {
 			s->fn = fn;
 			s->min_cyc = UINT64_MAX;
+			s->depth = nt_stack_capture(s->stack, NT_STACK_DEPTH);
 			__atomic_store_n(&s->ret, ret, __ATOMIC_RELEASE);
 			pthread_mutex_unlock(&insert_lock);
 			return s;
@@ -68,22 +69,11 @@ static unsigned log2_bin(uint64_t v)
 	return b < NT_SITE_HIST ? b : NT_SITE_HIST - 1;
 }
 
-void nt_sites_add(struct nt_site *s, uint64_t d)
+void nt_sites_add_atomic(struct nt_site *s, uint64_t d)
 {
-	unsigned b = log2_bin(d);
-	if (!threaded) {
-		s->calls++;
-		s->total_cyc += d;
-		if (d < s->min_cyc)
-			s->min_cyc = d;
-		if (d > s->max_cyc)
-			s->max_cyc = d;
-		s->hist[b]++;
-		return;
-	}
 	__atomic_fetch_add(&s->calls, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&s->total_cyc, d, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&s->hist[b], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->hist[log2_bin(d)], 1, __ATOMIC_RELAXED);
 	uint64_t cur = __atomic_load_n(&s->min_cyc, __ATOMIC_RELAXED);
 	while (d < cur && !__atomic_compare_exchange_n(&s->min_cyc, &cur, d, true, __ATOMIC_RELAXED,
 						       __ATOMIC_RELAXED))

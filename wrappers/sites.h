@@ -8,6 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <noisetool/common.h>
+
+#include "stack.h"
+
 #define NT_SITE_HIST 48 /* log2 bins of call duration in cycles */
 
 struct nt_site {
@@ -17,6 +21,8 @@ struct nt_site {
 	uint64_t total_cyc;
 	uint64_t min_cyc, max_cyc;
 	uint64_t hist[NT_SITE_HIST];
+	int depth;                       /* frames in stack */
+	uintptr_t stack[NT_STACK_DEPTH]; /* captured once, when the site was first seen */
 };
 
 /* Reserve and pre-fault a table of capacity sites (a power of two). 0 or -ENOMEM. */
@@ -25,8 +31,25 @@ int nt_sites_init(size_t capacity, bool threaded);
 /* The site of (fn, ret), created on first sight; NULL when the table is full (counted). */
 struct nt_site *nt_sites_lookup(unsigned fn, uintptr_t ret);
 
-/* Add one call of d_cyc cycles. */
-void nt_sites_add(struct nt_site *s, uint64_t d_cyc);
+extern bool nt_sites_threaded_;
+void nt_sites_add_atomic(struct nt_site *s, uint64_t d_cyc);
+
+/* Add one call of d_cyc cycles (atomically when several threads may call MPI at once). */
+static inline void nt_sites_add(struct nt_site *s, uint64_t d)
+{
+	if (NT_UNLIKELY(nt_sites_threaded_)) {
+		nt_sites_add_atomic(s, d);
+		return;
+	}
+	unsigned b = d < 2 ? 0 : 63u - (unsigned)__builtin_clzll(d);
+	s->calls++;
+	s->total_cyc += d;
+	if (d < s->min_cyc)
+		s->min_cyc = d;
+	if (d > s->max_cyc)
+		s->max_cyc = d;
+	s->hist[b < NT_SITE_HIST ? b : NT_SITE_HIST - 1]++;
+}
 
 /* Forget every aggregate (MPI_Pcontrol(2)); sites stay known. */
 void nt_sites_reset(void);

@@ -111,13 +111,17 @@ void nt_summary_write(const struct nt_runtime *rt)
 	PMPI_Allreduce(local->owner, all->owner, SLOTS, MPI_INT, MPI_MIN, c);
 	PMPI_Allreduce(local->fn, all->fn, SLOTS, MPI_INT, MPI_MAX, c);
 
-	/* Per-rank application and MPI time of the thread that finalizes. */
+	/* Per-rank MPI time is the sum of its sites; application time the rest of the wall time
+	 * from MPI_Init to MPI_Finalize (with several threads calling MPI, MPI time can exceed
+	 * the wall time: it is summed over threads). */
 	double wall = nt_clock_cyc_to_ns(rt->finalize_cyc - rt->init_cyc) / 1e9;
+	double mpi_s = 0;
+	for (int k = 0; k < SLOTS; k++)
+		mpi_s += local->time_ns[k] / 1e9;
 	struct {
 		double v;
 		int rank;
-	} mine[2] = { { nt_clock_cyc_to_ns(nt_thread_.app_cyc) / 1e9, rt->rank },
-		      { nt_clock_cyc_to_ns(nt_thread_.mpi_cyc) / 1e9, rt->rank } },
+	} mine[2] = { { wall > mpi_s ? wall - mpi_s : 0, rt->rank }, { mpi_s, rt->rank } },
 	  mx[2], mn[2];
 	double sum[2], mv[2] = { mine[0].v, mine[1].v };
 	PMPI_Allreduce(mine, mx, 2, MPI_DOUBLE_INT, MPI_MAXLOC, c);

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Wrapper overhead on a 2-rank 8-byte MPI_Allreduce loop (-bind-to core): no preload, a bare
+# wrapper that only reads the counter twice (the floor), the timing level, the default level,
+# and mpiP-style call-site capture on every call. Runs are
+# alternated (the order rotates every pair); each run gives a median per-call time; the table
+# shows each pair's ratios to the run without preload, and the median ratio per mode.
+set -u
+LIB=${1:?usage: bench-overhead.sh LIB PROGRAM BARE_LIB [PAIRS] [BATCHES]}
+PROG=${2:?}
+BARE=${3:?}
+PAIRS=${4:-7}
+BATCHES=${5:-3000}
+command -v mpiexec >/dev/null || { echo "bench-overhead: no mpiexec"; exit 77; }
+
+modes=(none bare timing default every-call)
+run() {
+	local mode=$1 env=()
+	case $mode in
+	none) ;;
+	bare) env=(-genv LD_PRELOAD "$BARE") ;;
+	timing) env=(-genv LD_PRELOAD "$LIB" -genv NOISETOOL_LEVEL timing) ;;
+	default) env=(-genv LD_PRELOAD "$LIB") ;;
+	every-call) env=(-genv LD_PRELOAD "$LIB" -genv NOISETOOL_CALLSITE every-call) ;;
+	esac
+	timeout 300 mpiexec -n 2 -bind-to core "${env[@]}" "$PROG" "$BATCHES" 2>/dev/null |
+		awk '/median_per_call_ns/ { print $2 }'
+}
+
+declare -A med
+printf "bench-overhead: %d pairs, %d batches of 100 calls per run, 2 ranks, -bind-to core\n\n" \
+	"$PAIRS" "$BATCHES"
+printf "%4s %10s %10s %10s %10s %10s   %6s %6s %6s %6s\n" pair "none ns" "bare ns" \
+	"timing ns" "default ns" "every-call" bare timing default every
+for p in $(seq 1 "$PAIRS"); do
+	# Rotate the order so that no mode always runs first.
+	for k in 0 1 2 3 4; do
+		m=${modes[$(((k + p) % 5))]}
+		med[$p,$m]=$(run "$m")
+	done
+	printf "%4d %10s %10s %10s %10s %10s   %6.3f %6.3f %6.3f %6.3f\n" "$p" "${med[$p,none]}" \
+		"${med[$p,bare]}" "${med[$p,timing]}" "${med[$p,default]}" "${med[$p,every-call]}" \
+		"$(echo "${med[$p,bare]} / ${med[$p,none]}" | bc -l)" \
+		"$(echo "${med[$p,timing]} / ${med[$p,none]}" | bc -l)" \
+		"$(echo "${med[$p,default]} / ${med[$p,none]}" | bc -l)" \
+		"$(echo "${med[$p,every-call]} / ${med[$p,none]}" | bc -l)"
+done
+
+median_ratio() {
+	local m=$1
+	for p in $(seq 1 "$PAIRS"); do echo "${med[$p,$m]} / ${med[$p,none]}" | bc -l; done |
+		sort -g | awk '{ v[NR] = $1 } END { printf "%.3f", v[int((NR + 1) / 2)] }'
+}
+b=$(median_ratio bare)
+t=$(median_ratio timing)
+d=$(median_ratio default)
+e=$(median_ratio every-call)
+echo
+echo "median ratio to no preload: bare two counter reads $b, timing $t (budget <= 1.03)," \
+	"default $d (budget <= 1.06), mpiP-style every-call stack walk $e"
+ok=$(echo "$t <= 1.03 && $d <= 1.06" | bc -l)
+[ "$ok" = 1 ] && echo "within budget" || { echo "OVER BUDGET"; exit 1; }
