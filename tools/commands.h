@@ -4,5 +4,6 @@
 
 int cmd_detour(int argc, char **argv);
 int cmd_ftq(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif /* TOOLS_COMMANDS_H */

@@ -18,6 +18,7 @@ static const char usage[] =
 	"Commands:\n"
 	"  detour     measure this node's noise with the selfish-detour loop\n"
 	"  ftq        measure it with fixed time (or work) quanta\n"
+	"  report     the report of an MPI job's log (.ntlog)\n"
 	"  version    print the version and the optional features built in\n"
 	"\n"
 	"'noisetool COMMAND --help' describes each command.\n";
@@ -65,6 +66,7 @@ int main(int argc, char **argv)
 	} commands[] = {
 		{ "detour", cmd_detour },
 		{ "ftq", cmd_ftq },
+		{ "report", cmd_report },
 		{ "version", cmd_version },
 	};
 	if (argc < 2) {

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <mpi.h>
 
@@ -11,6 +12,7 @@
 
 #include "call.h"
 #include "env.h"
+#include "logwrite.h"
 #include "runtime.h"
 #include "sites.h"
 #include "stack.h"
@@ -109,6 +111,15 @@ NT_MPI_API int MPI_Finalize(void)
 		nt_rt.started = 0;
 		nt_rt.finalize_cyc = nt_clock_now_cyc();
 		nt_summary_write(&nt_rt);
+		char path[4096];
+		int rc = nt_logwrite(&nt_rt, path, sizeof path);
+		if (nt_rt.rank == 0) {
+			if (rc == 0)
+				fprintf(stderr, "noisetool: log written to %s\n", path);
+			else
+				fprintf(stderr, "noisetool: no log written in '%s': %s\n",
+					nt_rt.env.out_dir, strerror(-rc));
+		}
 		PMPI_Comm_free(&nt_rt.comm);
 	}
 	return PMPI_Finalize();

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # A plain MPI program under mpiexec with the wrapper library preloaded: same results as without
-# it, and rank 0's summary names its call sites with the right call counts.
+# it, rank 0's summary counts its calls right, the job log is written and its report names the
+# program's own file:line.
 set -u
-LIB=${1:?usage: test-preload.sh LIB PROGRAM}
+LIB=${1:?usage: test-preload.sh LIB PROGRAM NOISETOOL}
 PROG=${2:?}
+NT=${3:?}
 command -v mpiexec >/dev/null || { echo "SKIP: no mpiexec"; exit 77; }
 N=20000
 tmp=$(mktemp -d)
@@ -12,7 +14,8 @@ fail=0
 run() { timeout 120 mpiexec -n 2 -bind-to core "$@"; }
 
 run "$PROG" $N >"$tmp/plain.out" 2>"$tmp/plain.err" || { echo "FAIL: plain run"; cat "$tmp/plain.err"; exit 1; }
-run -genv LD_PRELOAD "$LIB" "$PROG" $N >"$tmp/pre.out" 2>"$tmp/pre.err" ||
+mkdir "$tmp/logs" "$tmp/nologs"
+run -genv LD_PRELOAD "$LIB" -genv NOISETOOL_OUT "$tmp/logs" "$PROG" $N >"$tmp/pre.out" 2>"$tmp/pre.err" ||
 	{ echo "FAIL: preloaded run"; cat "$tmp/pre.err"; exit 1; }
 cat "$tmp/pre.err"
 grep '^result' "$tmp/plain.out" >"$tmp/a"
@@ -24,14 +27,33 @@ calls=$(awk '/noisetool: +MPI_Allreduce / { print $(NF-3) }' "$tmp/pre.err")
 grep -q "MPI_Barrier .*$(basename "$PROG")+0x" "$tmp/pre.err" ||
 	{ echo "FAIL: barrier site not named module+offset"; fail=1; }
 
-# NOISETOOL_DISABLE=1: no summary, same result.
-run -genv LD_PRELOAD "$LIB" -genv NOISETOOL_DISABLE 1 "$PROG" $N >"$tmp/off.out" 2>"$tmp/off.err" ||
-	{ echo "FAIL: disabled run"; fail=1; }
+# The job log: one .ntlog, readable, its report naming allreduce-loop.c:LINE for the allreduce.
+logs=("$tmp"/logs/*.ntlog)
+[ ${#logs[@]} -eq 1 ] && [ -f "${logs[0]}" ] || { echo "FAIL: want one .ntlog, got: ${logs[*]}"; fail=1; }
+ls "$tmp/logs" | grep -q '\.tmp' && { echo "FAIL: temporary file left"; fail=1; }
+if "$NT" report "${logs[0]}" --json "$tmp/report.json" >"$tmp/report.txt" 2>&1; then
+	cat "$tmp/report.txt"
+	line=$(grep -n 'MPI_Allreduce(&x, &sum' "$(dirname "$0")/allreduce-loop.c" | cut -d: -f1)
+	grep -q "MPI_Allreduce .*allreduce-loop.c:$line " "$tmp/report.txt" ||
+		{ echo "FAIL: report does not name allreduce-loop.c:$line"; fail=1; }
+	grep -q "\"calls\": $((2 * N))," "$tmp/report.json" || { echo "FAIL: JSON calls"; fail=1; }
+	grep -q '"partial": false' "$tmp/report.json" || { echo "FAIL: JSON partial"; fail=1; }
+else
+	echo "FAIL: noisetool report"; cat "$tmp/report.txt"; fail=1
+fi
+# A second job in the same directory never overwrites the first.
+run -genv LD_PRELOAD "$LIB" -genv NOISETOOL_OUT "$tmp/logs" "$PROG" 10 >/dev/null 2>&1
+[ "$(ls "$tmp"/logs/*.ntlog | wc -l)" -eq 2 ] || { echo "FAIL: second log"; fail=1; }
+
+# NOISETOOL_DISABLE=1: no summary, no files, same result.
+run -genv LD_PRELOAD "$LIB" -genv NOISETOOL_DISABLE 1 -genv NOISETOOL_OUT "$tmp/nologs" "$PROG" $N \
+	>"$tmp/off.out" 2>"$tmp/off.err" || { echo "FAIL: disabled run"; fail=1; }
+[ -z "$(ls -A "$tmp/nologs")" ] || { echo "FAIL: disabled run wrote files"; fail=1; }
 grep -q noisetool "$tmp/off.err" && { echo "FAIL: disabled run printed a summary"; fail=1; }
 grep '^result' "$tmp/off.out" | cmp -s - "$tmp/a" || { echo "FAIL: disabled results differ"; fail=1; }
 
 # A bad setting: one message from rank 0 naming the variable, the job still runs.
-run -genv LD_PRELOAD "$LIB" -genv NOISETOOL_LEVEL bogus "$PROG" 100 >"$tmp/bad.out" 2>"$tmp/bad.err" ||
+run -genv LD_PRELOAD "$LIB" -genv NOISETOOL_LEVEL bogus -genv NOISETOOL_OUT "$tmp/logs" "$PROG" 100 >"$tmp/bad.out" 2>"$tmp/bad.err" ||
 	{ echo "FAIL: run with a bad NOISETOOL_LEVEL"; fail=1; }
 [ "$(grep -c 'NOISETOOL_LEVEL=' "$tmp/bad.err")" -eq 1 ] ||
 	{ echo "FAIL: want exactly one NOISETOOL_LEVEL message"; cat "$tmp/bad.err"; fail=1; }

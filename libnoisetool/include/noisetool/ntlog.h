@@ -1,0 +1,90 @@
+/* The job log (.ntlog): one file per MPI job, one checksummed block per rank. The format is
+ * specified in doc/ntlog-format.md. Writers build a rank block in memory; readers validate
+ * every length and checksum before trusting anything. */
+#ifndef NOISETOOL_NTLOG_H
+#define NOISETOOL_NTLOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <noisetool/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NT_LOG_VERSION 1
+#define NT_LOG_HEADER_BYTES 64
+#define NT_LOG_HIST_BINS 48
+#define NT_LOG_MAX_DEPTH 32
+#define NT_LOG_FLAG_PARTIAL 1u /* records were dropped: aggregates are complete, records not */
+
+/* One stack frame: module path and offset inside it (ASLR-safe). */
+struct nt_log_frame {
+	const char *module;
+	uint64_t offset;
+};
+
+/* One call site of one rank. */
+struct nt_log_site {
+	const char *function;   /* "MPI_Allreduce" */
+	const char *module;     /* path of the module holding the call instruction */
+	uint64_t offset;        /* of the call instruction in it */
+	uint64_t calls;
+	uint64_t total_ns, min_ns, max_ns;
+	uint64_t hist[NT_LOG_HIST_BINS]; /* log2 bins of call duration in counter cycles
+					  * (bin b: [2^b, 2^(b+1)); clock_hz converts) */
+	uint32_t depth;
+	struct nt_log_frame frames[NT_LOG_MAX_DEPTH]; /* the stack when first seen */
+};
+
+/* One rank's block. */
+struct nt_log_rank {
+	uint32_t rank;
+	uint32_t flags;         /* NT_LOG_FLAG_* */
+	const char *host;
+	uint64_t wall_ns;       /* MPI_Init to MPI_Finalize */
+	uint64_t mpi_ns;        /* sum of its call sites */
+	uint64_t dropped;       /* calls not kept because the site table was full */
+	uint32_t nsites;
+	struct nt_log_site *sites;
+};
+
+/* A whole log as read. */
+struct nt_log {
+	uint32_t version;
+	uint32_t nranks;
+	uint32_t flags;         /* OR of the header flag and every rank's flags */
+	uint32_t level;         /* 0 timing, 1 os, 2 full */
+	double clock_hz;
+	uint64_t created_unix_ns;
+	struct nt_log_rank *ranks;
+	void *storage_;         /* private: the file contents that strings point into */
+};
+
+/* The 64-byte file header for a job of nranks. */
+NT_API void nt_log_header(unsigned char out[NT_LOG_HEADER_BYTES], uint32_t nranks, uint32_t flags,
+			  uint32_t level, double clock_hz, uint64_t created_unix_ns);
+
+/* Serialize one rank block into a malloc'd buffer (*out, *len). Returns 0, -EINVAL, -ENOMEM. */
+NT_API int nt_log_rank_encode(const struct nt_log_rank *r, unsigned char **out, size_t *len);
+
+/* Read and validate a whole log from memory (buf stays owned by the caller; the log copies
+ * it). On error, err says what is wrong and where. Returns 0, -EINVAL (not a log, corrupt,
+ * truncated: err tells which), -ENOTSUP (a newer version), -ENOMEM. */
+NT_API int nt_log_decode(const unsigned char *buf, size_t len, struct nt_log *log, char *err,
+			 size_t errsz);
+
+/* Read a log file. As nt_log_decode, plus -errno of opening or reading it. */
+NT_API int nt_log_read_file(const char *path, struct nt_log *log, char *err, size_t errsz);
+
+NT_API void nt_log_free(struct nt_log *log);
+
+/* CRC-32 (IEEE 802.3, as zlib's crc32). */
+NT_API uint32_t nt_crc32(uint32_t crc, const void *data, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NOISETOOL_NTLOG_H */

@@ -1,0 +1,62 @@
+/* The job report: a log's call sites merged across ranks (by function, module and offset),
+ * with their spread across ranks, as a table and as JSON (doc/report-json.md). */
+#ifndef NOISETOOL_REPORT_H
+#define NOISETOOL_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <noisetool/common.h>
+#include <noisetool/ntlog.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Turn (module, offset) into "file.c:123" or "symbol+0x1f"; return 0 when it did, else the
+ * report falls back to "module+0xoffset". */
+typedef int (*nt_symbolize_fn)(void *ctx, const char *module, uint64_t offset, char *out,
+			       size_t size);
+
+struct nt_report_site {
+	const char *function;
+	const char *module;
+	uint64_t offset;
+	char location[256];
+	uint64_t calls;
+	uint64_t time_ns_total;     /* over all ranks */
+	uint64_t time_ns_max;       /* the longest single call on any rank */
+	uint64_t time_ns_max_rank;  /* the largest per-rank total */
+	uint32_t max_rank;          /* the rank that has it */
+	uint32_t ranks;             /* ranks that called it */
+	double cov;                 /* coefficient of variation of per-rank totals (all ranks) */
+};
+
+struct nt_report {
+	uint32_t nranks;
+	bool partial;
+	uint32_t level;
+	const struct nt_log *log;
+	size_t nsites;
+	struct nt_report_site *sites; /* by time_ns_total, largest first */
+};
+
+/* Merge log's sites; symbolize may be NULL. The report borrows log. 0, -EINVAL, -ENOMEM. */
+NT_API int nt_report_build(const struct nt_log *log, nt_symbolize_fn symbolize, void *ctx,
+			   struct nt_report *rep);
+
+NT_API void nt_report_free(struct nt_report *rep);
+
+/* Text tables; top = how many call sites to print (0 = all). 0 or -EIO. */
+NT_API int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_path,
+				size_t top);
+
+/* The JSON document: { "ranks", "partial", "level", "sites": [...], "rank_times": [...] }. */
+NT_API int nt_report_write_json(FILE *f, const struct nt_report *rep);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NOISETOOL_REPORT_H */

@@ -1,0 +1,418 @@
+/* The .ntlog job log: encoding of rank blocks and a reader that validates everything. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <noisetool/ntlog.h>
+
+static const unsigned char file_magic[8] = { 'N', 'T', 'L', 'O', 'G', '\r', '\n', 0x1a };
+static const unsigned char rank_magic[4] = { 'N', 'T', 'R', 'K' };
+enum { RANK_HEADER_BYTES = 24, MAX_FILE_BYTES = 1u << 30 };
+
+uint32_t nt_crc32(uint32_t crc, const void *data, size_t len)
+{
+	static uint32_t table[256];
+	if (!table[1]) {
+		for (uint32_t i = 0; i < 256; i++) {
+			uint32_t c = i;
+			for (int k = 0; k < 8; k++)
+				c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+			table[i] = c;
+		}
+	}
+	const unsigned char *p = data;
+	crc = ~crc;
+	while (len--)
+		crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+	return ~crc;
+}
+
+/* Little-endian stores and loads, whatever the host. */
+static void put32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+	uint32_t v = 0;
+	for (int i = 3; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+void nt_log_header(unsigned char out[NT_LOG_HEADER_BYTES], uint32_t nranks, uint32_t flags,
+		   uint32_t level, double clock_hz, uint64_t created_unix_ns)
+{
+	memset(out, 0, NT_LOG_HEADER_BYTES);
+	memcpy(out, file_magic, 8);
+	put32(out + 8, NT_LOG_VERSION);
+	put32(out + 12, NT_LOG_HEADER_BYTES);
+	put32(out + 16, nranks);
+	put32(out + 20, flags);
+	put32(out + 24, level);
+	uint64_t hz_bits;
+	memcpy(&hz_bits, &clock_hz, 8);
+	put64(out + 32, hz_bits);
+	put64(out + 40, created_unix_ns);
+	put32(out + 60, nt_crc32(0, out, 60));
+}
+
+/* ---- encoding ---- */
+
+struct wbuf {
+	unsigned char *p;
+	size_t len; /* bytes written (or, with p NULL, counted) */
+};
+
+static void w32(struct wbuf *w, uint32_t v)
+{
+	if (w->p)
+		put32(w->p + w->len, v);
+	w->len += 4;
+}
+
+static void w64(struct wbuf *w, uint64_t v)
+{
+	if (w->p)
+		put64(w->p + w->len, v);
+	w->len += 8;
+}
+
+static void wstr(struct wbuf *w, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	w32(w, (uint32_t)n);
+	if (w->p && n)
+		memcpy(w->p + w->len, s, n);
+	w->len += n;
+}
+
+static void encode_payload(struct wbuf *w, const struct nt_log_rank *r)
+{
+	w32(w, r->flags);
+	w32(w, r->nsites);
+	w64(w, r->wall_ns);
+	w64(w, r->mpi_ns);
+	w64(w, r->dropped);
+	wstr(w, r->host);
+	for (uint32_t i = 0; i < r->nsites; i++) {
+		const struct nt_log_site *s = &r->sites[i];
+		wstr(w, s->function);
+		wstr(w, s->module);
+		w64(w, s->offset);
+		w64(w, s->calls);
+		w64(w, s->total_ns);
+		w64(w, s->min_ns);
+		w64(w, s->max_ns);
+		for (int b = 0; b < NT_LOG_HIST_BINS; b++)
+			w64(w, s->hist[b]);
+		uint32_t depth = s->depth < NT_LOG_MAX_DEPTH ? s->depth : NT_LOG_MAX_DEPTH;
+		w32(w, depth);
+		for (uint32_t k = 0; k < depth; k++) {
+			wstr(w, s->frames[k].module);
+			w64(w, s->frames[k].offset);
+		}
+	}
+}
+
+int nt_log_rank_encode(const struct nt_log_rank *r, unsigned char **out, size_t *len)
+{
+	if (!r || !out || !len || (r->nsites && !r->sites))
+		return -EINVAL;
+	struct wbuf count = { NULL, 0 };
+	encode_payload(&count, r);
+	size_t total = RANK_HEADER_BYTES + count.len;
+	unsigned char *buf = malloc(total);
+	if (!buf)
+		return -ENOMEM;
+	struct wbuf w = { buf + RANK_HEADER_BYTES, 0 };
+	encode_payload(&w, r);
+	memcpy(buf, rank_magic, 4);
+	put32(buf + 4, r->rank);
+	put64(buf + 8, w.len);
+	put32(buf + 16, nt_crc32(0, buf + RANK_HEADER_BYTES, w.len));
+	put32(buf + 20, 0);
+	*out = buf;
+	*len = total;
+	return 0;
+}
+
+/* ---- decoding ---- */
+
+struct rbuf {
+	const unsigned char *p;
+	size_t len, pos;
+	char *pool; /* NUL-terminated copies of the strings */
+	size_t pool_used, pool_size;
+	bool bad;
+};
+
+static uint32_t r32(struct rbuf *r)
+{
+	if (r->bad || r->len - r->pos < 4) {
+		r->bad = true;
+		return 0;
+	}
+	uint32_t v = get32(r->p + r->pos);
+	r->pos += 4;
+	return v;
+}
+
+static uint64_t r64(struct rbuf *r)
+{
+	if (r->bad || r->len - r->pos < 8) {
+		r->bad = true;
+		return 0;
+	}
+	uint64_t v = get64(r->p + r->pos);
+	r->pos += 8;
+	return v;
+}
+
+static const char *rstr(struct rbuf *r)
+{
+	uint32_t n = r32(r);
+	if (r->bad || r->len - r->pos < n || r->pool_size - r->pool_used < (size_t)n + 1) {
+		r->bad = true;
+		return "";
+	}
+	char *s = r->pool + r->pool_used;
+	memcpy(s, r->p + r->pos, n);
+	s[n] = '\0';
+	if (memchr(s, '\0', n)) { /* no embedded NULs */
+		r->bad = true;
+		return "";
+	}
+	r->pool_used += (size_t)n + 1;
+	r->pos += n;
+	return s;
+}
+
+static void set_err(char *err, size_t errsz, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errsz, const char *fmt, ...)
+{
+	if (!err || !errsz)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errsz, fmt, ap);
+	va_end(ap);
+}
+
+/* Smallest encoding of one site: two empty strings and the fixed fields. */
+enum { MIN_SITE_BYTES = 4 + 4 + 8 * 5 + 8 * NT_LOG_HIST_BINS + 4 };
+
+static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_rank, char *err,
+		       size_t errsz)
+{
+	size_t start = r->pos;
+	if (r->len - r->pos < RANK_HEADER_BYTES || memcmp(r->p + r->pos, rank_magic, 4) != 0) {
+		set_err(err, errsz, "rank block %u at byte %zu: missing or truncated header",
+			expect_rank, start);
+		return -EINVAL;
+	}
+	uint32_t rank = get32(r->p + r->pos + 4);
+	uint64_t plen = get64(r->p + r->pos + 8);
+	uint32_t crc = get32(r->p + r->pos + 16);
+	uint32_t reserved = get32(r->p + r->pos + 20);
+	r->pos += RANK_HEADER_BYTES;
+	if (reserved != 0) {
+		set_err(err, errsz, "rank block at byte %zu: corrupt header", start);
+		return -EINVAL;
+	}
+	if (rank != expect_rank) {
+		set_err(err, errsz, "rank block at byte %zu is rank %u, expected %u", start, rank,
+			expect_rank);
+		return -EINVAL;
+	}
+	if (plen > r->len - r->pos) {
+		set_err(err, errsz, "rank %u: block of %llu bytes runs past the end of the file "
+				    "(truncated?)",
+			rank, (unsigned long long)plen);
+		return -EINVAL;
+	}
+	if (nt_crc32(0, r->p + r->pos, plen) != crc) {
+		set_err(err, errsz, "rank %u: checksum mismatch (corrupt block at byte %zu)", rank,
+			start);
+		return -EINVAL;
+	}
+	struct rbuf b = { r->p + r->pos, (size_t)plen, 0, r->pool, r->pool_used, r->pool_size,
+			  false };
+	out->rank = rank;
+	out->flags = r32(&b);
+	out->nsites = r32(&b);
+	out->wall_ns = r64(&b);
+	out->mpi_ns = r64(&b);
+	out->dropped = r64(&b);
+	out->host = rstr(&b);
+	if (!b.bad && out->nsites > (b.len - b.pos) / MIN_SITE_BYTES)
+		b.bad = true;
+	if (!b.bad && out->nsites) {
+		out->sites = calloc(out->nsites, sizeof *out->sites);
+		if (!out->sites)
+			return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < out->nsites && !b.bad; i++) {
+		struct nt_log_site *s = &out->sites[i];
+		s->function = rstr(&b);
+		s->module = rstr(&b);
+		s->offset = r64(&b);
+		s->calls = r64(&b);
+		s->total_ns = r64(&b);
+		s->min_ns = r64(&b);
+		s->max_ns = r64(&b);
+		for (int k = 0; k < NT_LOG_HIST_BINS; k++)
+			s->hist[k] = r64(&b);
+		s->depth = r32(&b);
+		if (s->depth > NT_LOG_MAX_DEPTH)
+			b.bad = true;
+		for (uint32_t k = 0; k < s->depth && !b.bad; k++) {
+			s->frames[k].module = rstr(&b);
+			s->frames[k].offset = r64(&b);
+		}
+	}
+	if (!b.bad && b.pos != b.len)
+		b.bad = true;
+	r->pool_used = b.pool_used;
+	if (b.bad) {
+		set_err(err, errsz, "rank %u: malformed block contents", rank);
+		return -EINVAL;
+	}
+	r->pos += plen;
+	return 0;
+}
+
+int nt_log_decode(const unsigned char *buf, size_t len, struct nt_log *log, char *err,
+		  size_t errsz)
+{
+	if (!buf || !log)
+		return -EINVAL;
+	memset(log, 0, sizeof *log);
+	set_err(err, errsz, "ok");
+	if (len < NT_LOG_HEADER_BYTES || memcmp(buf, file_magic, 8) != 0) {
+		set_err(err, errsz, "not a noisetool log (bad magic)");
+		return -EINVAL;
+	}
+	if (get32(buf + 60) != nt_crc32(0, buf, 60)) {
+		set_err(err, errsz, "header checksum mismatch (corrupt header)");
+		return -EINVAL;
+	}
+	log->version = get32(buf + 8);
+	if (log->version > NT_LOG_VERSION) {
+		set_err(err, errsz, "log version %u is newer than this reader (%u)", log->version,
+			NT_LOG_VERSION);
+		return -ENOTSUP;
+	}
+	if (get32(buf + 12) != NT_LOG_HEADER_BYTES) {
+		set_err(err, errsz, "unexpected header size %u", get32(buf + 12));
+		return -EINVAL;
+	}
+	log->nranks = get32(buf + 16);
+	log->flags = get32(buf + 20);
+	log->level = get32(buf + 24);
+	uint64_t hz_bits = get64(buf + 32);
+	memcpy(&log->clock_hz, &hz_bits, 8);
+	log->created_unix_ns = get64(buf + 40);
+	if (log->nranks == 0 || log->nranks > (len - NT_LOG_HEADER_BYTES) / RANK_HEADER_BYTES) {
+		set_err(err, errsz, "header claims %u ranks, which the file size cannot hold "
+				    "(truncated?)",
+			log->nranks);
+		return -EINVAL;
+	}
+	log->storage_ = malloc(len);
+	log->ranks = calloc(log->nranks, sizeof *log->ranks);
+	if (!log->storage_ || !log->ranks) {
+		nt_log_free(log);
+		return -ENOMEM;
+	}
+	struct rbuf r = { buf, len, NT_LOG_HEADER_BYTES, log->storage_, 0, len, false };
+	for (uint32_t i = 0; i < log->nranks; i++) {
+		int rc = decode_rank(&r, &log->ranks[i], i, err, errsz);
+		if (rc) {
+			nt_log_free(log);
+			return rc;
+		}
+		log->flags |= log->ranks[i].flags;
+	}
+	if (r.pos != len) {
+		set_err(err, errsz, "%zu unexpected bytes after the last rank block", len - r.pos);
+		nt_log_free(log);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int nt_log_read_file(const char *path, struct nt_log *log, char *err, size_t errsz)
+{
+	if (!path || !log)
+		return -EINVAL;
+	memset(log, 0, sizeof *log);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		set_err(err, errsz, "cannot open: %s", strerror(e));
+		return -e;
+	}
+	struct stat st;
+	if (fstat(fd, &st) != 0 || st.st_size < 0 || (uint64_t)st.st_size > MAX_FILE_BYTES) {
+		close(fd);
+		set_err(err, errsz, "cannot read (not a regular file, or larger than 1 GiB)");
+		return -EINVAL;
+	}
+	size_t len = (size_t)st.st_size;
+	unsigned char *buf = malloc(len ? len : 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	size_t got = 0;
+	while (got < len) {
+		ssize_t n = read(fd, buf + got, len - got);
+		if (n <= 0) {
+			int e = n < 0 ? errno : EIO;
+			free(buf);
+			close(fd);
+			set_err(err, errsz, "read failed: %s", strerror(e));
+			return -e;
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	int rc = nt_log_decode(buf, len, log, err, errsz);
+	free(buf);
+	return rc;
+}
+
+void nt_log_free(struct nt_log *log)
+{
+	if (!log)
+		return;
+	for (uint32_t i = 0; log->ranks && i < log->nranks; i++)
+		free(log->ranks[i].sites);
+	free(log->ranks);
+	free(log->storage_);
+	memset(log, 0, sizeof *log);
+}

@@ -1,0 +1,111 @@
+/* `noisetool report LOG`: the job report from a .ntlog file. */
+#include <stdio.h>
+#include <string.h>
+
+#include <noisetool/ntlog.h>
+#include <noisetool/outfile.h>
+#include <noisetool/report.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "symbolize.h"
+
+static const char usage[] =
+	"Usage: noisetool report LOG [--json FILE] [--top N] [--no-symbols]\n"
+	"\n"
+	"Print the report of a job log (.ntlog) written by the MPI wrapper library: per rank the\n"
+	"wall and MPI time, and the call sites merged across ranks, by MPI time, with their\n"
+	"spread across ranks. Call sites are named file.c:line when the program has debug\n"
+	"information (addr2line), else function or module+offset.\n"
+	"\n"
+	"  --json FILE     also write the report as JSON (doc/report-json.md); - = stdout only\n"
+	"  --top N         print the N largest call sites (default 20, 0 = all)\n"
+	"  --no-symbols    do not run addr2line\n"
+	"  -h, --help      this text\n"
+	"\n"
+	"Exit status: 0 done, 1 the log is unreadable or corrupt (one line says why), 2 bad\n"
+	"arguments.\n";
+
+int cmd_report(int argc, char **argv)
+{
+	const char *cmd = "noisetool report";
+	const char *log_path = NULL, *json_path = NULL;
+	size_t top = 20;
+	int symbols = 1;
+	struct cli c;
+	/* The log path may come anywhere; every other argument is an option. */
+	for (int i = 0; i < argc; i++) {
+		if (argv[i][0] != '-' || !strcmp(argv[i], "-")) {
+			if (log_path) {
+				cli_init(&c, cmd, argc, argv);
+				cli_usage_error(&c, "more than one log given ('%s')", argv[i]);
+			}
+			log_path = argv[i];
+			for (int k = i; k + 1 < argc; k++)
+				argv[k] = argv[k + 1];
+			argc--;
+			i--;
+		} else if (argv[i][1] == '-' && strchr(argv[i], '=') == NULL &&
+			   (!strcmp(argv[i], "--json") || !strcmp(argv[i], "--top")) && i + 1 < argc) {
+			i++; /* skip the option's value */
+		}
+	}
+	cli_init(&c, cmd, argc, argv);
+	while (cli_next(&c)) {
+		if (cli_is(&c, "--help") || cli_is(&c, "-h")) {
+			fputs(usage, stdout);
+			return NT_EXIT_OK;
+		} else if (cli_is(&c, "--json")) {
+			json_path = cli_value(&c);
+		} else if (cli_is(&c, "--top")) {
+			top = (size_t)cli_u64(&c, 0, 1000000);
+		} else if (cli_is(&c, "--no-symbols")) {
+			cli_flag(&c);
+			symbols = 0;
+		} else {
+			cli_unknown(&c);
+		}
+	}
+	if (!log_path)
+		cli_usage_error(&c, "no log given");
+
+	struct nt_outfile json;
+	if (json_path) {
+		int rc = nt_outfile_open(&json, json_path, false);
+		if (rc) {
+			fprintf(stderr, "%s: cannot write '%s': %s\n", cmd, json_path, strerror(-rc));
+			return NT_EXIT_FAIL;
+		}
+	}
+	struct nt_log log;
+	char err[256];
+	int rc = nt_log_read_file(log_path, &log, err, sizeof err);
+	if (rc) {
+		fprintf(stderr, "%s: %s: %s\n", cmd, log_path, err);
+		if (json_path)
+			nt_outfile_abort(&json);
+		return NT_EXIT_FAIL;
+	}
+	struct nt_report rep;
+	rc = nt_report_build(&log, symbols ? symbolize_addr2line : NULL, NULL, &rep);
+	int status = NT_EXIT_OK;
+	if (rc) {
+		fprintf(stderr, "%s: %s\n", cmd, strerror(-rc));
+		status = NT_EXIT_FAIL;
+	} else {
+		if (!json_path || strcmp(json_path, "-") != 0)
+			nt_report_write_text(stdout, &rep, log_path, top);
+		if (json_path && (nt_report_write_json(json.f, &rep) != 0 ||
+				  (rc = nt_outfile_commit(&json)) != 0)) {
+			fprintf(stderr, "%s: writing '%s' failed\n", cmd, json_path);
+			nt_outfile_abort(&json);
+			status = NT_EXIT_FAIL;
+		}
+		json_path = NULL;
+	}
+	if (json_path)
+		nt_outfile_abort(&json);
+	nt_report_free(&rep);
+	nt_log_free(&log);
+	return status;
+}

@@ -1,0 +1,157 @@
+/* The job log writer (format: doc/ntlog-format.md). */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <mpi.h>
+
+#include <noisetool/clock.h>
+#include <noisetool/ntlog.h>
+
+#include "call.h"
+#include "logwrite.h"
+#include "sites.h"
+
+/* Module path and offset of an address (the call instruction is just before a return address). */
+static void locate(uintptr_t addr, const char **module, uint64_t *offset)
+{
+	Dl_info info;
+	if (dladdr((void *)addr, &info) && info.dli_fname) {
+		*module = info.dli_fname;
+		*offset = addr - (uintptr_t)info.dli_fbase;
+	} else {
+		*module = "";
+		*offset = addr;
+	}
+}
+
+/* This rank's block. Sites are those with calls; their strings point into static storage. */
+static int encode_rank(const struct nt_runtime *rt, unsigned char **buf, size_t *len)
+{
+	size_t n = 0, it = 0;
+	for (struct nt_site *s; (s = nt_sites_next(&it));)
+		n += s->calls > 0;
+	struct nt_log_site *sites = calloc(n ? n : 1, sizeof *sites);
+	if (!sites)
+		return -ENOMEM;
+	char host[256] = "";
+	gethostname(host, sizeof host - 1);
+	struct nt_log_rank r = { .rank = (uint32_t)rt->rank, .host = host, .sites = sites };
+	r.wall_ns = (uint64_t)nt_clock_cyc_to_ns(rt->finalize_cyc - rt->init_cyc);
+	r.dropped = nt_sites_overflow();
+	if (r.dropped)
+		r.flags |= NT_LOG_FLAG_PARTIAL;
+	it = 0;
+	for (struct nt_site *s; (s = nt_sites_next(&it));) {
+		if (s->calls == 0)
+			continue;
+		struct nt_log_site *o = &sites[r.nsites++];
+		o->function = s->fn < NT_FN_COUNT ? nt_fn_name[s->fn] : "?";
+		locate(s->ret - 1, &o->module, &o->offset);
+		o->calls = s->calls;
+		o->total_ns = (uint64_t)nt_clock_cyc_to_ns(s->total_cyc);
+		o->min_ns = (uint64_t)nt_clock_cyc_to_ns(s->min_cyc);
+		o->max_ns = (uint64_t)nt_clock_cyc_to_ns(s->max_cyc);
+		memcpy(o->hist, s->hist, sizeof o->hist);
+		o->depth = (uint32_t)(s->depth < NT_LOG_MAX_DEPTH ? s->depth : NT_LOG_MAX_DEPTH);
+		for (uint32_t k = 0; k < o->depth; k++)
+			locate(s->stack[k] - (k ? 1 : 0), &o->frames[k].module, &o->frames[k].offset);
+		r.mpi_ns += o->total_ns;
+	}
+	int rc = nt_log_rank_encode(&r, buf, len);
+	free(sites);
+	return rc;
+}
+
+/* Rank 0: a name in out_dir that does not exist yet: PROG-YYYYmmdd-HHMMSS[-N].ntlog */
+static int choose_name(const char *dir, char *path, size_t size)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	char stamp[32];
+	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+	extern char *program_invocation_short_name;
+	for (int n = 0; n < 1000; n++) {
+		int w = n ? snprintf(path, size, "%s/%s-%s-%d.ntlog", dir, program_invocation_short_name,
+				     stamp, n)
+			  : snprintf(path, size, "%s/%s-%s.ntlog", dir, program_invocation_short_name,
+				     stamp);
+		if (w < 0 || (size_t)w >= size)
+			return -ENAMETOOLONG;
+		if (access(path, F_OK) != 0)
+			return 0;
+	}
+	return -EEXIST;
+}
+
+int nt_logwrite(const struct nt_runtime *rt, char *path, size_t size)
+{
+	MPI_Comm c = rt->comm;
+	unsigned char *block = NULL;
+	size_t len = 0;
+	int rc = encode_rank(rt, &block, &len);
+
+	/* Rank 0 names the file; everyone learns the name (or that there is none). */
+	char name[4096] = "";
+	char tmp[4096 + 32] = "";
+	int name_rc = 0;
+	if (rt->rank == 0)
+		name_rc = choose_name(rt->env.out_dir, name, sizeof name);
+	PMPI_Bcast(&name_rc, 1, MPI_INT, 0, c);
+	PMPI_Bcast(name, sizeof name, MPI_CHAR, 0, c);
+	int all_rc;
+	PMPI_Allreduce(&rc, &all_rc, 1, MPI_INT, MPI_MIN, c);
+	if (name_rc || all_rc) {
+		free(block);
+		return name_rc ? name_rc : all_rc;
+	}
+	snprintf(tmp, sizeof tmp, "%s.tmp", name);
+
+	/* Offsets: the header, then the blocks in rank order. */
+	unsigned long long mylen = len, before = 0;
+	PMPI_Exscan(&mylen, &before, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, c);
+	if (rt->rank == 0)
+		before = 0; /* MPI_Exscan leaves rank 0's result undefined */
+	unsigned flags_local = nt_sites_overflow() ? NT_LOG_FLAG_PARTIAL : 0, flags = 0;
+	PMPI_Allreduce(&flags_local, &flags, 1, MPI_UNSIGNED, MPI_BOR, c);
+
+	MPI_File fh;
+	int ok = PMPI_File_open(c, tmp, MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_WRONLY,
+				MPI_INFO_NULL, &fh) == MPI_SUCCESS;
+	if (!ok) {
+		free(block);
+		return -EIO;
+	}
+	int wrc = MPI_SUCCESS;
+	if (rt->rank == 0) {
+		unsigned char header[NT_LOG_HEADER_BYTES];
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		nt_log_header(header, (uint32_t)rt->size, flags, (uint32_t)rt->env.level, nt_clock_hz(),
+			      (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+		wrc = PMPI_File_write_at(fh, 0, header, NT_LOG_HEADER_BYTES, MPI_BYTE,
+					 MPI_STATUS_IGNORE);
+	}
+	/* One collective write; blocks above 2 GiB are not expected (sites are bounded). */
+	int wrc2 = PMPI_File_write_at_all(fh, (MPI_Offset)(NT_LOG_HEADER_BYTES + before), block,
+					  (int)len, MPI_BYTE, MPI_STATUS_IGNORE);
+	PMPI_File_close(&fh);
+	free(block);
+	int mine = (wrc == MPI_SUCCESS && wrc2 == MPI_SUCCESS) ? 0 : -EIO, worst = 0;
+	PMPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MIN, c);
+	if (rt->rank == 0) {
+		/* link() refuses to replace an existing file: never overwrite. */
+		if (worst == 0 && link(tmp, name) != 0)
+			worst = -errno;
+		unlink(tmp);
+	}
+	PMPI_Bcast(&worst, 1, MPI_INT, 0, c);
+	if (worst == 0)
+		snprintf(path, size, "%s", name);
+	return worst;
+}
