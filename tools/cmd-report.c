@@ -26,12 +26,56 @@ static const char usage[] =
 	"Exit status: 0 done, 1 the log is unreadable or corrupt (one line says why), 2 bad\n"
 	"arguments.\n";
 
+int report_print(const char *cmd, const char *log_path, const char *json_path, size_t top,
+		 bool symbols)
+{
+	struct nt_outfile json;
+	if (json_path) {
+		int rc = nt_outfile_open(&json, json_path, false);
+		if (rc) {
+			fprintf(stderr, "%s: cannot write '%s': %s\n", cmd, json_path, strerror(-rc));
+			return NT_EXIT_FAIL;
+		}
+	}
+	struct nt_log log;
+	char err[256];
+	int rc = nt_log_read_file(log_path, &log, err, sizeof err);
+	if (rc) {
+		fprintf(stderr, "%s: %s: %s\n", cmd, log_path, err);
+		if (json_path)
+			nt_outfile_abort(&json);
+		return NT_EXIT_FAIL;
+	}
+	struct nt_report rep;
+	rc = nt_report_build(&log, symbols ? symbolize_addr2line : NULL, NULL, &rep);
+	int status = NT_EXIT_OK;
+	if (rc) {
+		fprintf(stderr, "%s: %s\n", cmd, strerror(-rc));
+		status = NT_EXIT_FAIL;
+	} else {
+		if (!json_path || strcmp(json_path, "-") != 0)
+			nt_report_write_text(stdout, &rep, log_path, top);
+		if (json_path && (nt_report_write_json(json.f, &rep) != 0 ||
+				  nt_outfile_commit(&json) != 0)) {
+			fprintf(stderr, "%s: writing '%s' failed\n", cmd, json_path);
+			nt_outfile_abort(&json);
+			status = NT_EXIT_FAIL;
+		}
+		json_path = NULL;
+	}
+	if (json_path)
+		nt_outfile_abort(&json);
+	nt_report_free(&rep);
+	nt_log_free(&log);
+	return status;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	const char *cmd = "noisetool report";
 	const char *log_path = NULL, *json_path = NULL;
 	size_t top = 20;
-	int symbols = 1;
+	bool symbols = true;
 	struct cli c;
 	/* The log path may come anywhere; every other argument is an option. */
 	for (int i = 0; i < argc; i++) {
@@ -61,7 +105,7 @@ int cmd_report(int argc, char **argv)
 			top = (size_t)cli_u64(&c, 0, 1000000);
 		} else if (cli_is(&c, "--no-symbols")) {
 			cli_flag(&c);
-			symbols = 0;
+			symbols = false;
 		} else {
 			cli_unknown(&c);
 		}
@@ -69,43 +113,5 @@ int cmd_report(int argc, char **argv)
 	if (!log_path)
 		cli_usage_error(&c, "no log given");
 
-	struct nt_outfile json;
-	if (json_path) {
-		int rc = nt_outfile_open(&json, json_path, false);
-		if (rc) {
-			fprintf(stderr, "%s: cannot write '%s': %s\n", cmd, json_path, strerror(-rc));
-			return NT_EXIT_FAIL;
-		}
-	}
-	struct nt_log log;
-	char err[256];
-	int rc = nt_log_read_file(log_path, &log, err, sizeof err);
-	if (rc) {
-		fprintf(stderr, "%s: %s: %s\n", cmd, log_path, err);
-		if (json_path)
-			nt_outfile_abort(&json);
-		return NT_EXIT_FAIL;
-	}
-	struct nt_report rep;
-	rc = nt_report_build(&log, symbols ? symbolize_addr2line : NULL, NULL, &rep);
-	int status = NT_EXIT_OK;
-	if (rc) {
-		fprintf(stderr, "%s: %s\n", cmd, strerror(-rc));
-		status = NT_EXIT_FAIL;
-	} else {
-		if (!json_path || strcmp(json_path, "-") != 0)
-			nt_report_write_text(stdout, &rep, log_path, top);
-		if (json_path && (nt_report_write_json(json.f, &rep) != 0 ||
-				  (rc = nt_outfile_commit(&json)) != 0)) {
-			fprintf(stderr, "%s: writing '%s' failed\n", cmd, json_path);
-			nt_outfile_abort(&json);
-			status = NT_EXIT_FAIL;
-		}
-		json_path = NULL;
-	}
-	if (json_path)
-		nt_outfile_abort(&json);
-	nt_report_free(&rep);
-	nt_log_free(&log);
-	return status;
+	return report_print(cmd, log_path, json_path, top, symbols);
 }

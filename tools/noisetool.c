@@ -18,6 +18,7 @@ static const char usage[] =
 	"Commands:\n"
 	"  detour     measure this node's noise with the selfish-detour loop\n"
 	"  ftq        measure it with fixed time (or work) quanta\n"
+	"  run        run an MPI job with the wrapper library preloaded, print its report\n"
 	"  report     the report of an MPI job's log (.ntlog)\n"
 	"  version    print the version and the optional features built in\n"
 	"\n"
@@ -67,6 +68,7 @@ int main(int argc, char **argv)
 		{ "detour", cmd_detour },
 		{ "ftq", cmd_ftq },
 		{ "report", cmd_report },
+		{ "run", cmd_run },
 		{ "version", cmd_version },
 	};
 	if (argc < 2) {

@@ -48,7 +48,8 @@ int nt_env_parse(struct nt_env *env, const char *(*getenv_fn)(const char *), cha
 	int bad = 0;
 	if (errors && size)
 		errors[0] = '\0';
-	*env = (struct nt_env){ .level = NT_PROBE_OS, .mem_bytes = 16u << 20, .out_dir = "." };
+	*env = (struct nt_env){ .level = NT_PROBE_OS, .mem_bytes = 16u << 20, .out_dir = ".",
+				.summary = true };
 
 	const char *v = getenv_fn("NOISETOOL_DISABLE");
 	if (v && *v) {
@@ -85,6 +86,15 @@ int nt_env_parse(struct nt_env *env, const char *(*getenv_fn)(const char *), cha
 			bad++;
 		} else {
 			env->mem_bytes = b;
+		}
+	}
+	v = getenv_fn("NOISETOOL_SUMMARY");
+	if (v && *v) {
+		if (!strcmp(v, "0"))
+			env->summary = false;
+		else if (strcmp(v, "1")) {
+			complain(errors, size, "NOISETOOL_SUMMARY='%s': accepted values are 0 or 1\n", v);
+			bad++;
 		}
 	}
 	v = getenv_fn("NOISETOOL_CALLSITE");

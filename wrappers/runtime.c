@@ -110,7 +110,8 @@ NT_MPI_API int MPI_Finalize(void)
 	if (nt_rt.started) {
 		nt_rt.started = 0;
 		nt_rt.finalize_cyc = nt_clock_now_cyc();
-		nt_summary_write(&nt_rt);
+		if (nt_rt.env.summary)
+			nt_summary_write(&nt_rt);
 		char path[4096];
 		int rc = nt_logwrite(&nt_rt, path, sizeof path);
 		if (nt_rt.rank == 0) {

@@ -58,4 +58,16 @@ run -genv LD_PRELOAD "$LIB" -genv NOISETOOL_LEVEL bogus -genv NOISETOOL_OUT "$tm
 [ "$(grep -c 'NOISETOOL_LEVEL=' "$tmp/bad.err")" -eq 1 ] ||
 	{ echo "FAIL: want exactly one NOISETOOL_LEVEL message"; cat "$tmp/bad.err"; fail=1; }
 grep -q "timing, os, full" "$tmp/bad.err" || { echo "FAIL: accepted values not named"; fail=1; }
+# noisetool run: preloads through mpiexec, prints the report naming file:line, keeps the
+# job's exit status; a command that is not an MPI program gives a clear message.
+"$NT" run --out "$tmp/run" -- mpiexec -n 2 -bind-to core "$PROG" 1000 >"$tmp/run.out" 2>"$tmp/run.err"
+rc=$?
+[ $rc -eq 0 ] || { echo "FAIL: noisetool run exit $rc"; cat "$tmp/run.err"; fail=1; }
+grep -q "MPI_Allreduce .*allreduce-loop.c:$line " "$tmp/run.out" ||
+	{ echo "FAIL: noisetool run report"; cat "$tmp/run.out"; fail=1; }
+grep -q "noisetool:   top call sites" "$tmp/run.err" && { echo "FAIL: duplicate in-job summary"; fail=1; }
+"$NT" run --out "$tmp/run2" -- true >"$tmp/true.out" 2>"$tmp/true.err"
+[ $? -eq 1 ] && grep -q "wrote no log" "$tmp/true.err" || { echo "FAIL: run of a non-MPI command"; fail=1; }
+"$NT" run --level loud -- true 2>/dev/null
+[ $? -eq 2 ] || { echo "FAIL: bad --level must exit 2"; fail=1; }
 exit $fail

@@ -1,0 +1,214 @@
+/* `noisetool run [OPTIONS] -- CMD ...`: run an MPI job with the wrapper library preloaded and
+ * print its report. */
+#include "nt-config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+
+static const char usage[] =
+	"Usage: noisetool run [--out DIR] [--level timing|os|full] [--json FILE] [--top N]\n"
+	"                     -- CMD [ARGS...]\n"
+	"\n"
+	"Run CMD (usually mpiexec ...) with the MPI wrapper library preloaded into every process\n"
+	"it starts, then print the report of the job's log. Example:\n"
+	"  noisetool run --out logs -- mpiexec -n 2 -bind-to core ./app\n"
+	"\n"
+	"  --out DIR       directory for the job log (created if missing; default .)\n"
+	"  --level L       timing (counter only), os (default: + OS counters), full (+ hardware)\n"
+	"  --json FILE     also write the report as JSON\n"
+	"  --top N         call sites in the printed report (default 20, 0 = all)\n"
+	"  -h, --help      this text\n"
+	"\n"
+	"The library is found through NOISETOOL_LIB, else next to this program (build tree) or in\n"
+	"the installed library directory. Exit status: the job's, or 1 when no log was written,\n"
+	"2 for bad arguments.\n";
+
+/* The wrapper library: NOISETOOL_LIB, the build tree beside this program, the install dir. */
+static int find_library(char *out, size_t size)
+{
+	const char *env = getenv("NOISETOOL_LIB");
+	if (env && *env) {
+		snprintf(out, size, "%s", env);
+		return access(out, R_OK) == 0 ? 0 : -ENOENT;
+	}
+	char self[PATH_MAX / 2];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(out, size, "%s/../wrappers/libnoisetool-mpi.so", self);
+			if (access(out, R_OK) == 0)
+				return 0;
+		}
+	}
+	snprintf(out, size, "%s/libnoisetool-mpi.so", NT_LIBDIR);
+	return access(out, R_OK) == 0 ? 0 : -ENOENT;
+}
+
+/* Newest *.ntlog in dir that was not there before (names in `before`, NUL-separated). */
+static int newest_new_log(const char *dir, const char *before, size_t before_len, char *out,
+			  size_t size)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return -errno;
+	time_t best = 0;
+	int found = -ENOENT;
+	for (struct dirent *e; (e = readdir(d));) {
+		size_t len = strlen(e->d_name);
+		if (len < 7 || strcmp(e->d_name + len - 6, ".ntlog") != 0)
+			continue;
+		bool old = false;
+		for (size_t i = 0; i < before_len; i += strlen(before + i) + 1)
+			old |= strcmp(before + i, e->d_name) == 0;
+		if (old)
+			continue;
+		char path[PATH_MAX + 512];
+		if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
+			continue;
+		struct stat st;
+		if (stat(path, &st) == 0 && (found != 0 || st.st_mtime >= best)) {
+			best = st.st_mtime;
+			snprintf(out, size, "%s", path);
+			found = 0;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/* Names of the *.ntlog already in dir, NUL-separated, malloc'd. */
+static char *list_logs(const char *dir, size_t *len)
+{
+	*len = 0;
+	char *buf = NULL;
+	DIR *d = opendir(dir);
+	if (!d)
+		return NULL;
+	for (struct dirent *e; (e = readdir(d));) {
+		size_t n = strlen(e->d_name);
+		if (n < 7 || strcmp(e->d_name + n - 6, ".ntlog") != 0)
+			continue;
+		char *nb = realloc(buf, *len + n + 1);
+		if (!nb)
+			break;
+		buf = nb;
+		memcpy(buf + *len, e->d_name, n + 1);
+		*len += n + 1;
+	}
+	closedir(d);
+	return buf;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	const char *cmd = "noisetool run";
+	const char *out = ".", *level = NULL, *json_path = NULL;
+	size_t top = 20;
+	int dashdash = -1;
+	for (int i = 0; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			dashdash = i;
+			break;
+		}
+	struct cli c;
+	cli_init(&c, cmd, dashdash < 0 ? argc : dashdash, argv);
+	while (cli_next(&c)) {
+		if (cli_is(&c, "--help") || cli_is(&c, "-h")) {
+			fputs(usage, stdout);
+			return NT_EXIT_OK;
+		} else if (cli_is(&c, "--out")) {
+			out = cli_value(&c);
+		} else if (cli_is(&c, "--level")) {
+			level = cli_value(&c);
+			if (strcmp(level, "timing") && strcmp(level, "os") && strcmp(level, "full"))
+				cli_usage_error(&c, "--level: expected timing, os or full, got '%s'", level);
+		} else if (cli_is(&c, "--json")) {
+			json_path = cli_value(&c);
+		} else if (cli_is(&c, "--top")) {
+			top = (size_t)cli_u64(&c, 0, 1000000);
+		} else {
+			cli_unknown(&c);
+		}
+	}
+	if (dashdash < 0 || dashdash + 1 >= argc)
+		cli_usage_error(&c, "no command: use noisetool run [OPTIONS] -- CMD [ARGS...]");
+	char **job = argv + dashdash + 1;
+
+	char lib[PATH_MAX];
+	if (find_library(lib, sizeof lib) != 0) {
+		fprintf(stderr, "%s: cannot find libnoisetool-mpi.so (tried %s; set NOISETOOL_LIB)\n",
+			cmd, lib);
+		return NT_EXIT_FAIL;
+	}
+	char abs_lib[PATH_MAX];
+	if (!realpath(lib, abs_lib))
+		snprintf(abs_lib, sizeof abs_lib, "%s", lib);
+	if (mkdir(out, 0755) != 0 && errno != EEXIST) {
+		fprintf(stderr, "%s: cannot create '%s': %s\n", cmd, out, strerror(errno));
+		return NT_EXIT_FAIL;
+	}
+	char abs_out[PATH_MAX];
+	if (!realpath(out, abs_out) || access(abs_out, W_OK) != 0) {
+		fprintf(stderr, "%s: cannot write in '%s': %s\n", cmd, out, strerror(errno));
+		return NT_EXIT_FAIL;
+	}
+	size_t before_len;
+	char *before = list_logs(abs_out, &before_len);
+
+	/* The environment every process of the job inherits (mpiexec passes it on). */
+	const char *old = getenv("LD_PRELOAD");
+	char preload[2 * PATH_MAX];
+	snprintf(preload, sizeof preload, "%s%s%s", abs_lib, old && *old ? ":" : "", old ? old : "");
+	setenv("LD_PRELOAD", preload, 1);
+	setenv("NOISETOOL_OUT", abs_out, 1);
+	setenv("NOISETOOL_SUMMARY", "0", 1); /* the report below says it all */
+	if (level)
+		setenv("NOISETOOL_LEVEL", level, 1);
+
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "%s: fork: %s\n", cmd, strerror(errno));
+		free(before);
+		return NT_EXIT_FAIL;
+	}
+	if (pid == 0) {
+		execvp(job[0], job);
+		fprintf(stderr, "%s: cannot run '%s': %s\n", cmd, job[0], strerror(errno));
+		_exit(127);
+	}
+	/* Ctrl-C reaches the job through the terminal; we wait for it and report anyway. */
+	signal(SIGINT, SIG_IGN);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	signal(SIGINT, SIG_DFL);
+	unsetenv("LD_PRELOAD");
+	int job_rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+
+	char log_path[PATH_MAX + 512];
+	int rc = newest_new_log(abs_out, before, before_len, log_path, sizeof log_path);
+	free(before);
+	if (rc != 0) {
+		fprintf(stderr, "%s: the job (exit status %d) wrote no log in %s; was it an MPI program "
+				"(MPI_Init ... MPI_Finalize)?\n",
+			cmd, job_rc, abs_out);
+		return job_rc ? job_rc : NT_EXIT_FAIL;
+	}
+	printf("\n");
+	int report_rc = report_print(cmd, log_path, json_path, top, true);
+	return job_rc ? job_rc : report_rc;
+}
