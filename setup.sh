@@ -8,8 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 BUILD_DIR=${BUILD_DIR:-build}
-PACKAGES=(gcc g++ pkg-config meson ninja-build mpich libmpich-dev libpapi-dev libunwind-dev
-          catch2 zlib1g-dev)
+PACKAGES=(gcc g++ gfortran pkg-config meson ninja-build mpich libmpich-dev libpapi-dev
+          libunwind-dev catch2 zlib1g-dev binutils bc)
 
 usage() {
 	sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'

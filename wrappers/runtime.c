@@ -10,6 +10,7 @@
 
 #include <noisetool/clock.h>
 
+#include "binding.h"
 #include "call.h"
 #include "env.h"
 #include "logwrite.h"
@@ -32,6 +33,15 @@ struct nt_site *nt_call_site_miss(struct nt_thread *t, enum nt_fn fn, void *ret)
 	t->last_fn = (unsigned)fn;
 	t->last_site = s;
 	return s;
+}
+
+struct nt_site *nt_call_binding_site(enum nt_fn fn, struct nt_site *binding_site)
+{
+	uintptr_t caller = nt_binding_caller();
+	if (!caller)
+		return binding_site;
+	struct nt_site *s = nt_sites_lookup((unsigned)fn, caller);
+	return s ? s : binding_site;
 }
 
 void nt_call_slow_extras(void)
@@ -70,6 +80,7 @@ static void runtime_start(int provided)
 	if (nt_rt.env.disable)
 		return;
 	nt_clock_init();
+	nt_binding_init();
 	nt_rt.threaded = provided == MPI_THREAD_MULTIPLE;
 	if (nt_sites_init(site_capacity(nt_rt.env.mem_bytes), nt_rt.threaded) != 0) {
 		if (nt_rt.rank == 0)

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "binding.h"
 #include "sites.h"
 
 static struct nt_site *table;
@@ -51,6 +52,7 @@ struct nt_site *nt_sites_lookup(unsigned fn, uintptr_t ret)
 			s->fn = fn;
 			s->min_cyc = UINT64_MAX;
 			s->depth = nt_stack_capture(s->stack, NT_STACK_DEPTH);
+			s->binding = nt_binding_contains(ret);
 			__atomic_store_n(&s->ret, ret, __ATOMIC_RELEASE);
 			pthread_mutex_unlock(&insert_lock);
 			return s;

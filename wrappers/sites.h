@@ -21,6 +21,7 @@ struct nt_site {
 	uint64_t total_cyc;
 	uint64_t min_cyc, max_cyc;
 	uint64_t hist[NT_SITE_HIST];
+	int binding;                     /* ret is inside a language binding (Fortran) */
 	int depth;                       /* frames in stack */
 	uintptr_t stack[NT_STACK_DEPTH]; /* captured once, when the site was first seen */
 };

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Fortran through MPICH's C entry points: an MPI_IN_PLACE allreduce gives identical results with
+# and without the library, every call is recorded, and the call sites are the Fortran lines
+# (found past the Fortran binding on the stack).
+set -u
+LIB=${1:?usage: test-fortran.sh LIB NOISETOOL SOURCE}
+NT=${2:?}
+SRC=${3:?}
+command -v mpiexec >/dev/null || { echo "SKIP: no mpiexec"; exit 77; }
+command -v mpif90 >/dev/null || { echo "SKIP: no mpif90"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mpif90 -g "$SRC" -o "$tmp/inplace" 2>"$tmp/cc.err" || { echo "SKIP: mpif90 cannot build"; cat "$tmp/cc.err"; exit 77; }
+run() { timeout 120 mpiexec -n 2 -bind-to core "$@"; }
+fail=0
+run "$tmp/inplace" >"$tmp/plain" 2>&1 || { echo "FAIL: plain run"; exit 1; }
+run -genv LD_PRELOAD "$LIB" -genv NOISETOOL_OUT "$tmp" -genv NOISETOOL_SUMMARY 0 "$tmp/inplace" \
+	>"$tmp/pre" 2>"$tmp/pre.err" || { echo "FAIL: preloaded run"; cat "$tmp/pre.err"; exit 1; }
+grep result "$tmp/plain"
+cmp -s <(grep result "$tmp/plain") <(grep result "$tmp/pre") || { echo "FAIL: results differ"; fail=1; }
+log=$(ls "$tmp"/*.ntlog | head -n 1)
+"$NT" report "$log" --json "$tmp/r.json" >"$tmp/report" || { echo "FAIL: report"; exit 1; }
+cat "$tmp/report"
+line=$(grep -n 'call MPI_Allreduce(MPI_IN_PLACE' "$SRC" | cut -d: -f1)
+grep -q "MPI_Allreduce .*inplace.f90:$line " "$tmp/report" ||
+	{ echo "FAIL: the allreduce site is not inplace.f90:$line"; fail=1; }
+grep -q '"calls": 200,' "$tmp/r.json" || { echo "FAIL: want 200 MPI_Allreduce calls"; fail=1; }
+exit $fail
