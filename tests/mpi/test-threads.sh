@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# MPI_THREAD_MULTIPLE: collectives from two threads on two communicators are both recorded, each
+# at its own call site with the exact call count, and results are unchanged.
+set -u
+LIB=${1:?usage: test-threads.sh LIB PROGRAM NOISETOOL SOURCE}
+PROG=${2:?}
+NT=${3:?}
+SRC=${4:?}
+command -v mpiexec >/dev/null || { echo "SKIP: no mpiexec"; exit 77; }
+N=3000
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+timeout 120 mpiexec -n 2 "$PROG" $N >"$tmp/plain" 2>&1
+rc=$?
+[ $rc -eq 77 ] && { echo "SKIP: this MPI has no MPI_THREAD_MULTIPLE"; exit 77; }
+[ $rc -eq 0 ] || { echo "FAIL: plain run"; cat "$tmp/plain"; exit 1; }
+timeout 120 mpiexec -n 2 -genv LD_PRELOAD "$LIB" -genv NOISETOOL_OUT "$tmp" -genv NOISETOOL_SUMMARY 0 \
+	"$PROG" $N >"$tmp/pre" 2>"$tmp/pre.err" || { echo "FAIL: preloaded run"; cat "$tmp/pre.err"; exit 1; }
+cmp -s <(grep result "$tmp/plain") <(grep result "$tmp/pre") || { echo "FAIL: results differ"; fail=1; }
+"$NT" report "$(ls "$tmp"/*.ntlog | head -n 1)" >"$tmp/report" || { echo "FAIL: report"; exit 1; }
+cat "$tmp/report"
+for site in A B; do
+	line=$(grep -n "/\* site $site \*/" "$SRC" | cut -d: -f1)
+	grep -Eq "MPI_Allreduce +threads.c:$line +$((2 * N)) " "$tmp/report" ||
+		{ echo "FAIL: site $site (threads.c:$line) with $((2 * N)) calls"; fail=1; }
+done
+exit $fail
