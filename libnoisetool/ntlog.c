@@ -134,11 +134,23 @@ static void encode_payload(struct wbuf *w, const struct nt_log_rank *r)
 			w64(w, s->frames[k].offset);
 		}
 	}
+	w64(w, r->dropped_records);
+	w64(w, r->nrecords);
+	for (uint64_t i = 0; i < r->nrecords; i++) {
+		const struct nt_log_record *x = &r->records[i];
+		w64(w, x->comm_id);
+		w64(w, x->seq);
+		w32(w, x->site);
+		w32(w, x->flags);
+		w64(w, x->start_ns);
+		w64(w, x->duration_ns);
+		w64(w, x->phase_ns);
+	}
 }
 
 int nt_log_rank_encode(const struct nt_log_rank *r, unsigned char **out, size_t *len)
 {
-	if (!r || !out || !len || (r->nsites && !r->sites))
+	if (!r || !out || !len || (r->nsites && !r->sites) || (r->nrecords && !r->records))
 		return -EINVAL;
 	struct wbuf count = { NULL, 0 };
 	encode_payload(&count, r);
@@ -223,7 +235,7 @@ static void set_err(char *err, size_t errsz, const char *fmt, ...)
 }
 
 /* Smallest encoding of one site: two empty strings and the fixed fields. */
-enum { MIN_SITE_BYTES = 4 + 4 + 8 * 5 + 8 * NT_LOG_HIST_BINS + 4 };
+enum { MIN_SITE_BYTES = 4 + 4 + 8 * 5 + 8 * NT_LOG_HIST_BINS + 4, RECORD_BYTES = 48 };
 
 static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_rank, char *err,
 		       size_t errsz)
@@ -293,6 +305,27 @@ static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_
 			s->frames[k].module = rstr(&b);
 			s->frames[k].offset = r64(&b);
 		}
+	}
+	out->dropped_records = r64(&b);
+	out->nrecords = r64(&b);
+	if (!b.bad && out->nrecords > (b.len - b.pos) / RECORD_BYTES)
+		b.bad = true;
+	if (!b.bad && out->nrecords) {
+		out->records = calloc(out->nrecords, sizeof *out->records);
+		if (!out->records)
+			return -ENOMEM;
+	}
+	for (uint64_t i = 0; i < out->nrecords && !b.bad; i++) {
+		struct nt_log_record *x = &out->records[i];
+		x->comm_id = r64(&b);
+		x->seq = r64(&b);
+		x->site = r32(&b);
+		x->flags = r32(&b);
+		x->start_ns = r64(&b);
+		x->duration_ns = r64(&b);
+		x->phase_ns = r64(&b);
+		if (x->site >= out->nsites)
+			b.bad = true;
 	}
 	if (!b.bad && b.pos != b.len)
 		b.bad = true;
@@ -410,8 +443,10 @@ void nt_log_free(struct nt_log *log)
 {
 	if (!log)
 		return;
-	for (uint32_t i = 0; log->ranks && i < log->nranks; i++)
+	for (uint32_t i = 0; log->ranks && i < log->nranks; i++) {
 		free(log->ranks[i].sites);
+		free(log->ranks[i].records);
+	}
 	free(log->ranks);
 	free(log->storage_);
 	memset(log, 0, sizeof *log);

@@ -135,13 +135,15 @@ int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_p
 		rep->nranks, rep->nranks == 1 ? "" : "s", level_name(rep->level),
 		rep->partial ? "PARTIAL (records were dropped: raise NOISETOOL_MEM)"
 			     : "complete");
-	fprintf(f, "%6s  %-20s %12s %12s %8s\n", "rank", "host", "wall s", "MPI s", "MPI %");
+	fprintf(f, "%6s  %-20s %12s %12s %8s %10s\n", "rank", "host", "wall s", "MPI s", "MPI %",
+		"records");
 	for (uint32_t r = 0; r < log->nranks; r++) {
 		const struct nt_log_rank *k = &log->ranks[r];
-		fprintf(f, "%6u  %-20.20s %12.6f %12.6f %8.2f%s\n", k->rank, k->host,
+		fprintf(f, "%6u  %-20.20s %12.6f %12.6f %8.2f %10llu%s%s\n", k->rank, k->host,
 			(double)k->wall_ns / 1e9, (double)k->mpi_ns / 1e9,
 			k->wall_ns ? 100.0 * (double)k->mpi_ns / (double)k->wall_ns : 0,
-			k->dropped ? "  (dropped calls)" : "");
+			(unsigned long long)k->nrecords, k->dropped ? "  (calls not recorded)" : "",
+			k->dropped_records ? "  (records dropped)" : "");
 	}
 	size_t n = top && top < rep->nsites ? top : rep->nsites;
 	fprintf(f, "\nCall sites by MPI time (cov: spread of the per-rank time across ranks)\n");
@@ -179,6 +181,8 @@ int nt_report_write_json(FILE *f, const struct nt_report *rep)
 		nt_json_uint(&j, "wall_ns", k->wall_ns);
 		nt_json_uint(&j, "mpi_ns", k->mpi_ns);
 		nt_json_uint(&j, "dropped_calls", k->dropped);
+		nt_json_uint(&j, "records", k->nrecords);
+		nt_json_uint(&j, "dropped_records", k->dropped_records);
 		nt_json_object_end(&j);
 	}
 	nt_json_array_end(&j);

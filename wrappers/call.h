@@ -8,6 +8,9 @@
 
 #include <noisetool/common.h>
 
+#include <mpi.h>
+
+#include "comms.h"
 #include "sites.h"
 #include "wrapper-ids.h"
 
@@ -29,6 +32,9 @@ struct nt_thread {
 	unsigned last_fn;
 	struct nt_site *last_site;
 	uint64_t last_exit_cyc;   /* end of the previous MPI call: the phase starts here */
+	MPI_Comm last_comm;       /* one-entry communicator cache */
+	struct nt_comm *last_comm_state;
+	unsigned comm_gen;        /* nt_comm_gen_ when the cache was filled */
 };
 
 extern NT_TLS struct nt_thread nt_thread_;
@@ -51,22 +57,45 @@ struct nt_site *nt_call_site_miss(struct nt_thread *t, enum nt_fn fn, void *ret)
 struct nt_site *nt_call_binding_site(enum nt_fn fn, struct nt_site *binding_site);
 void nt_call_slow_extras(void);
 extern int nt_slow_extras_;
+extern volatile unsigned nt_comm_gen_; /* bumped when a communicator is freed */
+struct nt_comm *nt_call_comm_miss(struct nt_thread *t, MPI_Comm comm);
+/* Keep a record of this instance (slow, or the site's sample). */
+void nt_call_record(struct nt_site *s, struct nt_comm *cs, uint64_t seq, const struct nt_call *c,
+		    uint64_t phase_cyc);
+
+/* A collective instance: its (communicator id, sequence number), and a record when it matters. */
+static inline void nt_call_instance(struct nt_thread *t, struct nt_site *s, MPI_Comm comm,
+				    const struct nt_call *c, uint64_t d, uint64_t phase)
+{
+	struct nt_comm *cs = t->last_comm_state;
+	if (NT_UNLIKELY(comm != t->last_comm || t->comm_gen != nt_comm_gen_ || cs == NULL))
+		cs = nt_call_comm_miss(t, comm);
+	uint64_t seq = cs ? nt_comms_next_seq(cs) : 0;
+	if (NT_UNLIKELY(d > s->slow_cyc || (s->calls & 1023) == 1))
+		nt_call_record(s, cs, seq, c, phase);
+}
 
 /* Book-keeping after the real call: the phase boundary and the call site's aggregates (MPI time
  * per rank is their sum, application time the rest of the wall time). Clears the
  * reentry guard. Inline: out of line it cost ~8 ns per call here, most of the budget. */
-static inline void nt_call_end(const struct nt_call *c, enum nt_fn fn, void *ret)
+static inline void nt_call_end(const struct nt_call *c, enum nt_fn fn, void *ret, MPI_Comm comm)
 {
 	struct nt_thread *t = &nt_thread_;
 	uint64_t d = c->t1_cyc - c->t0_cyc;
+	uint64_t phase = c->t0_cyc - t->last_exit_cyc;
 	t->last_exit_cyc = c->t1_cyc; /* the next phase starts here */
 	struct nt_site *s = t->last_site;
 	if (NT_UNLIKELY((uintptr_t)ret != t->last_ret || (unsigned)fn != t->last_fn))
 		s = nt_call_site_miss(t, fn, ret);
 	if (NT_UNLIKELY(s != NULL && s->binding))
 		s = nt_call_binding_site(fn, s);
-	if (NT_LIKELY(s != NULL))
+	if (NT_LIKELY(s != NULL)) {
 		nt_sites_add(s, d);
+		/* MPI_COMM_NULL is a constant for every call that is not a collective instance:
+		 * the compiler drops this branch from their wrappers. */
+		if (comm != MPI_COMM_NULL)
+			nt_call_instance(t, s, comm, c, d, phase);
+	}
 	if (NT_UNLIKELY(nt_slow_extras_))
 		nt_call_slow_extras();
 	t->depth = 0;

@@ -78,9 +78,9 @@ int nt_env_parse(struct nt_env *env, const char *(*getenv_fn)(const char *), cha
 	v = getenv_fn("NOISETOOL_MEM");
 	if (v && *v) {
 		uint64_t b = parse_size(v);
-		if (b < (1u << 20) || b > (4ull << 30)) {
+		if (b < (64u << 10) || b > (4ull << 30)) {
 			complain(errors, size,
-				 "NOISETOOL_MEM='%s': accepted values are 1M to 4G (suffix K, M or G); "
+				 "NOISETOOL_MEM='%s': accepted values are 64K to 4G (suffix K, M or G); "
 				 "using 16M\n",
 				 v);
 			bad++;

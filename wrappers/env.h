@@ -16,7 +16,7 @@ extern "C" {
 struct nt_env {
 	bool disable;               /* NOISETOOL_DISABLE=1: pass every call through, write nothing */
 	enum nt_probe_level level;  /* NOISETOOL_LEVEL=timing|os|full (default os) */
-	uint64_t mem_bytes;         /* NOISETOOL_MEM=N[K|M|G] (default 16M, 1M..4G) */
+	uint64_t mem_bytes;         /* NOISETOOL_MEM=N[K|M|G] (default 16M, 64K..4G) */
 	const char *out_dir;        /* NOISETOOL_OUT (default ".") */
 	bool summary;               /* NOISETOOL_SUMMARY=0|1: rank 0's summary on stderr (default 1) */
 	bool callsite_every_call;   /* NOISETOOL_CALLSITE=every-call: walk the stack on every call

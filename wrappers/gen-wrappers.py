@@ -67,6 +67,17 @@ def param_name(p):
     return m.group(1)
 
 
+def instance_comm(kind, name, params):
+    """The communicator of a collective instance (blocking, or the start of a nonblocking one);
+    MPI_COMM_NULL for everything else, including persistent _init calls, which start nothing."""
+    if kind != "collective" or name.endswith("_init") or name.endswith("_init_c"):
+        return "MPI_COMM_NULL"
+    for p in params:
+        if re.match(r"^MPI_Comm\s+\w+$", p):
+            return param_name(p)
+    sys.exit(f"gen-wrappers: collective {name} has no MPI_Comm parameter")
+
+
 def main():
     if len(sys.argv) != 7:
         sys.exit("usage: gen-wrappers.py LIST MPI_H_I TEMPLATE OUT_C OUT_H OUT_SYMBOLS")
@@ -117,7 +128,8 @@ def main():
                 params = []
             args = ", ".join(param_name(p) for p in params)
             body = (template.replace("@NAME@", name).replace("@KIND@", kind)
-                    .replace("@PARAMS@", ", ".join(params) or "void").replace("@ARGS@", args))
+                    .replace("@PARAMS@", ", ".join(params) or "void").replace("@ARGS@", args)
+                    .replace("@COMM@", instance_comm(kind, name, params)))
             c.write("\n" + body)
 
     with open(out_syms, "w") as s:

@@ -14,6 +14,7 @@
 
 #include "call.h"
 #include "logwrite.h"
+#include "records.h"
 #include "sites.h"
 
 /* Module path and offset of an address (the call instruction is just before a return address). */
@@ -32,12 +33,21 @@ static void locate(uintptr_t addr, const char **module, uint64_t *offset)
 /* This rank's block. Sites are those with calls; their strings point into static storage. */
 static int encode_rank(const struct nt_runtime *rt, unsigned char **buf, size_t *len)
 {
-	size_t n = 0, it = 0;
-	for (struct nt_site *s; (s = nt_sites_next(&it));)
+	size_t n = 0, it = 0, cap = 0;
+	for (struct nt_site *s; (s = nt_sites_next(&it));) {
 		n += s->calls > 0;
+		cap = it;
+	}
 	struct nt_log_site *sites = calloc(n ? n : 1, sizeof *sites);
-	if (!sites)
+	uint32_t *log_index = calloc(cap ? cap : 1, sizeof *log_index); /* table -> log position */
+	size_t nrec = nt_records_count();
+	struct nt_log_record *recs = calloc(nrec ? nrec : 1, sizeof *recs);
+	if (!sites || !log_index || !recs) {
+		free(sites);
+		free(log_index);
+		free(recs);
 		return -ENOMEM;
+	}
 	char host[256] = "";
 	gethostname(host, sizeof host - 1);
 	struct nt_log_rank r = { .rank = (uint32_t)rt->rank, .host = host, .sites = sites };
@@ -49,6 +59,7 @@ static int encode_rank(const struct nt_runtime *rt, unsigned char **buf, size_t 
 	for (struct nt_site *s; (s = nt_sites_next(&it));) {
 		if (s->calls == 0)
 			continue;
+		log_index[nt_sites_index(s)] = r.nsites;
 		struct nt_log_site *o = &sites[r.nsites++];
 		o->function = s->fn < NT_FN_COUNT ? nt_fn_name[s->fn] : "?";
 		locate(s->ret - 1, &o->module, &o->offset);
@@ -62,8 +73,27 @@ static int encode_rank(const struct nt_runtime *rt, unsigned char **buf, size_t 
 			locate(s->stack[k] - (k ? 1 : 0), &o->frames[k].module, &o->frames[k].offset);
 		r.mpi_ns += o->total_ns;
 	}
+	for (size_t i = 0; i < nrec; i++) {
+		const struct nt_record *x = nt_records_get(i);
+		recs[i] = (struct nt_log_record){
+			.comm_id = x->comm_id,
+			.seq = x->seq,
+			.site = log_index[x->site],
+			.flags = x->flags,
+			.start_ns = (uint64_t)nt_clock_cyc_to_ns(x->t0_cyc - rt->init_cyc),
+			.duration_ns = (uint64_t)nt_clock_cyc_to_ns(x->d_cyc),
+			.phase_ns = (uint64_t)nt_clock_cyc_to_ns(x->phase_cyc),
+		};
+	}
+	r.records = recs;
+	r.nrecords = nrec;
+	r.dropped_records = nt_records_dropped();
+	if (r.dropped_records)
+		r.flags |= NT_LOG_FLAG_PARTIAL;
 	int rc = nt_log_rank_encode(&r, buf, len);
 	free(sites);
+	free(log_index);
+	free(recs);
 	return rc;
 }
 
@@ -117,7 +147,8 @@ int nt_logwrite(const struct nt_runtime *rt, char *path, size_t size)
 	PMPI_Exscan(&mylen, &before, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, c);
 	if (rt->rank == 0)
 		before = 0; /* MPI_Exscan leaves rank 0's result undefined */
-	unsigned flags_local = nt_sites_overflow() ? NT_LOG_FLAG_PARTIAL : 0, flags = 0;
+	unsigned flags_local = nt_sites_overflow() || nt_records_dropped() ? NT_LOG_FLAG_PARTIAL : 0;
+	unsigned flags = 0;
 	PMPI_Allreduce(&flags_local, &flags, 1, MPI_UNSIGNED, MPI_BOR, c);
 
 	MPI_File fh;

@@ -12,6 +12,8 @@
 
 #include "binding.h"
 #include "call.h"
+#include "comms.h"
+#include "records.h"
 #include "env.h"
 #include "logwrite.h"
 #include "runtime.h"
@@ -25,6 +27,37 @@ volatile int nt_active_;
 struct nt_runtime nt_rt;
 
 int nt_slow_extras_;
+volatile unsigned nt_comm_gen_;
+
+struct nt_comm *nt_call_comm_miss(struct nt_thread *t, MPI_Comm comm)
+{
+	t->comm_gen = nt_comm_gen_;
+	t->last_comm = comm;
+	t->last_comm_state = nt_comms_get(comm);
+	return t->last_comm_state;
+}
+
+void nt_call_record(struct nt_site *s, struct nt_comm *cs, uint64_t seq, const struct nt_call *c,
+		    uint64_t phase_cyc)
+{
+	uint64_t d = c->t1_cyc - c->t0_cyc;
+	uint32_t flags = d > s->slow_cyc ? NT_REC_SLOW : 0;
+	if ((s->calls & 1023) == 1) {
+		flags |= NT_REC_SAMPLE;
+		/* Refresh the slow threshold: 3x the mean so far. */
+		s->slow_cyc = s->calls ? 3 * (s->total_cyc / s->calls) : UINT64_MAX;
+	}
+	struct nt_record r = {
+		.comm_id = cs ? cs->id : NT_COMM_ID_UNKNOWN,
+		.seq = seq,
+		.site = nt_sites_index(s),
+		.flags = flags,
+		.t0_cyc = c->t0_cyc,
+		.d_cyc = d,
+		.phase_cyc = phase_cyc,
+	};
+	nt_records_add(&r);
+}
 
 struct nt_site *nt_call_site_miss(struct nt_thread *t, enum nt_fn fn, void *ret)
 {
@@ -82,7 +115,9 @@ static void runtime_start(int provided)
 	nt_clock_init();
 	nt_binding_init();
 	nt_rt.threaded = provided == MPI_THREAD_MULTIPLE;
-	if (nt_sites_init(site_capacity(nt_rt.env.mem_bytes), nt_rt.threaded) != 0) {
+	if (nt_sites_init(site_capacity(nt_rt.env.mem_bytes), nt_rt.threaded) != 0 ||
+	    nt_comms_init(nt_rt.rank, nt_rt.threaded) != 0 ||
+	    nt_records_init(nt_rt.env.mem_bytes / 4 * 3, nt_rt.threaded) != 0) {
 		if (nt_rt.rank == 0)
 			fprintf(stderr, "noisetool: cannot reserve memory; recording is off\n");
 		return;
@@ -126,9 +161,10 @@ NT_MPI_API int MPI_Finalize(void)
 		char path[4096];
 		int rc = nt_logwrite(&nt_rt, path, sizeof path);
 		if (nt_rt.rank == 0) {
-			if (rc == 0)
-				fprintf(stderr, "noisetool: log written to %s\n", path);
-			else
+			if (rc == 0) {
+				if (nt_rt.env.summary)
+					fprintf(stderr, "noisetool: log written to %s\n", path);
+			} else
 				fprintf(stderr, "noisetool: no log written in '%s': %s\n",
 					nt_rt.env.out_dir, strerror(-rc));
 		}
@@ -159,5 +195,9 @@ NT_MPI_API int MPI_Pcontrol(const int level, ...)
 
 NT_MPI_API int MPI_Comm_free(MPI_Comm *comm)
 {
+	if (nt_rt.started && comm) {
+		nt_comms_forget(*comm);
+		__atomic_fetch_add(&nt_comm_gen_, 1, __ATOMIC_RELEASE);
+	}
 	return PMPI_Comm_free(comm);
 }

@@ -51,6 +51,7 @@ struct nt_site *nt_sites_lookup(unsigned fn, uintptr_t ret)
 		if (r == 0) {
 			s->fn = fn;
 			s->min_cyc = UINT64_MAX;
+			s->slow_cyc = UINT64_MAX;
 			s->depth = nt_stack_capture(s->stack, NT_STACK_DEPTH);
 			s->binding = nt_binding_contains(ret);
 			__atomic_store_n(&s->ret, ret, __ATOMIC_RELEASE);
@@ -104,6 +105,16 @@ struct nt_site *nt_sites_next(size_t *i)
 		if (table[*i].ret)
 			return &table[(*i)++];
 	return NULL;
+}
+
+uint32_t nt_sites_index(const struct nt_site *s)
+{
+	return (uint32_t)(s - table);
+}
+
+struct nt_site *nt_sites_at(uint32_t index)
+{
+	return table && index <= mask ? &table[index] : NULL;
 }
 
 uint64_t nt_sites_overflow(void)

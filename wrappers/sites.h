@@ -21,6 +21,7 @@ struct nt_site {
 	uint64_t total_cyc;
 	uint64_t min_cyc, max_cyc;
 	uint64_t hist[NT_SITE_HIST];
+	uint64_t slow_cyc;               /* a call longer than this is recorded (3x the mean) */
 	int binding;                     /* ret is inside a language binding (Fortran) */
 	int depth;                       /* frames in stack */
 	uintptr_t stack[NT_STACK_DEPTH]; /* captured once, when the site was first seen */
@@ -57,6 +58,12 @@ void nt_sites_reset(void);
 
 /* Iterate the sites in use: *i starts at 0; returns NULL at the end. */
 struct nt_site *nt_sites_next(size_t *i);
+
+/* Position of s in the table (for records). */
+uint32_t nt_sites_index(const struct nt_site *s);
+
+/* The site at a table position, or NULL. */
+struct nt_site *nt_sites_at(uint32_t index);
 
 /* Calls that found the table full. */
 uint64_t nt_sites_overflow(void);

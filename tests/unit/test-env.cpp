@@ -70,9 +70,9 @@ TEST_CASE("NOISETOOL_* environment", "[env]")
 		CHECK(std::count(e.begin(), e.end(), '\n') == 3);
 	}
 
-	SECTION("memory outside 1M..4G is refused")
+	SECTION("memory outside 64K..4G is refused")
 	{
-		fake_env = { { "NOISETOOL_MEM", "512K" } };
+		fake_env = { { "NOISETOOL_MEM", "32K" } };
 		CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 1);
 		fake_env = { { "NOISETOOL_MEM", "8G" } };
 		CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 1);

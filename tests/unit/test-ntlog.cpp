@@ -46,6 +46,10 @@ std::vector<unsigned char> make_log(uint32_t nranks, uint32_t flags = 0)
 		rank.mpi_ns = 500000 * (r + 1) + 100;
 		rank.nsites = r == 0 ? 2 : 1; // only rank 0 calls the barrier site
 		rank.sites = sites;
+		struct nt_log_record rec = { 0x100000001ull, 42 + r, 0, NT_LOG_REC_SLOW, 1000, 2000, 3000 };
+		rank.records = &rec;
+		rank.nrecords = 1;
+		rank.dropped_records = r;
 		unsigned char *buf;
 		size_t len;
 		REQUIRE(nt_log_rank_encode(&rank, &buf, &len) == 0);
@@ -82,6 +86,11 @@ TEST_CASE("ntlog round trip", "[ntlog]")
 	CHECK(s.depth == 2);
 	CHECK(std::string(s.frames[0].module) == "/usr/lib/libnoisetool-mpi.so");
 	CHECK(s.frames[1].offset == 0x1234);
+	CHECK(log.ranks[2].nrecords == 1);
+	CHECK(log.ranks[2].dropped_records == 2);
+	CHECK(log.ranks[2].records[0].seq == 44);
+	CHECK(log.ranks[2].records[0].comm_id == 0x100000001ull);
+	CHECK(log.ranks[2].records[0].phase_ns == 3000);
 
 	SECTION("the report merges a site across ranks and computes its spread")
 	{

@@ -39,6 +39,20 @@ struct nt_log_site {
 	struct nt_log_frame frames[NT_LOG_MAX_DEPTH]; /* the stack when first seen */
 };
 
+#define NT_LOG_REC_SLOW 1u   /* more than 3x its call site's mean */
+#define NT_LOG_REC_SAMPLE 2u /* one in 1024 calls of its site */
+
+/* One collective instance that mattered, as this rank saw it. */
+struct nt_log_record {
+	uint64_t comm_id;      /* agrees across the communicator's members */
+	uint64_t seq;          /* instance number on that communicator */
+	uint32_t site;         /* index into the rank's sites */
+	uint32_t flags;        /* NT_LOG_REC_* */
+	uint64_t start_ns;     /* entry, ns since this rank's MPI_Init (local clock) */
+	uint64_t duration_ns;  /* time in the call */
+	uint64_t phase_ns;     /* compute phase before it */
+};
+
 /* One rank's block. */
 struct nt_log_rank {
 	uint32_t rank;
@@ -49,6 +63,9 @@ struct nt_log_rank {
 	uint64_t dropped;       /* calls not kept because the site table was full */
 	uint32_t nsites;
 	struct nt_log_site *sites;
+	uint64_t dropped_records; /* records not kept because the arena was full */
+	uint64_t nrecords;
+	struct nt_log_record *records;
 };
 
 /* A whole log as read. */

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# 10^7 collectives: resident memory grows by at most 1 MiB beyond the fixed arena (compared with
+# the same run without the library), and a too-small arena drops records and says "partial".
+set -u
+LIB=${1:?usage: test-memory.sh LIB PROGRAM NOISETOOL}
+PROG=${2:?}
+NT=${3:?}
+N=${NT_TEST_CALLS:-10000000}
+command -v mpiexec >/dev/null || { echo "SKIP: no mpiexec"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+run() { timeout 300 mpiexec -n 2 -bind-to core "$@"; }
+growth() { awk '/rss-growth-kb/ { print $2 }' "$1"; }
+
+run "$PROG" "$N" >/dev/null 2>"$tmp/plain" || { echo "FAIL: plain run"; exit 1; }
+run -genv LD_PRELOAD "$LIB" -genv NOISETOOL_OUT "$tmp" -genv NOISETOOL_SUMMARY 0 "$PROG" "$N" \
+	>/dev/null 2>"$tmp/lib" || { echo "FAIL: run with the library"; cat "$tmp/lib"; exit 1; }
+g0=$(growth "$tmp/plain")
+g1=$(growth "$tmp/lib")
+echo "$N allreduces: resident growth $g0 KiB without the library, $g1 KiB with it"
+[ "$g1" -le $((g0 + 1024)) ] || { echo "FAIL: grew more than 1 MiB beyond the run without it"; fail=1; }
+log=$(ls "$tmp"/*.ntlog | head -n 1)
+"$NT" report "$log" >"$tmp/report" || { echo "FAIL: report"; fail=1; }
+grep -q complete "$tmp/report" || { echo "FAIL: the default arena should hold every record"; cat "$tmp/report"; fail=1; }
+
+# 64 KiB: room for about a thousand records, far fewer than 10^7 / 1024 samples.
+mkdir "$tmp/small"
+run -genv LD_PRELOAD "$LIB" -genv NOISETOOL_OUT "$tmp/small" -genv NOISETOOL_SUMMARY 0 \
+	-genv NOISETOOL_MEM 64K "$PROG" "$N" >/dev/null 2>"$tmp/small.err" ||
+	{ echo "FAIL: run with a small arena"; cat "$tmp/small.err"; exit 1; }
+"$NT" report "$(ls "$tmp"/small/*.ntlog | head -n 1)" --json "$tmp/small.json" >"$tmp/small.report" ||
+	{ echo "FAIL: report of the small run"; fail=1; }
+head -3 "$tmp/small.report"
+grep -q PARTIAL "$tmp/small.report" || { echo "FAIL: report does not say partial"; fail=1; }
+grep -q '"partial": true' "$tmp/small.json" || { echo "FAIL: JSON partial"; fail=1; }
+grep -q "\"calls\": $((2 * N))," "$tmp/small.json" || { echo "FAIL: aggregates must stay exact"; fail=1; }
+exit $fail

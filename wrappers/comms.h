@@ -1,0 +1,35 @@
+/* Communicators: ids that agree across their members, and the sequence number of each
+ * collective instance on them, so that (comm id, seq) names one instance on every member.
+ * A communicator gets its id lazily, at its first collective: every member is then inside the
+ * same collective's wrapper, so they can agree with two small allreduces on it. */
+#ifndef WRAPPERS_COMMS_H
+#define WRAPPERS_COMMS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <mpi.h>
+
+#define NT_COMM_ID_UNKNOWN UINT64_MAX /* table full, or an intercommunicator */
+
+struct nt_comm {
+	MPI_Comm handle;
+	bool used;
+	uint64_t id;
+	uint64_t seq; /* collective instances so far */
+};
+
+/* Reserve the table and register MPI_COMM_WORLD (id 0) and MPI_COMM_SELF. 0 or -ENOMEM. */
+int nt_comms_init(int world_rank, bool threaded);
+
+/* The state of comm, agreeing on its id first if it is new (collective over comm: call only
+ * from a collective's wrapper, after the real call). NULL when the table is full. */
+struct nt_comm *nt_comms_get(MPI_Comm comm);
+
+/* Next sequence number on c (atomic when several threads may use MPI). */
+uint64_t nt_comms_next_seq(struct nt_comm *c);
+
+/* comm is about to be freed: forget it (its handle may be reused). */
+void nt_comms_forget(MPI_Comm comm);
+
+#endif /* WRAPPERS_COMMS_H */

@@ -1,0 +1,32 @@
+/* Per-instance records of the collective instances that matter: slow ones (more than 3x their
+ * call site's mean) and a sample (one in 1024 per site). A fixed, pre-faulted arena; when it is
+ * full, records are dropped and counted and the log is marked partial; aggregates go on. */
+#ifndef WRAPPERS_RECORDS_H
+#define WRAPPERS_RECORDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define NT_REC_SLOW 1u
+#define NT_REC_SAMPLE 2u
+
+struct nt_record {
+	uint64_t comm_id;
+	uint64_t seq;
+	uint32_t site;      /* index in the site table */
+	uint32_t flags;     /* NT_REC_* */
+	uint64_t t0_cyc;    /* entry */
+	uint64_t d_cyc;     /* time in the call */
+	uint64_t phase_cyc; /* the compute phase before it (since the previous MPI call's exit) */
+};
+
+int nt_records_init(size_t bytes, int threaded);
+
+/* Keep one record (thread-safe); dropped and counted when the arena is full. */
+void nt_records_add(const struct nt_record *r);
+
+size_t nt_records_count(void);
+uint64_t nt_records_dropped(void);
+const struct nt_record *nt_records_get(size_t i);
+
+#endif /* WRAPPERS_RECORDS_H */
