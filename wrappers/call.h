@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include "comms.h"
+#include "nbreqs.h"
 #include "sites.h"
 #include "wrapper-ids.h"
 
@@ -63,14 +64,22 @@ struct nt_comm *nt_call_comm_miss(struct nt_thread *t, MPI_Comm comm);
 void nt_call_record(struct nt_site *s, struct nt_comm *cs, uint64_t seq, const struct nt_call *c,
 		    uint64_t phase_cyc);
 
-/* A collective instance: its (communicator id, sequence number), and a record when it matters. */
+/* A collective instance: its (communicator id, sequence number), and a record when it matters;
+ * a nonblocking one is timed later, from its start to its completion. */
 static inline void nt_call_instance(struct nt_thread *t, struct nt_site *s, MPI_Comm comm,
-				    const struct nt_call *c, uint64_t d, uint64_t phase)
+				    MPI_Request *nb_request, const struct nt_call *c, uint64_t d,
+				    uint64_t phase)
 {
 	struct nt_comm *cs = t->last_comm_state;
 	if (NT_UNLIKELY(comm != t->last_comm || t->comm_gen != nt_comm_gen_ || cs == NULL))
 		cs = nt_call_comm_miss(t, comm);
 	uint64_t seq = cs ? nt_comms_next_seq(cs) : 0;
+	if (nb_request) {
+		if (*nb_request != MPI_REQUEST_NULL)
+			nt_nb_track(*nb_request, s, c->t0_cyc, cs, seq, phase);
+		return;
+	}
+	nt_sites_add(s, d);
 	if (NT_UNLIKELY(d > s->slow_cyc || (s->calls & 1023) == 1))
 		nt_call_record(s, cs, seq, c, phase);
 }
@@ -78,7 +87,8 @@ static inline void nt_call_instance(struct nt_thread *t, struct nt_site *s, MPI_
 /* Book-keeping after the real call: the phase boundary and the call site's aggregates (MPI time
  * per rank is their sum, application time the rest of the wall time). Clears the
  * reentry guard. Inline: out of line it cost ~8 ns per call here, most of the budget. */
-static inline void nt_call_end(const struct nt_call *c, enum nt_fn fn, void *ret, MPI_Comm comm)
+static inline void nt_call_end(const struct nt_call *c, enum nt_fn fn, void *ret, MPI_Comm comm,
+			       MPI_Request *nb_request)
 {
 	struct nt_thread *t = &nt_thread_;
 	uint64_t d = c->t1_cyc - c->t0_cyc;
@@ -90,11 +100,15 @@ static inline void nt_call_end(const struct nt_call *c, enum nt_fn fn, void *ret
 	if (NT_UNLIKELY(s != NULL && s->binding))
 		s = nt_call_binding_site(fn, s);
 	if (NT_LIKELY(s != NULL)) {
-		nt_sites_add(s, d);
-		/* MPI_COMM_NULL is a constant for every call that is not a collective instance:
-		 * the compiler drops this branch from their wrappers. */
-		if (comm != MPI_COMM_NULL)
-			nt_call_instance(t, s, comm, c, d, phase);
+		/* MPI_COMM_NULL and NULL are constants for every call that is not a collective
+		 * instance: the compiler drops these branches from their wrappers. */
+		if (comm != MPI_COMM_NULL) {
+			nt_call_instance(t, s, comm, nb_request, c, d, phase);
+		} else {
+			nt_sites_add(s, d);
+		}
+		if (nb_request)
+			s->nonblocking = 1;
 	}
 	if (NT_UNLIKELY(nt_slow_extras_))
 		nt_call_slow_extras();

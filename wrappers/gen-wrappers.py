@@ -78,6 +78,32 @@ def instance_comm(kind, name, params):
     sys.exit(f"gen-wrappers: collective {name} has no MPI_Comm parameter")
 
 
+def nonblocking_request(kind, name, params):
+    """The request of a nonblocking collective's start (timed to its completion); NULL else."""
+    if kind != "collective" or not name.startswith("MPI_I") or "_init" in name:
+        return "NULL"
+    for p in params:
+        if re.match(r"^MPI_Request\s*\*\s*\w+$", p):
+            return param_name(p)
+    sys.exit(f"gen-wrappers: nonblocking {name} has no MPI_Request * parameter")
+
+
+def wait_requests(kind, name, params):
+    """(requests, count) of a wait/test call, whose completions end tracked nonblocking
+    collectives; ("NULL", "0") for every other call."""
+    if kind != "wait" or not re.match(r"^MPI_(Wait|Test)(all|any|some)?$", name):
+        return ("NULL", "0")
+    reqs = next((param_name(p) for p in params if p.startswith("MPI_Request")), None)
+    if reqs is None:
+        sys.exit(f"gen-wrappers: {name} has no request parameter")
+    if name in ("MPI_Wait", "MPI_Test"):
+        return (reqs, "1")
+    count = next((param_name(p) for p in params if re.match(r"^int\s+(count|incount)$", p)), None)
+    if count is None:
+        sys.exit(f"gen-wrappers: {name} has no count parameter")
+    return (reqs, count)
+
+
 def main():
     if len(sys.argv) != 7:
         sys.exit("usage: gen-wrappers.py LIST MPI_H_I TEMPLATE OUT_C OUT_H OUT_SYMBOLS")
@@ -129,7 +155,10 @@ def main():
             args = ", ".join(param_name(p) for p in params)
             body = (template.replace("@NAME@", name).replace("@KIND@", kind)
                     .replace("@PARAMS@", ", ".join(params) or "void").replace("@ARGS@", args)
-                    .replace("@COMM@", instance_comm(kind, name, params)))
+                    .replace("@COMM@", instance_comm(kind, name, params))
+                    .replace("@NBREQ@", nonblocking_request(kind, name, params))
+                    .replace("@WAITREQS@", wait_requests(kind, name, params)[0])
+                    .replace("@WAITN@", wait_requests(kind, name, params)[1]))
             c.write("\n" + body)
 
     with open(out_syms, "w") as s:

@@ -71,7 +71,8 @@ static int encode_rank(const struct nt_runtime *rt, unsigned char **buf, size_t 
 		o->depth = (uint32_t)(s->depth < NT_LOG_MAX_DEPTH ? s->depth : NT_LOG_MAX_DEPTH);
 		for (uint32_t k = 0; k < o->depth; k++)
 			locate(s->stack[k] - (k ? 1 : 0), &o->frames[k].module, &o->frames[k].offset);
-		r.mpi_ns += o->total_ns;
+		if (!s->nonblocking) /* overlapped with other work: not time spent in MPI */
+			r.mpi_ns += o->total_ns;
 	}
 	for (size_t i = 0; i < nrec; i++) {
 		const struct nt_record *x = nt_records_get(i);

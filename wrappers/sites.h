@@ -23,6 +23,7 @@ struct nt_site {
 	uint64_t hist[NT_SITE_HIST];
 	uint64_t slow_cyc;               /* a call longer than this is recorded (3x the mean) */
 	int binding;                     /* ret is inside a language binding (Fortran) */
+	int nonblocking;                 /* a nonblocking collective: times run to completion */
 	int depth;                       /* frames in stack */
 	uintptr_t stack[NT_STACK_DEPTH]; /* captured once, when the site was first seen */
 };

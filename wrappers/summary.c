@@ -81,6 +81,7 @@ void nt_summary_write(const struct nt_runtime *rt)
 		local->fn[i] = -1;
 	}
 	size_t it = 0;
+	double local_mpi_ns = 0;
 	for (struct nt_site *s; (s = nt_sites_next(&it));) {
 		if (s->calls == 0)
 			continue;
@@ -96,6 +97,8 @@ void nt_summary_write(const struct nt_runtime *rt)
 		local->time_ns[k] += t;
 		local->owner[k] = rt->rank;
 		local->fn[k] = (int)s->fn;
+		if (!s->nonblocking)
+			local_mpi_ns += t;
 	}
 	for (int k = 0; k < SLOTS; k++) {
 		local->time2[k] = local->time_ns[k] * local->time_ns[k];
@@ -115,9 +118,7 @@ void nt_summary_write(const struct nt_runtime *rt)
 	 * from MPI_Init to MPI_Finalize (with several threads calling MPI, MPI time can exceed
 	 * the wall time: it is summed over threads). */
 	double wall = nt_clock_cyc_to_ns(rt->finalize_cyc - rt->init_cyc) / 1e9;
-	double mpi_s = 0;
-	for (int k = 0; k < SLOTS; k++)
-		mpi_s += local->time_ns[k] / 1e9;
+	double mpi_s = local_mpi_ns / 1e9;
 	struct {
 		double v;
 		int rank;

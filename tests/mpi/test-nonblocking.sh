@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Nonblocking collectives are timed from start to completion (in MPI_Wait, an MPI_Test loop or
+# MPI_Waitall), each start is counted at its own call site, results are unchanged.
+set -u
+LIB=${1:?usage: test-nonblocking.sh LIB PROGRAM NOISETOOL SOURCE}
+PROG=${2:?}
+NT=${3:?}
+SRC=${4:?}
+command -v mpiexec >/dev/null || { echo "SKIP: no mpiexec"; exit 77; }
+N=200
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+run() { timeout 120 mpiexec -n 2 -bind-to core "$@"; }
+run "$PROG" $N >"$tmp/plain" 2>&1 || { echo "FAIL: plain run"; exit 1; }
+run -genv LD_PRELOAD "$LIB" -genv NOISETOOL_OUT "$tmp" -genv NOISETOOL_SUMMARY 0 "$PROG" $N \
+	>"$tmp/pre" 2>"$tmp/pre.err" || { echo "FAIL: preloaded run"; cat "$tmp/pre.err"; exit 1; }
+cmp -s "$tmp/plain" "$tmp/pre" || { echo "FAIL: results differ"; fail=1; }
+"$NT" report "$(ls "$tmp"/*.ntlog | head -n 1)" --top 0 --json "$tmp/r.json" >"$tmp/report" ||
+	{ echo "FAIL: report"; exit 1; }
+cat "$tmp/report"
+line_of() { grep -n "/\* site $1 \*/" "$SRC" | cut -d: -f1; }
+for site in I B M; do
+	grep -Eq "MPI_I(allreduce|barrier) +nonblocking.c:$(line_of $site) +$((2 * N)) " "$tmp/report" ||
+		{ echo "FAIL: site $site (nonblocking.c:$(line_of $site)) with $((2 * N)) starts"; fail=1; }
+done
+# Site I completes after ~50 us of compute: its mean start-to-completion time must show it.
+mean_us=$(awk -v l="nonblocking.c:$(line_of I)" '$2 == l { printf "%d", $4 * 1000 / $3 }' "$tmp/report")
+echo "MPI_Iallreduce at site I: mean start-to-completion ${mean_us} us"
+[ "${mean_us:-0}" -ge 40 ] || { echo "FAIL: not timed to completion (${mean_us} us < 40)"; fail=1; }
+exit $fail
