@@ -398,6 +398,38 @@ int nt_log_decode(const unsigned char *buf, size_t len, struct nt_log *log, char
 	return 0;
 }
 
+/* Append a whole file to *buf (realloc'd). 0 or -errno. */
+static int append_file(const char *path, unsigned char **buf, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || st.st_size < 0 || (uint64_t)st.st_size + *len > MAX_FILE_BYTES) {
+		close(fd);
+		return -EFBIG;
+	}
+	size_t add = (size_t)st.st_size;
+	unsigned char *nb = realloc(*buf, *len + add + 1);
+	if (!nb) {
+		close(fd);
+		return -ENOMEM;
+	}
+	*buf = nb;
+	for (size_t got = 0; got < add;) {
+		ssize_t n = read(fd, *buf + *len + got, add - got);
+		if (n <= 0) {
+			int e = n < 0 ? errno : EIO;
+			close(fd);
+			return -e;
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	*len += add;
+	return 0;
+}
+
 int nt_log_read_file(const char *path, struct nt_log *log, char *err, size_t errsz)
 {
 	if (!path || !log)
@@ -434,6 +466,20 @@ int nt_log_read_file(const char *path, struct nt_log *log, char *err, size_t err
 		got += (size_t)n;
 	}
 	close(fd);
+	/* A header alone: the per-rank fallback, whose blocks are in PATH.part0 ... */
+	if (len == NT_LOG_HEADER_BYTES && memcmp(buf, file_magic, 8) == 0) {
+		uint32_t nranks = get32(buf + 16);
+		for (uint32_t r = 0; r < nranks; r++) {
+			char part[4096];
+			snprintf(part, sizeof part, "%s.part%u", path, r);
+			int rc = append_file(part, &buf, &len);
+			if (rc) {
+				set_err(err, errsz, "per-rank part %s: %s", part, strerror(-rc));
+				free(buf);
+				return rc;
+			}
+		}
+	}
 	int rc = nt_log_decode(buf, len, log, err, errsz);
 	free(buf);
 	return rc;

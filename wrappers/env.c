@@ -88,6 +88,17 @@ int nt_env_parse(struct nt_env *env, const char *(*getenv_fn)(const char *), cha
 			env->mem_bytes = b;
 		}
 	}
+	v = getenv_fn("NOISETOOL_LOG");
+	if (v && *v) {
+		if (!strcmp(v, "per-rank"))
+			env->log_per_rank = true;
+		else if (strcmp(v, "mpiio")) {
+			complain(errors, size,
+				 "NOISETOOL_LOG='%s': accepted values are mpiio, per-rank; using mpiio\n",
+				 v);
+			bad++;
+		}
+	}
 	v = getenv_fn("NOISETOOL_SUMMARY");
 	if (v && *v) {
 		if (!strcmp(v, "0"))

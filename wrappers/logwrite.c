@@ -1,6 +1,7 @@
 /* The job log writer (format: doc/ntlog-format.md). */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,88 @@ static int choose_name(const char *dir, char *path, size_t size)
 	return -EEXIST;
 }
 
+/* Write buf to path, never replacing an existing file: a temporary name, then link(). */
+static int write_new_file(const char *path, const void *buf, size_t len)
+{
+	char tmp[4096 + 32];
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	int rc = 0;
+	for (size_t done = 0; done < len && rc == 0;) {
+		ssize_t n = write(fd, (const char *)buf + done, len - done);
+		if (n < 0)
+			rc = -errno;
+		else
+			done += (size_t)n;
+	}
+	if (rc == 0 && fsync(fd) != 0)
+		rc = -errno;
+	if (close(fd) != 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && link(tmp, path) != 0)
+		rc = -errno;
+	unlink(tmp);
+	return rc;
+}
+
+/* One file, one collective MPI-IO write of every block at its offset. Collective; returns the
+ * same result on every rank. */
+static int write_mpiio(const struct nt_runtime *rt, const char *name, const char *tmp,
+		       const unsigned char *header, const unsigned char *block, size_t len,
+		       unsigned long long before)
+{
+	MPI_Comm c = rt->comm;
+	MPI_File fh;
+	int opened = PMPI_File_open(c, tmp, MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_WRONLY,
+				    MPI_INFO_NULL, &fh) == MPI_SUCCESS, all_opened = 0;
+	PMPI_Allreduce(&opened, &all_opened, 1, MPI_INT, MPI_MIN, c);
+	if (!all_opened) {
+		if (opened)
+			PMPI_File_close(&fh);
+		if (rt->rank == 0)
+			unlink(tmp);
+		return -EIO;
+	}
+	int wrc = MPI_SUCCESS;
+	if (rt->rank == 0)
+		wrc = PMPI_File_write_at(fh, 0, header, NT_LOG_HEADER_BYTES, MPI_BYTE,
+					 MPI_STATUS_IGNORE);
+	/* One collective write; blocks above 2 GiB are not expected (sites are bounded). */
+	int wrc2 = PMPI_File_write_at_all(fh, (MPI_Offset)(NT_LOG_HEADER_BYTES + before), block,
+					  (int)len, MPI_BYTE, MPI_STATUS_IGNORE);
+	PMPI_File_close(&fh);
+	int mine = (wrc == MPI_SUCCESS && wrc2 == MPI_SUCCESS) ? 0 : -EIO, worst = 0;
+	PMPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MIN, c);
+	if (rt->rank == 0) {
+		/* link() refuses to replace an existing file: never overwrite. */
+		if (worst == 0 && link(tmp, name) != 0)
+			worst = -errno;
+		unlink(tmp);
+	}
+	PMPI_Bcast(&worst, 1, MPI_INT, 0, c);
+	return worst;
+}
+
+/* The fallback: every rank writes its block to NAME.partR, then rank 0 writes NAME holding
+ * only the header (the reader then reads the parts). Collective. */
+static int write_per_rank(const struct nt_runtime *rt, const char *name,
+			  const unsigned char *header, const unsigned char *block, size_t len)
+{
+	MPI_Comm c = rt->comm;
+	char part[4096 + 32];
+	snprintf(part, sizeof part, "%s.part%d", name, rt->rank);
+	int mine = write_new_file(part, block, len), worst = 0;
+	PMPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MIN, c);
+	if (worst == 0 && rt->rank == 0)
+		worst = write_new_file(name, header, NT_LOG_HEADER_BYTES);
+	PMPI_Bcast(&worst, 1, MPI_INT, 0, c);
+	if (worst != 0 && mine == 0)
+		unlink(part); /* leave nothing half done */
+	return worst;
+}
+
 int nt_logwrite(const struct nt_runtime *rt, char *path, size_t size)
 {
 	MPI_Comm c = rt->comm;
@@ -152,37 +235,18 @@ int nt_logwrite(const struct nt_runtime *rt, char *path, size_t size)
 	unsigned flags = 0;
 	PMPI_Allreduce(&flags_local, &flags, 1, MPI_UNSIGNED, MPI_BOR, c);
 
-	MPI_File fh;
-	int ok = PMPI_File_open(c, tmp, MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_WRONLY,
-				MPI_INFO_NULL, &fh) == MPI_SUCCESS;
-	if (!ok) {
-		free(block);
-		return -EIO;
-	}
-	int wrc = MPI_SUCCESS;
-	if (rt->rank == 0) {
-		unsigned char header[NT_LOG_HEADER_BYTES];
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		nt_log_header(header, (uint32_t)rt->size, flags, (uint32_t)rt->env.level, nt_clock_hz(),
-			      (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
-		wrc = PMPI_File_write_at(fh, 0, header, NT_LOG_HEADER_BYTES, MPI_BYTE,
-					 MPI_STATUS_IGNORE);
-	}
-	/* One collective write; blocks above 2 GiB are not expected (sites are bounded). */
-	int wrc2 = PMPI_File_write_at_all(fh, (MPI_Offset)(NT_LOG_HEADER_BYTES + before), block,
-					  (int)len, MPI_BYTE, MPI_STATUS_IGNORE);
-	PMPI_File_close(&fh);
+	unsigned char header[NT_LOG_HEADER_BYTES];
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	nt_log_header(header, (uint32_t)rt->size, flags, (uint32_t)rt->env.level, nt_clock_hz(),
+		      (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+
+	int worst = -EIO;
+	if (!rt->env.log_per_rank)
+		worst = write_mpiio(rt, name, tmp, header, block, len, before);
+	if (worst != 0) /* no MPI-IO here (or asked not to use it): one part file per rank */
+		worst = write_per_rank(rt, name, header, block, len);
 	free(block);
-	int mine = (wrc == MPI_SUCCESS && wrc2 == MPI_SUCCESS) ? 0 : -EIO, worst = 0;
-	PMPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MIN, c);
-	if (rt->rank == 0) {
-		/* link() refuses to replace an existing file: never overwrite. */
-		if (worst == 0 && link(tmp, name) != 0)
-			worst = -errno;
-		unlink(tmp);
-	}
-	PMPI_Bcast(&worst, 1, MPI_INT, 0, c);
 	if (worst == 0)
 		snprintf(path, size, "%s", name);
 	return worst;

@@ -45,6 +45,15 @@ fi
 run -genv LD_PRELOAD "$LIB" -genv NOISETOOL_OUT "$tmp/logs" "$PROG" 10 >/dev/null 2>&1
 [ "$(ls "$tmp"/logs/*.ntlog | wc -l)" -eq 2 ] || { echo "FAIL: second log"; fail=1; }
 
+# The per-rank fallback (used when MPI-IO cannot open the file): a header file and one part per
+# rank, which the reader puts together.
+mkdir "$tmp/parts"
+run -genv LD_PRELOAD "$LIB" -genv NOISETOOL_OUT "$tmp/parts" -genv NOISETOOL_LOG per-rank "$PROG" 300 \
+	>/dev/null 2>&1 || { echo "FAIL: per-rank run"; fail=1; }
+[ "$(ls "$tmp"/parts/*.part* | wc -l)" -eq 2 ] || { echo "FAIL: want two part files"; ls "$tmp/parts"; fail=1; }
+"$NT" report "$(ls "$tmp"/parts/*.ntlog)" --json "$tmp/parts.json" >/dev/null &&
+	grep -q '"calls": 600,' "$tmp/parts.json" || { echo "FAIL: per-rank log unreadable"; fail=1; }
+
 # NOISETOOL_DISABLE=1: no summary, no files, same result.
 run -genv LD_PRELOAD "$LIB" -genv NOISETOOL_DISABLE 1 -genv NOISETOOL_OUT "$tmp/nologs" "$PROG" $N \
 	>"$tmp/off.out" 2>"$tmp/off.err" || { echo "FAIL: disabled run"; fail=1; }
