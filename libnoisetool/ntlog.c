@@ -405,9 +405,10 @@ static int append_file(const char *path, unsigned char **buf, size_t *len)
 	if (fd < 0)
 		return -errno;
 	struct stat st;
-	if (fstat(fd, &st) != 0 || st.st_size < 0 || (uint64_t)st.st_size + *len > MAX_FILE_BYTES) {
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0 ||
+	    (uint64_t)st.st_size + *len > MAX_FILE_BYTES) {
 		close(fd);
-		return -EFBIG;
+		return -EFBIG; /* not a regular file (a FIFO would block), or too large */
 	}
 	size_t add = (size_t)st.st_size;
 	unsigned char *nb = realloc(*buf, *len + add + 1);
@@ -435,44 +436,23 @@ int nt_log_read_file(const char *path, struct nt_log *log, char *err, size_t err
 	if (!path || !log)
 		return -EINVAL;
 	memset(log, 0, sizeof *log);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-		set_err(err, errsz, "cannot open: %s", strerror(e));
-		return -e;
+	unsigned char *buf = NULL;
+	size_t len = 0;
+	int rc = append_file(path, &buf, &len);
+	if (rc) {
+		set_err(err, errsz, "cannot read: %s", rc == -EFBIG ? "not a regular file, or larger "
+								     "than 1 GiB"
+								   : strerror(-rc));
+		free(buf);
+		return rc;
 	}
-	struct stat st;
-	if (fstat(fd, &st) != 0 || st.st_size < 0 || (uint64_t)st.st_size > MAX_FILE_BYTES) {
-		close(fd);
-		set_err(err, errsz, "cannot read (not a regular file, or larger than 1 GiB)");
-		return -EINVAL;
-	}
-	size_t len = (size_t)st.st_size;
-	unsigned char *buf = malloc(len ? len : 1);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	size_t got = 0;
-	while (got < len) {
-		ssize_t n = read(fd, buf + got, len - got);
-		if (n <= 0) {
-			int e = n < 0 ? errno : EIO;
-			free(buf);
-			close(fd);
-			set_err(err, errsz, "read failed: %s", strerror(e));
-			return -e;
-		}
-		got += (size_t)n;
-	}
-	close(fd);
 	/* A header alone: the per-rank fallback, whose blocks are in PATH.part0 ... */
 	if (len == NT_LOG_HEADER_BYTES && memcmp(buf, file_magic, 8) == 0) {
 		uint32_t nranks = get32(buf + 16);
 		for (uint32_t r = 0; r < nranks; r++) {
 			char part[4096];
 			snprintf(part, sizeof part, "%s.part%u", path, r);
-			int rc = append_file(part, &buf, &len);
+			rc = append_file(part, &buf, &len);
 			if (rc) {
 				set_err(err, errsz, "per-rank part %s: %s", part, strerror(-rc));
 				free(buf);
@@ -480,7 +460,7 @@ int nt_log_read_file(const char *path, struct nt_log *log, char *err, size_t err
 			}
 		}
 	}
-	int rc = nt_log_decode(buf, len, log, err, errsz);
+	rc = nt_log_decode(buf, len, log, err, errsz);
 	free(buf);
 	return rc;
 }
