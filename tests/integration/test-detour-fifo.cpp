@@ -129,6 +129,8 @@ TEST_CASE("periodic SCHED_FIFO preemption is found as a ~100 Hz component", "[de
 	CHECK(found->count <= expected + 2);
 	// Other load on a shared machine may add long detours, never remove bursts.
 	CHECK(bursts >= 0.95 * expected);
-	CHECK(bursts_preempted >= 0.95 * bursts);
+	// Nearly every burst is seen as a preemption (other long detours, e.g. host stalls, are
+	// not preemptions and may come on top).
+	CHECK(bursts_preempted >= 0.95 * expected);
 	nt_detour_result_free(&res);
 }
