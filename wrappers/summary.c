@@ -53,19 +53,12 @@ struct slots {
 	int fn[SLOTS];             /* function id (MAX; equal on every rank unless merged) */
 };
 
-static int by_time_desc(const void *a, const void *b, void *ctx);
+/* qsort has no context argument: the slots being sorted (finalize is single-threaded). */
+static const struct slots *sort_slots;
 
-static const struct slots *sort_ctx;
-
-static int cmp_slot(const void *a, const void *b)
+static int cmp_slot_time_desc(const void *a, const void *b)
 {
-	return by_time_desc(a, b, (void *)sort_ctx);
-}
-
-static int by_time_desc(const void *a, const void *b, void *ctx)
-{
-	const struct slots *s = ctx;
-	double x = s->time_ns[*(const int *)a], y = s->time_ns[*(const int *)b];
+	double x = sort_slots->time_ns[*(const int *)a], y = sort_slots->time_ns[*(const int *)b];
 	return (x < y) - (x > y);
 }
 
@@ -134,8 +127,8 @@ void nt_summary_write(const struct nt_runtime *rt)
 	for (int k = 0; k < SLOTS; k++)
 		if (all->calls[k] > 0)
 			order[ntop++] = k;
-	sort_ctx = all;
-	qsort(order, (size_t)ntop, sizeof *order, cmp_slot);
+	sort_slots = all;
+	qsort(order, (size_t)ntop, sizeof *order, cmp_slot_time_desc);
 	if (ntop > TOP)
 		ntop = TOP;
 	for (int i = 0; i < ntop; i++) {
