@@ -66,9 +66,9 @@ void nt_call_record(struct nt_site *s, struct nt_comm *cs, uint64_t seq, const s
 
 /* A collective instance: its (communicator id, sequence number), and a record when it matters;
  * a nonblocking one is timed later, from its start to its completion. */
-static inline void nt_call_instance(struct nt_thread *t, struct nt_site *s, MPI_Comm comm,
-				    MPI_Request *nb_request, const struct nt_call *c, uint64_t d,
-				    uint64_t phase)
+static inline __attribute__((always_inline)) void
+nt_call_instance(struct nt_thread *t, struct nt_site *s, MPI_Comm comm,
+		 MPI_Request *nb_request, const struct nt_call *c, uint64_t d, uint64_t phase)
 {
 	struct nt_comm *cs = t->last_comm_state;
 	if (NT_UNLIKELY(comm != t->last_comm || t->comm_gen != nt_comm_gen_ || cs == NULL))
@@ -87,8 +87,9 @@ static inline void nt_call_instance(struct nt_thread *t, struct nt_site *s, MPI_
 /* Book-keeping after the real call: the phase boundary and the call site's aggregates (MPI time
  * per rank is their sum, application time the rest of the wall time). Clears the
  * reentry guard. Inline: out of line it cost ~8 ns per call here, most of the budget. */
-static inline void nt_call_end(const struct nt_call *c, enum nt_fn fn, void *ret, MPI_Comm comm,
-			       MPI_Request *nb_request)
+static inline __attribute__((always_inline)) void
+nt_call_end(const struct nt_call *c, enum nt_fn fn, void *ret, MPI_Comm comm,
+	    MPI_Request *nb_request)
 {
 	struct nt_thread *t = &nt_thread_;
 	uint64_t d = c->t1_cyc - c->t0_cyc;

@@ -31,17 +31,22 @@ void nt_nb_track(MPI_Request request, struct nt_site *s, uint64_t t0_cyc, struct
 void nt_wait_snapshot(struct nt_reqsnap *snap, const MPI_Request *reqs, int n);
 void nt_wait_complete(const struct nt_reqsnap *snap, const MPI_Request *reqs, uint64_t t1_cyc);
 
-static inline void nt_wait_before(struct nt_reqsnap *snap, const MPI_Request *reqs, int n)
+/* n is the constant 0 in every wrapper but the wait/test family: then these compile to nothing
+ * (not even the snapshot's stack space). */
+static inline __attribute__((always_inline)) void
+nt_wait_before(struct nt_reqsnap *snap, const MPI_Request *reqs, int n)
 {
+	if (n <= 0)
+		return;
 	snap->n = 0;
-	if (n > 0 && reqs && NT_UNLIKELY(nt_nb_outstanding_ > 0))
+	if (reqs && NT_UNLIKELY(nt_nb_outstanding_ > 0))
 		nt_wait_snapshot(snap, reqs, n);
 }
 
-static inline void nt_wait_after(const struct nt_reqsnap *snap, const MPI_Request *reqs,
-				 uint64_t t1_cyc)
+static inline __attribute__((always_inline)) void
+nt_wait_after(const struct nt_reqsnap *snap, const MPI_Request *reqs, int n, uint64_t t1_cyc)
 {
-	if (NT_UNLIKELY(snap->n > 0))
+	if (n > 0 && NT_UNLIKELY(snap->n > 0))
 		nt_wait_complete(snap, reqs, t1_cyc);
 }
 

@@ -38,7 +38,7 @@ extern bool nt_sites_threaded_;
 void nt_sites_add_atomic(struct nt_site *s, uint64_t d_cyc);
 
 /* Add one call of d_cyc cycles (atomically when several threads may call MPI at once). */
-static inline void nt_sites_add(struct nt_site *s, uint64_t d)
+static inline __attribute__((always_inline)) void nt_sites_add(struct nt_site *s, uint64_t d)
 {
 	if (NT_UNLIKELY(nt_sites_threaded_)) {
 		nt_sites_add_atomic(s, d);
