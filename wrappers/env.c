@@ -42,40 +42,52 @@ static uint64_t parse_size(const char *s)
 	return v * mult;
 }
 
+/* One of a fixed list of words: *out = its index. Unset leaves *out alone. A bad value appends
+ * "NAME='v': accepted values are a, b, c; using DEFAULT" and returns 1. */
+static int choice(const char *(*getenv_fn)(const char *), const char *name,
+		  const char *const *words, int *out, char *errors, size_t size)
+{
+	const char *v = getenv_fn(name);
+	if (!v || !*v)
+		return 0;
+	char list[128] = "";
+	for (int i = 0; words[i]; i++) {
+		if (!strcmp(v, words[i])) {
+			*out = i;
+			return 0;
+		}
+		size_t len = strlen(list);
+		snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", words[i]);
+	}
+	complain(errors, size, "%s='%s': accepted values are %s; using %s\n", name, v, list,
+		 words[*out]);
+	return 1;
+}
+
 int nt_env_parse(struct nt_env *env, const char *(*getenv_fn)(const char *), char *errors,
 		 size_t size)
 {
-	int bad = 0;
+	static const char *const off_on[] = { "0", "1", NULL };
+	static const char *const levels[] = { "timing", "os", "full", NULL };
+	static const char *const logs[] = { "mpiio", "per-rank", NULL };
+	static const char *const callsites[] = { "cached", "every-call", NULL };
 	if (errors && size)
 		errors[0] = '\0';
 	*env = (struct nt_env){ .level = NT_PROBE_OS, .mem_bytes = 16u << 20, .out_dir = ".",
 				.summary = true };
+	int disable = 0, level = NT_PROBE_OS, log = 0, summary = 1, callsite = 0;
+	int bad = choice(getenv_fn, "NOISETOOL_DISABLE", off_on, &disable, errors, size);
+	bad += choice(getenv_fn, "NOISETOOL_LEVEL", levels, &level, errors, size);
+	bad += choice(getenv_fn, "NOISETOOL_LOG", logs, &log, errors, size);
+	bad += choice(getenv_fn, "NOISETOOL_SUMMARY", off_on, &summary, errors, size);
+	bad += choice(getenv_fn, "NOISETOOL_CALLSITE", callsites, &callsite, errors, size);
+	env->disable = disable;
+	env->level = (enum nt_probe_level)level;
+	env->log_per_rank = log == 1;
+	env->summary = summary;
+	env->callsite_every_call = callsite == 1;
 
-	const char *v = getenv_fn("NOISETOOL_DISABLE");
-	if (v && *v) {
-		if (!strcmp(v, "1") || !strcmp(v, "yes") || !strcmp(v, "true"))
-			env->disable = true;
-		else if (strcmp(v, "0") && strcmp(v, "no") && strcmp(v, "false")) {
-			complain(errors, size, "NOISETOOL_DISABLE='%s': accepted values are 0 or 1\n", v);
-			bad++;
-		}
-	}
-	v = getenv_fn("NOISETOOL_LEVEL");
-	if (v && *v) {
-		if (!strcmp(v, "timing"))
-			env->level = NT_PROBE_TIMING;
-		else if (!strcmp(v, "os"))
-			env->level = NT_PROBE_OS;
-		else if (!strcmp(v, "full"))
-			env->level = NT_PROBE_FULL;
-		else {
-			complain(errors, size,
-				 "NOISETOOL_LEVEL='%s': accepted values are timing, os, full; using os\n",
-				 v);
-			bad++;
-		}
-	}
-	v = getenv_fn("NOISETOOL_MEM");
+	const char *v = getenv_fn("NOISETOOL_MEM");
 	if (v && *v) {
 		uint64_t b = parse_size(v);
 		if (b < (64u << 10) || b > (4ull << 30)) {
@@ -86,38 +98,6 @@ int nt_env_parse(struct nt_env *env, const char *(*getenv_fn)(const char *), cha
 			bad++;
 		} else {
 			env->mem_bytes = b;
-		}
-	}
-	v = getenv_fn("NOISETOOL_LOG");
-	if (v && *v) {
-		if (!strcmp(v, "per-rank"))
-			env->log_per_rank = true;
-		else if (strcmp(v, "mpiio")) {
-			complain(errors, size,
-				 "NOISETOOL_LOG='%s': accepted values are mpiio, per-rank; using mpiio\n",
-				 v);
-			bad++;
-		}
-	}
-	v = getenv_fn("NOISETOOL_SUMMARY");
-	if (v && *v) {
-		if (!strcmp(v, "0"))
-			env->summary = false;
-		else if (strcmp(v, "1")) {
-			complain(errors, size, "NOISETOOL_SUMMARY='%s': accepted values are 0 or 1\n", v);
-			bad++;
-		}
-	}
-	v = getenv_fn("NOISETOOL_CALLSITE");
-	if (v && *v) {
-		if (!strcmp(v, "every-call"))
-			env->callsite_every_call = true;
-		else if (strcmp(v, "cached")) {
-			complain(errors, size,
-				 "NOISETOOL_CALLSITE='%s': accepted values are cached, every-call; "
-				 "using cached\n",
-				 v);
-			bad++;
 		}
 	}
 	v = getenv_fn("NOISETOOL_OUT");

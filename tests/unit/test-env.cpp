@@ -59,12 +59,13 @@ TEST_CASE("NOISETOOL_* environment", "[env]")
 		fake_env = { { "NOISETOOL_DISABLE", "maybe" }, { "NOISETOOL_LEVEL", "verbose" },
 			     { "NOISETOOL_MEM", "12Q" } };
 		CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 3);
+		CHECK(std::string(errors).find("accepted values are 0, 1; using 0") != std::string::npos);
 		CHECK_FALSE(env.disable);
 		CHECK(env.level == NT_PROBE_OS);
 		CHECK(env.mem_bytes == 16u << 20);
 		std::string e(errors);
 		CHECK(e.find("NOISETOOL_DISABLE='maybe'") != std::string::npos);
-		CHECK(e.find("NOISETOOL_LEVEL='verbose': accepted values are timing, os, full") !=
+		CHECK(e.find("NOISETOOL_LEVEL='verbose': accepted values are timing, os, full; using os") !=
 		      std::string::npos);
 		CHECK(e.find("NOISETOOL_MEM='12Q'") != std::string::npos);
 		CHECK(std::count(e.begin(), e.end(), '\n') == 3);
