@@ -182,7 +182,8 @@ static bool find_component(struct ev **pool, size_t n, int id, struct comb *out,
 	if (n < MIN_MEMBERS)
 		return false;
 	/* Gaps to the next GAP_REACH arrivals, so that unrelated detours interleaved with a
-	 * train do not hide its period. */
+	 * train do not hide its period. (Reaching further, to every arrival within 25 ms, was
+	 * tried: it made multiples of the tick period win and split the tick train.) */
 	size_t ng = 0;
 	for (size_t i = 0; i + 1 < n; i++)
 		for (size_t k = i + 1; k < n && k <= i + GAP_REACH; k++)
@@ -251,10 +252,10 @@ static double median_of(double *v, size_t n)
 
 /* Refit comb id by least squares over its members (tooth numbers from the current comb), then
  * recompute its count, typical duration and jitter. */
-static void refit(struct ev *ev, size_t n, int id, struct comb *c, double *scratch)
+/* One member per tooth: after a merge or an extension two arrivals may claim the same tooth;
+ * the one nearer to it stays. ev is sorted by time, so claimants of a tooth are adjacent. */
+static void one_per_tooth(struct ev *ev, size_t n, int id, const struct comb *c)
 {
-	/* One member per tooth: after a merge two arrivals may claim the same tooth; the one
-	 * nearer to it stays. ev is sorted by time, so claimants of a tooth are adjacent. */
 	size_t prev = SIZE_MAX;
 	for (size_t i = 0; i < n; i++) {
 		if (ev[i].comp != id)
@@ -271,25 +272,50 @@ static void refit(struct ev *ev, size_t n, int id, struct comb *c, double *scrat
 		}
 		prev = i;
 	}
-	struct fit f = { .kmin = 0, .kmax = 0 };
-	for (size_t i = 0; i < n; i++)
-		if (ev[i].comp == id)
-			fit_add(&f, lround((ev[i].t - c->t0) / c->period), ev[i].t);
-	c->count = f.n;
-	if (f.n == 0)
-		return;
-	c->period = fit_slope(&f, c->period);
-	c->t0 = (f.st - c->period * f.sk) / (double)f.n;
+}
+
+/* Refit comb id over its members, robustly: least squares (tooth numbers from the current comb),
+ * then members further than 4x the median distance (at least 1 us) from their tooth are let go
+ * and the fit is done again, so that a few chance arrivals caught by a loose first walk do not
+ * skew the period. Then count, typical duration and jitter. */
+static void refit(struct ev *ev, size_t n, int id, struct comb *c, double *scratch)
+{
+	for (int pass = 0; pass < 3; pass++) {
+		one_per_tooth(ev, n, id, c);
+		struct fit f = { .kmin = 0, .kmax = 0 };
+		for (size_t i = 0; i < n; i++)
+			if (ev[i].comp == id)
+				fit_add(&f, lround((ev[i].t - c->t0) / c->period), ev[i].t);
+		c->count = f.n;
+		if (f.n == 0)
+			return;
+		c->period = fit_slope(&f, c->period);
+		c->t0 = (f.st - c->period * f.sk) / (double)f.n;
+		size_t m = 0;
+		for (size_t i = 0; i < n; i++)
+			if (ev[i].comp == id)
+				scratch[m++] = fabs(residual(ev[i].t, c->t0, c->period));
+		c->jitter = median_of(scratch, m);
+		double limit = fmax(4 * c->jitter, 1000);
+		size_t let_go = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (ev[i].comp == id && fabs(residual(ev[i].t, c->t0, c->period)) > limit) {
+				ev[i].comp = -1;
+				let_go++;
+			}
+		}
+		if (!let_go)
+			break;
+	}
 	size_t m = 0;
-	for (size_t i = 0; i < n; i++)
-		if (ev[i].comp == id)
+	c->count = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (ev[i].comp == id) {
 			scratch[m++] = ev[i].dur;
+			c->count++;
+		}
+	}
 	c->typical = median_of(scratch, m);
-	m = 0;
-	for (size_t i = 0; i < n; i++)
-		if (ev[i].comp == id)
-			scratch[m++] = fabs(residual(ev[i].t, c->t0, c->period));
-	c->jitter = median_of(scratch, m);
 }
 
 /* Median distance of comb j's members from the comb (t0 + shift, period). */
@@ -349,6 +375,37 @@ static void merge_combs(struct ev *ev, size_t n, struct comb *c, int ncomb, doub
 				merged = true;
 			}
 		}
+	}
+}
+
+/* A train whose arrivals spread over several duration octaves (e.g. bursts lengthened by other
+ * load) can leave many of them outside its comb. Give every comb the unassigned arrivals that
+ * sit as close to one of its teeth as its members do (4 x jitter + 1 us), over the whole run:
+ * its least-squares period is precise enough to extrapolate (here ~0.01 ns error per period).
+ * refit then keeps one arrival per tooth. */
+/* How far from a tooth an arrival may be to join by extension: as close as the members sit
+ * (4 x jitter + 1 us), but at least 0.2 % of the period, because a fragment found in a quiet
+ * stretch can have a smaller jitter than the same source shows under load. */
+static double extend_tolerance(const struct comb *c)
+{
+	return fmin(fmax(4 * c->jitter + 1000, 0.002 * c->period), TOLERANCE * c->period);
+}
+
+static void extend_combs(struct ev *ev, size_t n, struct comb *c, int ncomb, double *scratch)
+{
+	for (int i = 0; i < ncomb; i++) {
+		if (c[i].count < MIN_MEMBERS)
+			continue;
+		double tol = extend_tolerance(&c[i]);
+		size_t added = 0;
+		for (size_t k = 0; k < n; k++) {
+			if (ev[k].comp < 0 && fabs(residual(ev[k].t, c[i].t0, c[i].period)) <= tol) {
+				ev[k].comp = i;
+				added++;
+			}
+		}
+		if (added)
+			refit(ev, n, i, &c[i], scratch);
 	}
 }
 
@@ -417,6 +474,8 @@ int nt_signature_analyze(const struct nt_detour *d, size_t n, uint64_t elapsed_n
 	for (int i = 0; i < ncomp; i++)
 		refit(ev, n, i, &comps[i], scratch);
 	merge_combs(ev, n, comps, ncomp, scratch);
+	for (int pass = 0; pass < 2; pass++)
+		extend_combs(ev, n, comps, ncomp, scratch);
 	size_t periodic = 0;
 	for (int i = 0; i < ncomp; i++)
 		periodic += comps[i].count;
