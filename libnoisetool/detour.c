@@ -166,13 +166,7 @@ int nt_detour_measure(const struct nt_detour_config *cfg, struct nt_detour_resul
 	run_loop(&l);
 	nt_runstat_end(&rs);
 	nt_runstat_close(&rs);
-	res->cpu_start = rs.cpu_start;
-	res->cpu_end = rs.cpu_end;
-	res->run_delay_known = rs.run_delay_known;
-	res->run_delay_ns = rs.run_delay_ns;
-	res->run_count_delta = rs.run_count_delta;
-	res->steal_known = rs.steal_known;
-	res->steal_ns = rs.steal_ns;
+	res->os = rs.out;
 	convert(&l, res);
 	return 0;
 }

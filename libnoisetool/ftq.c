@@ -166,12 +166,7 @@ int nt_ftq_measure(const struct nt_ftq_config *cfg, struct nt_ftq_result *res)
 		fwq_loop(cfg, res);
 	nt_runstat_end(&rs);
 	nt_runstat_close(&rs);
-	res->cpu_start = rs.cpu_start;
-	res->cpu_end = rs.cpu_end;
-	res->run_delay_known = rs.run_delay_known;
-	res->run_delay_ns = rs.run_delay_ns;
-	res->steal_known = rs.steal_known;
-	res->steal_ns = rs.steal_ns;
+	res->os = rs.out;
 	return 0;
 }
 

@@ -53,8 +53,8 @@ static void json_cpu(struct nt_json *j, const struct nt_node_noise *r, const str
 	nt_json_object_begin(j, NULL);
 	nt_json_int(j, "cpu", c->cpu);
 	nt_json_array_begin(j, "ran_on");
-	nt_json_int(j, NULL, c->cpu_start);
-	nt_json_int(j, NULL, c->cpu_end);
+	nt_json_int(j, NULL, c->os.cpu_start);
+	nt_json_int(j, NULL, c->os.cpu_end);
 	nt_json_array_end(j);
 	nt_json_double(j, "t_min_ns", c->t_min_ns);
 	if (strcmp(r->method, "detour") == 0)
@@ -75,12 +75,12 @@ static void json_cpu(struct nt_json *j, const struct nt_node_noise *r, const str
 	nt_json_double(j, "mean_ns", st->mean_ns);
 	nt_json_double(j, "median_ns", st->median_ns);
 	nt_json_uint(j, "p99_ns", st->p99_ns);
-	if (c->run_delay_known)
-		nt_json_uint(j, "run_delay_ns", c->run_delay_ns);
+	if (c->os.run_delay_known)
+		nt_json_uint(j, "run_delay_ns", c->os.run_delay_ns);
 	else
 		nt_json_double(j, "run_delay_ns", NAN);
-	if (c->steal_known)
-		nt_json_uint(j, "steal_ns", c->steal_ns);
+	if (c->os.steal_known)
+		nt_json_uint(j, "steal_ns", c->os.steal_ns);
 	else
 		nt_json_double(j, "steal_ns", NAN);
 
@@ -196,10 +196,11 @@ int nt_node_noise_write_text(FILE *f, const struct nt_node_noise *r)
 		const struct nt_cpu_noise *cn = &r->cpus[i];
 		const struct nt_detour_stats *st = &cn->stats;
 		char ran[16], pre[16];
-		if (cn->cpu_start == cn->cpu_end)
-			snprintf(ran, sizeof ran, "%d", cn->cpu_start);
+		const struct nt_run_os *os = &cn->os;
+		if (os->cpu_start == os->cpu_end)
+			snprintf(ran, sizeof ran, "%d", os->cpu_start);
 		else
-			snprintf(ran, sizeof ran, "%d>%d", cn->cpu_start, cn->cpu_end);
+			snprintf(ran, sizeof ran, "%d>%d", os->cpu_start, os->cpu_end);
 		if (cn->classified)
 			snprintf(pre, sizeof pre, "%zu", st->preempted);
 		else
@@ -210,8 +211,8 @@ int nt_node_noise_write_text(FILE *f, const struct nt_node_noise *r)
 			tmin, st->noise_ratio * 100.0, st->count, pre,
 			fmt_ns((double)st->max_ns, a, sizeof a), fmt_ns(st->mean_ns, b, sizeof b),
 			fmt_ns(st->median_ns, c, sizeof c), fmt_ns((double)st->p99_ns, d, sizeof d),
-			cn->run_delay_known ? fmt_ns((double)cn->run_delay_ns, e, sizeof e) : "?",
-			cn->steal_known ? fmt_ns((double)cn->steal_ns, g, sizeof g) : "?");
+			os->run_delay_known ? fmt_ns((double)os->run_delay_ns, e, sizeof e) : "?",
+			os->steal_known ? fmt_ns((double)os->steal_ns, g, sizeof g) : "?");
 		if (cn->dropped)
 			fprintf(f, "     (%zu more detours not kept: array full)\n", cn->dropped);
 	}

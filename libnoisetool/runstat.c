@@ -34,8 +34,8 @@ void nt_runstat_open(struct nt_runstat *rs)
 
 void nt_runstat_begin(struct nt_runstat *rs)
 {
-	rs->cpu_start = sched_getcpu();
-	rs->steal_ok = nt_cpu_steal_ns(rs->cpu_start, &rs->steal0) == 0;
+	rs->out.cpu_start = sched_getcpu();
+	rs->steal_ok = nt_cpu_steal_ns(rs->out.cpu_start, &rs->steal0) == 0;
 	if (rs->schedstat_fd >= 0)
 		read_schedstat(rs->schedstat_fd, &rs->run_delay0, &rs->run_count0);
 }
@@ -44,15 +44,15 @@ void nt_runstat_end(struct nt_runstat *rs)
 {
 	uint64_t d, c, steal;
 	if (rs->schedstat_fd >= 0 && read_schedstat(rs->schedstat_fd, &d, &c) == 0) {
-		rs->run_delay_known = true;
-		rs->run_delay_ns = d - rs->run_delay0;
-		rs->run_count_delta = c - rs->run_count0;
+		rs->out.run_delay_known = true;
+		rs->out.run_delay_ns = d - rs->run_delay0;
+		rs->out.run_count_delta = c - rs->run_count0;
 	}
-	rs->cpu_end = sched_getcpu();
-	if (rs->steal_ok && rs->cpu_end == rs->cpu_start &&
-	    nt_cpu_steal_ns(rs->cpu_end, &steal) == 0) {
-		rs->steal_known = true;
-		rs->steal_ns = steal - rs->steal0;
+	rs->out.cpu_end = sched_getcpu();
+	if (rs->steal_ok && rs->out.cpu_end == rs->out.cpu_start &&
+	    nt_cpu_steal_ns(rs->out.cpu_end, &steal) == 0) {
+		rs->out.steal_known = true;
+		rs->out.steal_ns = steal - rs->steal0;
 	}
 }
 

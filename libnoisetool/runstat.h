@@ -6,17 +6,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <noisetool/sysinfo.h>
+
 struct nt_runstat {
 	int schedstat_fd;        /* /proc/thread-self/schedstat, -1 when unavailable */
 	uint64_t run_delay0, run_count0, steal0;
 	bool steal_ok;
-	/* Results, filled by nt_runstat_end. */
-	int cpu_start, cpu_end;
-	bool run_delay_known;
-	uint64_t run_delay_ns;
-	uint64_t run_count_delta;
-	bool steal_known;
-	uint64_t steal_ns;
+	struct nt_run_os out; /* filled by nt_runstat_begin and nt_runstat_end */
 };
 
 /* Open the calling thread's schedstat file. Call on the measuring thread. */

@@ -101,18 +101,13 @@ int cmd_detour(int argc, char **argv)
 		const struct nt_detour_result *r = &res[i];
 		cn[i] = (struct nt_cpu_noise){
 			.cpu = r->cpu,
-			.cpu_start = r->cpu_start,
-			.cpu_end = r->cpu_end,
+			.os = r->os,
 			.t_min_ns = r->t_min_ns,
 			.t_min_raw_ns = nt_clock_cyc_to_ns(r->t_min_raw_cyc),
 			.elapsed_ns = r->elapsed_ns,
 			.iterations = r->iterations,
 			.dropped = r->dropped,
 			.classified = r->classified,
-			.run_delay_known = r->run_delay_known,
-			.run_delay_ns = r->run_delay_ns,
-			.steal_known = r->steal_known,
-			.steal_ns = r->steal_ns,
 			.detours = r->detours,
 			.ndetours = r->count,
 		};

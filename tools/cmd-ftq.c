@@ -112,16 +112,11 @@ int cmd_ftq(int argc, char **argv)
 				       : (double)r->best;
 		cn[i] = (struct nt_cpu_noise){
 			.cpu = r->cpu,
-			.cpu_start = r->cpu_start,
-			.cpu_end = r->cpu_end,
+			.os = r->os,
 			.t_min_ns = t_min,
 			.elapsed_ns = r->elapsed_ns,
 			.iterations = r->nsamples,
 			.quantum_ns = r->quantum_ns,
-			.run_delay_known = r->run_delay_known,
-			.run_delay_ns = r->run_delay_ns,
-			.steal_known = r->steal_known,
-			.steal_ns = r->steal_ns,
 			.best = r->best,
 			.detours = dets[i],
 			.ndetours = nd,

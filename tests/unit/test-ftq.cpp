@@ -141,7 +141,7 @@ TEST_CASE("nt_ftq_measure on this thread", "[ftq]")
 		CHECK(res.best > 0);
 		CHECK(res.noise_ratio >= 0.0);
 		CHECK(res.noise_ratio <= 1.0);
-		CHECK(res.cpu_start >= 0);
+		CHECK(res.os.cpu_start >= 0);
 		uint64_t max = 0;
 		for (size_t i = 0; i < res.nsamples; i++)
 			max = res.samples[i] > max ? res.samples[i] : max;

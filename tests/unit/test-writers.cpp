@@ -213,8 +213,8 @@ TEST_CASE("nt_node_noise_write_json", "[noise]")
 	struct nt_cpu_noise cpu;
 	std::memset(&cpu, 0, sizeof cpu);
 	cpu.cpu = 3;
-	cpu.cpu_start = 3;
-	cpu.cpu_end = 3;
+	cpu.os.cpu_start = 3;
+	cpu.os.cpu_end = 3;
 	cpu.t_min_ns = 12.5;
 	cpu.elapsed_ns = 1000000000;
 	cpu.iterations = 80000000;

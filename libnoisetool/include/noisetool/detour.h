@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include <noisetool/common.h>
+#include <noisetool/sysinfo.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,7 +39,6 @@ struct nt_detour_config {
 /* What one run on one CPU measured. */
 struct nt_detour_result {
 	int cpu;                  /* requested CPU, or -1 */
-	int cpu_start, cpu_end;   /* where it really ran (sched_getcpu at both ends) */
 	uint64_t t_min_cyc;       /* undisturbed iteration time (see NT_TMIN_HIST below) */
 	double t_min_ns;
 	uint64_t t_min_raw_cyc;   /* the plain minimum gap, artefacts included */
@@ -49,11 +49,7 @@ struct nt_detour_result {
 	size_t count;             /* detours recorded in `detours` */
 	size_t dropped;           /* detours seen after the array was full */
 	bool classified;          /* NT_DETOUR_PREEMPTED flags are meaningful */
-	bool run_delay_known;
-	uint64_t run_delay_ns;    /* schedstat: time runnable but not running, over the run */
-	uint64_t run_count_delta; /* schedstat: times put back on a CPU (1 = never preempted) */
-	uint64_t steal_ns;        /* hypervisor steal on that CPU over the run; 0 when unknown */
-	bool steal_known;
+	struct nt_run_os os;      /* where it ran, run-queue delay and steal over the run */
 	struct nt_detour *detours;
 };
 

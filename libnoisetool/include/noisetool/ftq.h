@@ -9,6 +9,7 @@
 
 #include <noisetool/common.h>
 #include <noisetool/detour.h>
+#include <noisetool/sysinfo.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,7 +31,7 @@ struct nt_ftq_config {
 
 struct nt_ftq_result {
 	enum nt_ftq_mode mode;
-	int cpu, cpu_start, cpu_end;
+	int cpu;
 	uint64_t quantum_ns;  /* FTQ quantum, or FWQ target work in ns */
 	uint64_t work_ops;    /* FWQ: basic operations per sample */
 	size_t nsamples;
@@ -38,10 +39,7 @@ struct nt_ftq_result {
 	uint64_t best;        /* FTQ: most operations in a quantum; FWQ: fastest sample, ns */
 	uint64_t elapsed_ns;  /* sum of the quanta / samples */
 	double noise_ratio;   /* work (FTQ) or time (FWQ) lost to noise, 0..1 */
-	bool run_delay_known;
-	uint64_t run_delay_ns; /* schedstat: runnable but not running, over the run */
-	bool steal_known;
-	uint64_t steal_ns;     /* hypervisor steal on that CPU over the run */
+	struct nt_run_os os;  /* where it ran, run-queue delay and steal over the run */
 };
 
 /* Largest number of samples one run may hold (memory bound: 8 bytes each). */

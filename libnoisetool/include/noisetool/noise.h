@@ -21,17 +21,13 @@ extern "C" {
 /* One CPU's measurement, analysed. */
 struct nt_cpu_noise {
 	int cpu;                 /* requested CPU (-1: not pinned) */
-	int cpu_start, cpu_end;  /* where it really ran */
 	double t_min_ns;         /* detour: undisturbed iteration; FTQ: ns per operation; FWQ: fastest sample */
 	double t_min_raw_ns;     /* detour: the plain minimum gap (may be a counter artefact) */
 	uint64_t elapsed_ns;
 	uint64_t iterations;     /* detour loop iterations, or FTQ/FWQ samples */
 	size_t dropped;          /* detours not kept (array full) */
 	bool classified;         /* preempted counts are meaningful */
-	bool run_delay_known;
-	uint64_t run_delay_ns;   /* schedstat over the run */
-	bool steal_known;
-	uint64_t steal_ns;
+	struct nt_run_os os;     /* where it ran, run delay (FTQ too), steal */
 	uint64_t quantum_ns;     /* FTQ/FWQ only */
 	uint64_t best;           /* FTQ: most ops per quantum; FWQ: fastest sample ns */
 	struct nt_detour_stats stats;

@@ -25,6 +25,16 @@ struct nt_sysinfo {
 	int online_cpus;
 };
 
+/* What the OS did to a measuring thread over a whole run. */
+struct nt_run_os {
+	int cpu_start, cpu_end;   /* where it really ran (sched_getcpu at both ends) */
+	bool run_delay_known;
+	uint64_t run_delay_ns;    /* schedstat: time runnable but not running */
+	uint64_t run_count_delta; /* schedstat: times put back on a CPU (1 = never preempted) */
+	bool steal_known;
+	uint64_t steal_ns;        /* hypervisor steal on that CPU (unknown if it changed CPU) */
+};
+
 /* Fill info; unknown fields stay empty/0. Returns 0 (never fails hard), -EINVAL on NULL. */
 NT_API int nt_sysinfo_collect(struct nt_sysinfo *info);
 
