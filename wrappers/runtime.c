@@ -156,6 +156,7 @@ NT_MPI_API int MPI_Finalize(void)
 	if (nt_rt.started) {
 		nt_rt.started = 0;
 		nt_rt.finalize_cyc = nt_clock_now_cyc();
+		nt_sites_settle();
 		if (nt_rt.env.summary)
 			nt_summary_write(&nt_rt);
 		char path[4096];

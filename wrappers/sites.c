@@ -51,6 +51,7 @@ struct nt_site *nt_sites_lookup(unsigned fn, uintptr_t ret)
 		if (r == 0) {
 			s->fn = fn;
 			s->min_cyc = UINT64_MAX;
+			s->pending_cyc = NT_SITE_NONE;
 			s->slow_cyc = UINT64_MAX;
 			s->depth = nt_stack_capture(s->stack, NT_STACK_DEPTH);
 			s->binding = nt_binding_contains(ret);
@@ -95,7 +96,19 @@ void nt_sites_reset(void)
 			continue;
 		s->calls = s->total_cyc = s->max_cyc = 0;
 		s->min_cyc = UINT64_MAX;
+		s->pending_cyc = NT_SITE_NONE;
 		memset(s->hist, 0, sizeof s->hist);
+	}
+}
+
+void nt_sites_settle(void)
+{
+	for (size_t i = 0; table && i <= mask; i++) {
+		struct nt_site *s = &table[i];
+		if (s->ret && s->pending_cyc != NT_SITE_NONE) {
+			nt_sites_fold(s, s->pending_cyc);
+			s->pending_cyc = NT_SITE_NONE;
+		}
 	}
 }
 
