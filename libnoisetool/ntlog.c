@@ -125,6 +125,7 @@ static void encode_payload(struct wbuf *w, const struct nt_log_rank *r)
 		w64(w, s->total_ns);
 		w64(w, s->min_ns);
 		w64(w, s->max_ns);
+		w64(w, s->bytes);
 		for (int b = 0; b < NT_LOG_HIST_BINS; b++)
 			w64(w, s->hist[b]);
 		uint32_t depth = s->depth < NT_LOG_MAX_DEPTH ? s->depth : NT_LOG_MAX_DEPTH;
@@ -296,6 +297,7 @@ static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_
 		s->total_ns = r64(&b);
 		s->min_ns = r64(&b);
 		s->max_ns = r64(&b);
+		s->bytes = r64(&b);
 		for (int k = 0; k < NT_LOG_HIST_BINS; k++)
 			s->hist[k] = r64(&b);
 		s->depth = r32(&b);

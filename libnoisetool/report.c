@@ -80,6 +80,7 @@ int nt_report_build(const struct nt_log *log, nt_symbolize_fn symbolize, void *c
 			const struct nt_log_site *s = refs[j].s;
 			o->calls += s->calls;
 			o->time_ns_total += s->total_ns;
+			o->bytes += s->bytes;
 			if (s->max_ns > o->time_ns_max)
 				o->time_ns_max = s->max_ns;
 			per_rank[refs[j].rank] += (double)s->total_ns;
@@ -147,13 +148,14 @@ int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_p
 	}
 	size_t n = top && top < rep->nsites ? top : rep->nsites;
 	fprintf(f, "\nCall sites by MPI time (cov: spread of the per-rank time across ranks)\n");
-	fprintf(f, "%-24s %-36s %12s %12s %12s %12s %6s\n", "function", "location", "calls",
-		"total ms", "max/rank ms", "max call us", "cov");
+	fprintf(f, "%-24s %-36s %12s %12s %12s %12s %6s %12s\n", "function", "location", "calls",
+		"total ms", "max/rank ms", "max call us", "cov", "bytes/call");
 	for (size_t i = 0; i < n; i++) {
 		const struct nt_report_site *s = &rep->sites[i];
-		fprintf(f, "%-24s %-36s %12llu %12.3f %12.3f %12.1f %6.3f\n", s->function, s->location,
-			(unsigned long long)s->calls, (double)s->time_ns_total / 1e6,
-			(double)s->time_ns_max_rank / 1e6, (double)s->time_ns_max / 1e3, s->cov);
+		fprintf(f, "%-24s %-36s %12llu %12.3f %12.3f %12.1f %6.3f %12.0f\n", s->function,
+			s->location, (unsigned long long)s->calls, (double)s->time_ns_total / 1e6,
+			(double)s->time_ns_max_rank / 1e6, (double)s->time_ns_max / 1e3, s->cov,
+			s->calls ? (double)s->bytes / (double)s->calls : 0.0);
 	}
 	if (n < rep->nsites)
 		fprintf(f, "(%zu more call sites; --top 0 shows all)\n", rep->nsites - n);
@@ -198,6 +200,9 @@ int nt_report_write_json(FILE *f, const struct nt_report *rep)
 		nt_json_uint(&j, "time_ns_total", s->time_ns_total);
 		nt_json_uint(&j, "time_ns_max", s->time_ns_max);
 		nt_json_uint(&j, "time_ns_max_rank", s->time_ns_max_rank);
+		nt_json_uint(&j, "bytes_total", s->bytes);
+		nt_json_double(&j, "bytes_per_call",
+			       s->calls ? (double)s->bytes / (double)s->calls : 0.0);
 		nt_json_uint(&j, "max_rank", s->max_rank);
 		nt_json_uint(&j, "ranks_calling", s->ranks);
 		nt_json_double(&j, "cov", s->cov);

@@ -61,35 +61,38 @@ extern int nt_slow_extras_;
 extern volatile unsigned nt_comm_gen_; /* bumped when a communicator is freed */
 struct nt_comm *nt_call_comm_miss(struct nt_thread *t, MPI_Comm comm);
 /* Keep a record of this instance (slow, or the site's sample). */
-void nt_call_record(struct nt_site *s, struct nt_comm *cs, uint64_t seq, const struct nt_call *c,
+void nt_call_record(struct nt_site *s, uint64_t comm_id, uint64_t seq, const struct nt_call *c,
 		    uint64_t phase_cyc);
 
 /* A collective instance: its (communicator id, sequence number), and a record when it matters;
  * a nonblocking one is timed later, from its start to its completion. */
 static inline __attribute__((always_inline)) void
-nt_call_instance(struct nt_thread *t, struct nt_site *s, MPI_Comm comm,
-		 MPI_Request *nb_request, const struct nt_call *c, uint64_t d, uint64_t phase)
+nt_call_instance(struct nt_thread *t, struct nt_site *s, MPI_Comm comm, MPI_Request *nb_request,
+		 const struct nt_call *c, uint64_t d, uint64_t phase, uint64_t bytes)
 {
 	struct nt_comm *cs = t->last_comm_state;
 	if (NT_UNLIKELY(comm != t->last_comm || t->comm_gen != nt_comm_gen_ || cs == NULL))
 		cs = nt_call_comm_miss(t, comm);
 	uint64_t seq = cs ? nt_comms_next_seq(cs) : 0;
+	uint64_t comm_id = cs ? cs->id : NT_COMM_ID_UNKNOWN;
 	if (nb_request) {
 		if (*nb_request != MPI_REQUEST_NULL)
-			nt_nb_track(*nb_request, s, c->t0_cyc, cs, seq, phase);
+			nt_nb_track(*nb_request, s, c->t0_cyc, comm_id, seq, phase, bytes);
 		return;
 	}
-	nt_sites_add(s, d);
+	nt_sites_add(s, d, bytes);
 	if (NT_UNLIKELY(d > s->slow_cyc || (s->calls & 1023) == 1))
-		nt_call_record(s, cs, seq, c, phase);
+		nt_call_record(s, comm_id, seq, c, phase);
 }
 
 /* Book-keeping after the real call: the phase boundary and the call site's aggregates (MPI time
- * per rank is their sum, application time the rest of the wall time). Clears the
- * reentry guard. Inline: out of line it cost ~8 ns per call here, most of the budget. */
+ * per rank is their sum, application time the rest of the wall time). count elements of type
+ * are the call's bytes. A persistent collective's creation (p_request) only registers it: its
+ * starts are the site's calls. Clears the reentry guard. Inline: out of line it cost ~8 ns
+ * per call here, most of the budget. */
 static inline __attribute__((always_inline)) void
 nt_call_end(const struct nt_call *c, enum nt_fn fn, void *ret, MPI_Comm comm,
-	    MPI_Request *nb_request)
+	    MPI_Request *nb_request, MPI_Request *p_request, uint64_t count, MPI_Datatype type)
 {
 	struct nt_thread *t = &nt_thread_;
 	uint64_t d = c->t1_cyc - c->t0_cyc;
@@ -101,14 +104,21 @@ nt_call_end(const struct nt_call *c, enum nt_fn fn, void *ret, MPI_Comm comm,
 	if (NT_UNLIKELY(s != NULL && s->binding))
 		s = nt_call_binding_site(fn, s);
 	if (NT_LIKELY(s != NULL)) {
-		/* MPI_COMM_NULL and NULL are constants for every call that is not a collective
-		 * instance: the compiler drops these branches from their wrappers. */
-		if (comm != MPI_COMM_NULL) {
-			nt_call_instance(t, s, comm, nb_request, c, d, phase);
+		/* MPI_COMM_NULL, NULL and MPI_DATATYPE_NULL are constants for every call that is
+		 * not a collective instance, a persistent creation or a call with a buffer: the
+		 * compiler drops these branches from their wrappers. */
+		uint64_t bytes = nt_sites_bytes(s, count, type);
+		if (p_request) {
+			if (*p_request != MPI_REQUEST_NULL) {
+				nt_call_comm_miss(t, comm); /* collective here, not at the starts */
+				nt_persistent_add(*p_request, s, comm, bytes);
+			}
+		} else if (comm != MPI_COMM_NULL) {
+			nt_call_instance(t, s, comm, nb_request, c, d, phase, bytes);
 		} else {
-			nt_sites_add(s, d);
+			nt_sites_add(s, d, bytes);
 		}
-		if (nb_request)
+		if (nb_request || p_request)
 			s->nonblocking = 1;
 	}
 	if (NT_UNLIKELY(nt_slow_extras_))

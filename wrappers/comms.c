@@ -12,7 +12,7 @@ enum { CAPACITY = 4096 }; /* MPICH allows at most 2048 context ids at once */
 static struct nt_comm *table;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int my_world_rank;
-static bool threaded;
+bool nt_comms_threaded_;
 static uint32_t created; /* ids this rank handed out as the lowest member */
 
 static struct nt_comm *slot_for(MPI_Comm comm, bool insert)
@@ -36,7 +36,7 @@ int nt_comms_init(int world_rank, bool is_threaded)
 		return -ENOMEM;
 	table = p;
 	my_world_rank = world_rank;
-	threaded = is_threaded;
+	nt_comms_threaded_ = is_threaded;
 	struct nt_comm *w = slot_for(MPI_COMM_WORLD, true);
 	*w = (struct nt_comm){ MPI_COMM_WORLD, true, 0, 0 };
 	struct nt_comm *s = slot_for(MPI_COMM_SELF, true);
@@ -60,14 +60,20 @@ static uint64_t agree_id(MPI_Comm comm)
 	return ((uint64_t)(uint32_t)lowest << 32) | count;
 }
 
-struct nt_comm *nt_comms_get(MPI_Comm comm)
+struct nt_comm *nt_comms_find(MPI_Comm comm)
 {
 	if (!table)
 		return NULL;
 	pthread_mutex_lock(&lock);
 	struct nt_comm *c = slot_for(comm, false);
 	pthread_mutex_unlock(&lock);
-	if (c)
+	return c;
+}
+
+struct nt_comm *nt_comms_get(MPI_Comm comm)
+{
+	struct nt_comm *c = nt_comms_find(comm);
+	if (c || !table)
 		return c;
 	uint64_t id = agree_id(comm); /* collective: outside the lock */
 	pthread_mutex_lock(&lock);
@@ -76,13 +82,6 @@ struct nt_comm *nt_comms_get(MPI_Comm comm)
 		*c = (struct nt_comm){ comm, true, id, 0 };
 	pthread_mutex_unlock(&lock);
 	return c;
-}
-
-uint64_t nt_comms_next_seq(struct nt_comm *c)
-{
-	if (threaded)
-		return __atomic_fetch_add(&c->seq, 1, __ATOMIC_RELAXED);
-	return c->seq++;
 }
 
 void nt_comms_forget(MPI_Comm comm)

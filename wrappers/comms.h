@@ -26,8 +26,18 @@ int nt_comms_init(int world_rank, bool threaded);
  * from a collective's wrapper, after the real call). NULL when the table is full. */
 struct nt_comm *nt_comms_get(MPI_Comm comm);
 
+/* The state of a communicator already known, or NULL (not collective). */
+struct nt_comm *nt_comms_find(MPI_Comm comm);
+
+extern bool nt_comms_threaded_;
+
 /* Next sequence number on c (atomic when several threads may use MPI). */
-uint64_t nt_comms_next_seq(struct nt_comm *c);
+static inline __attribute__((always_inline)) uint64_t nt_comms_next_seq(struct nt_comm *c)
+{
+	if (__builtin_expect(nt_comms_threaded_, 0))
+		return __atomic_fetch_add(&c->seq, 1, __ATOMIC_RELAXED);
+	return c->seq++;
+}
 
 /* comm is about to be freed: forget it (its handle may be reused). */
 void nt_comms_forget(MPI_Comm comm);

@@ -67,10 +67,14 @@ def param_name(p):
     return m.group(1)
 
 
+def is_persistent(name):
+    return name.endswith("_init") or name.endswith("_init_c")
+
+
 def instance_comm(kind, name, params):
-    """The communicator of a collective instance (blocking, or the start of a nonblocking one);
-    MPI_COMM_NULL for everything else, including persistent _init calls, which start nothing."""
-    if kind != "collective" or name.endswith("_init") or name.endswith("_init_c"):
+    """The communicator of a collective instance (blocking, the start of a nonblocking one, or
+    the creation of a persistent one); MPI_COMM_NULL for everything else."""
+    if kind != "collective":
         return "MPI_COMM_NULL"
     for p in params:
         if re.match(r"^MPI_Comm\s+\w+$", p):
@@ -78,14 +82,73 @@ def instance_comm(kind, name, params):
     sys.exit(f"gen-wrappers: collective {name} has no MPI_Comm parameter")
 
 
-def nonblocking_request(kind, name, params):
-    """The request of a nonblocking collective's start (timed to its completion); NULL else."""
-    if kind != "collective" or not name.startswith("MPI_I") or "_init" in name:
-        return "NULL"
+def request_param(name, params):
     for p in params:
         if re.match(r"^MPI_Request\s*\*\s*\w+$", p):
             return param_name(p)
-    sys.exit(f"gen-wrappers: nonblocking {name} has no MPI_Request * parameter")
+    sys.exit(f"gen-wrappers: {name} has no MPI_Request * parameter")
+
+
+def nonblocking_request(kind, name, params):
+    """The request of a nonblocking collective's start (timed to its completion); NULL else."""
+    if kind != "collective" or not name.startswith("MPI_I") or is_persistent(name):
+        return "NULL"
+    return request_param(name, params)
+
+
+def persistent_request(kind, name, params):
+    """The request a persistent collective's _init creates; NULL for every other call."""
+    if kind != "collective" or not is_persistent(name):
+        return "NULL"
+    return request_param(name, params)
+
+
+def start_requests(kind, name, params):
+    """(requests, count) of MPI_Start/MPI_Startall, which start persistent instances."""
+    if name == "MPI_Start":
+        return ("request", "1")
+    if name == "MPI_Startall":
+        return ("array_of_requests", "count")
+    return ("NULL", "0")
+
+
+def completed(kind, name, params):
+    """What a wait or test call reports as completed (struct nt_done), beyond the requests it
+    sets to MPI_REQUEST_NULL: persistent requests stay valid when they complete."""
+    if name in ("MPI_Wait", "MPI_Waitall"):
+        return "(struct nt_done){ .all = 1 }"
+    if name in ("MPI_Test", "MPI_Testall"):
+        return "(struct nt_done){ .all = *flag }"
+    if name == "MPI_Waitany":
+        return "(struct nt_done){ .index = indx }"
+    if name == "MPI_Testany":
+        return "(struct nt_done){ .index = *flag ? indx : NULL }"
+    if name in ("MPI_Waitsome", "MPI_Testsome"):
+        return "(struct nt_done){ .outcount = outcount, .indices = array_of_indices }"
+    if kind == "wait" and name.startswith(("MPI_Wait", "MPI_Test")):
+        sys.exit(f"gen-wrappers: no completion rule for {name}")
+    return "(struct nt_done){ 0 }"
+
+
+def buffer_size(kind, name, params):
+    """(count, datatype) expressions of the call's bytes: the block it sends or receives
+    (count x datatype size). A send/receive pair uses the send side, or the receive side
+    where the send side is MPI_IN_PLACE or, for scatter, not significant on every rank. Calls
+    with count arrays (v and w variants) and calls without a buffer: ("0", MPI_DATATYPE_NULL)."""
+    names = set(param_name(p) for p in params)
+    if {"count", "datatype"} <= names:
+        return ("count", "datatype")
+    if {"recvcount", "datatype"} <= names:
+        return ("recvcount", "datatype")
+    if {"sendcount", "sendtype", "recvcount", "recvtype"} <= names:
+        if "Scatter" in name or "scatter" in name:
+            return ("(recvbuf == MPI_IN_PLACE ? sendcount : recvcount)",
+                    "(recvbuf == MPI_IN_PLACE ? sendtype : recvtype)")
+        if "sendbuf" in names:
+            return ("(sendbuf == MPI_IN_PLACE ? recvcount : sendcount)",
+                    "(sendbuf == MPI_IN_PLACE ? recvtype : sendtype)")
+        return ("sendcount", "sendtype")
+    return ("0", "MPI_DATATYPE_NULL")
 
 
 def wait_requests(kind, name, params):
@@ -158,7 +221,13 @@ def main():
                     .replace("@COMM@", instance_comm(kind, name, params))
                     .replace("@NBREQ@", nonblocking_request(kind, name, params))
                     .replace("@WAITREQS@", wait_requests(kind, name, params)[0])
-                    .replace("@WAITN@", wait_requests(kind, name, params)[1]))
+                    .replace("@WAITN@", wait_requests(kind, name, params)[1])
+                    .replace("@DONE@", completed(kind, name, params))
+                    .replace("@PREQ@", persistent_request(kind, name, params))
+                    .replace("@STARTREQS@", start_requests(kind, name, params)[0])
+                    .replace("@STARTN@", start_requests(kind, name, params)[1])
+                    .replace("@COUNT@", "(uint64_t)" + buffer_size(kind, name, params)[0])
+                    .replace("@TYPE@", buffer_size(kind, name, params)[1]))
             c.write("\n" + body)
 
     with open(out_syms, "w") as s:

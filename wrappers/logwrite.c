@@ -68,6 +68,7 @@ static int encode_rank(const struct nt_runtime *rt, unsigned char **buf, size_t 
 		o->total_ns = (uint64_t)nt_clock_cyc_to_ns(s->total_cyc);
 		o->min_ns = (uint64_t)nt_clock_cyc_to_ns(s->min_cyc);
 		o->max_ns = (uint64_t)nt_clock_cyc_to_ns(s->max_cyc);
+		o->bytes = s->bytes;
 		memcpy(o->hist, s->hist, sizeof o->hist);
 		o->depth = (uint32_t)(s->depth < NT_LOG_MAX_DEPTH ? s->depth : NT_LOG_MAX_DEPTH);
 		for (uint32_t k = 0; k < o->depth; k++)

@@ -1,4 +1,4 @@
-/* The table of outstanding nonblocking collectives. */
+/* The tables of outstanding instances and of persistent collectives. */
 #include <pthread.h>
 #include <string.h>
 
@@ -10,41 +10,123 @@
 
 enum { CAPACITY = 4096 };
 
-struct pending {
+/* A request and what it stands for: an outstanding instance (t0, seq, phase set) or a
+ * persistent collective (comm set). */
+struct entry {
 	MPI_Request req;
 	int used;
 	struct nt_site *site;
-	struct nt_comm *comm;
-	uint64_t t0_cyc, seq, phase_cyc;
+	MPI_Comm comm;
+	uint64_t comm_id, t0_cyc, seq, phase_cyc, bytes;
 };
 
-static struct pending table[CAPACITY];
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* Open addressing with linear probing, keyed by the request handle. */
+struct table {
+	struct entry e[CAPACITY];
+	volatile int *count;
+	uint64_t full; /* entries that did not fit */
+};
+
 volatile int nt_nb_outstanding_;
-static uint64_t untracked;
+volatile int nt_persistent_;
+static struct table outstanding = { .count = &nt_nb_outstanding_ };
+static struct table persistent = { .count = &nt_persistent_ };
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* both tables */
 
 static size_t slot_of(MPI_Request r)
 {
 	return (size_t)(((uint64_t)(uintptr_t)r * 0x9e3779b97f4a7c15ull) >> 40) % CAPACITY;
 }
 
-void nt_nb_track(MPI_Request request, struct nt_site *s, uint64_t t0_cyc, struct nt_comm *comm,
-		 uint64_t seq, uint64_t phase_cyc)
+/* Insert or replace (a reused handle replaces an entry whose end we never saw). Locked. */
+static void put(struct table *t, const struct entry *x)
 {
-	pthread_mutex_lock(&lock);
-	size_t i = slot_of(request);
+	size_t i = slot_of(x->req);
 	for (size_t n = 0; n < CAPACITY; n++, i = (i + 1) % CAPACITY) {
-		if (!table[i].used || table[i].req == request) {
-			/* A reused handle replaces a completion we never saw (e.g. MPI_Request_free). */
-			if (!table[i].used)
-				nt_nb_outstanding_++;
-			table[i] = (struct pending){ request, 1, s, comm, t0_cyc, seq, phase_cyc };
-			pthread_mutex_unlock(&lock);
+		if (!t->e[i].used || t->e[i].req == x->req) {
+			if (!t->e[i].used)
+				(*t->count)++;
+			t->e[i] = *x;
+			t->e[i].used = 1;
 			return;
 		}
 	}
-	untracked++;
+	t->full++;
+}
+
+static struct entry *find(struct table *t, MPI_Request request)
+{
+	size_t i = slot_of(request);
+	for (size_t n = 0; n < CAPACITY && t->e[i].used; n++, i = (i + 1) % CAPACITY)
+		if (t->e[i].req == request)
+			return &t->e[i];
+	return NULL;
+}
+
+/* Remove request's entry into *out (backward-shift deletion keeps probe chains whole). */
+static int take(struct table *t, MPI_Request request, struct entry *out)
+{
+	struct entry *x = find(t, request);
+	if (!x)
+		return 0;
+	*out = *x;
+	x->used = 0;
+	(*t->count)--;
+	size_t i = (size_t)(x - t->e);
+	for (size_t j = (i + 1) % CAPACITY; t->e[j].used; j = (j + 1) % CAPACITY) {
+		struct entry moved = t->e[j];
+		t->e[j].used = 0;
+		size_t k = slot_of(moved.req);
+		while (t->e[k].used)
+			k = (k + 1) % CAPACITY;
+		t->e[k] = moved;
+	}
+	return 1;
+}
+
+void nt_nb_track(MPI_Request request, struct nt_site *s, uint64_t t0_cyc, uint64_t comm_id,
+		 uint64_t seq, uint64_t phase_cyc, uint64_t bytes)
+{
+	struct entry x = { .req = request, .site = s, .comm = MPI_COMM_NULL, .comm_id = comm_id,
+			   .t0_cyc = t0_cyc, .seq = seq, .phase_cyc = phase_cyc, .bytes = bytes };
+	pthread_mutex_lock(&lock);
+	put(&outstanding, &x);
 	pthread_mutex_unlock(&lock);
+}
+
+void nt_persistent_add(MPI_Request request, struct nt_site *s, MPI_Comm comm, uint64_t bytes)
+{
+	struct entry x = { .req = request, .site = s, .comm = comm, .bytes = bytes };
+	pthread_mutex_lock(&lock);
+	put(&persistent, &x);
+	pthread_mutex_unlock(&lock);
+}
+
+void nt_requests_forget(MPI_Request request)
+{
+	struct entry x;
+	pthread_mutex_lock(&lock);
+	take(&outstanding, request, &x);
+	take(&persistent, request, &x);
+	pthread_mutex_unlock(&lock);
+}
+
+void nt_start_persistent(const MPI_Request *reqs, int n, uint64_t t0_cyc, uint64_t phase_cyc)
+{
+	for (int i = 0; i < n; i++) {
+		pthread_mutex_lock(&lock);
+		struct entry *p = find(&persistent, reqs[i]);
+		struct entry x = p ? *p : (struct entry){ 0 };
+		pthread_mutex_unlock(&lock);
+		if (!p)
+			continue; /* persistent point-to-point, or created before recording */
+		/* Starts of persistent collectives happen in the same order on every member, so
+		 * they are numbered on the communicator like any other instance. */
+		struct nt_comm *cs = nt_comms_find(x.comm);
+		uint64_t seq = cs ? nt_comms_next_seq(cs) : 0;
+		nt_nb_track(reqs[i], x.site, t0_cyc, cs ? cs->id : NT_COMM_ID_UNKNOWN, seq,
+			    phase_cyc, x.bytes);
+	}
 }
 
 void nt_wait_snapshot(struct nt_reqsnap *snap, const MPI_Request *reqs, int n)
@@ -58,45 +140,35 @@ void nt_wait_snapshot(struct nt_reqsnap *snap, const MPI_Request *reqs, int n)
 	}
 }
 
-/* Remove and return request's entry (deletion by backward shift keeps probe chains whole). */
-static int take(MPI_Request request, struct pending *out)
+static int reported_done(const struct nt_done *done, int rc, int idx)
 {
-	size_t i = slot_of(request);
-	for (size_t n = 0; n < CAPACITY && table[i].used; n++, i = (i + 1) % CAPACITY) {
-		if (table[i].req != request)
-			continue;
-		*out = table[i];
-		table[i].used = 0;
-		nt_nb_outstanding_--;
-		for (size_t j = (i + 1) % CAPACITY; table[j].used; j = (j + 1) % CAPACITY) {
-			struct pending moved = table[j];
-			table[j].used = 0;
-			size_t k = slot_of(moved.req);
-			while (table[k].used)
-				k = (k + 1) % CAPACITY;
-			table[k] = moved;
-		}
+	if (rc != MPI_SUCCESS)
+		return 0;
+	if (done->all || (done->index && *done->index == idx))
 		return 1;
-	}
+	for (int k = 0; done->outcount && k < *done->outcount; k++)
+		if (done->indices[k] == idx)
+			return 1;
 	return 0;
 }
 
-void nt_wait_complete(const struct nt_reqsnap *snap, const MPI_Request *reqs, uint64_t t1_cyc)
+void nt_wait_complete(const struct nt_reqsnap *snap, const MPI_Request *reqs, uint64_t t1_cyc,
+		      int rc, struct nt_done done)
 {
 	for (int k = 0; k < snap->n; k++) {
-		if (reqs[snap->idx[k]] != MPI_REQUEST_NULL)
-			continue; /* still pending (test), or a persistent request */
-		struct pending p;
+		if (reqs[snap->idx[k]] != MPI_REQUEST_NULL && !reported_done(&done, rc, snap->idx[k]))
+			continue; /* still pending (a test) */
+		struct entry p;
 		pthread_mutex_lock(&lock);
-		int found = take(snap->h[k], &p);
+		int found = take(&outstanding, snap->h[k], &p);
 		pthread_mutex_unlock(&lock);
 		if (!found)
 			continue; /* a point-to-point request, or one started before recording */
 		uint64_t d = t1_cyc - p.t0_cyc;
-		nt_sites_add(p.site, d);
+		nt_sites_add(p.site, d, p.bytes);
 		if (d > p.site->slow_cyc || (p.site->calls & 1023) == 1) {
 			struct nt_call c = { p.t0_cyc, t1_cyc };
-			nt_call_record(p.site, p.comm, p.seq, &c, p.phase_cyc);
+			nt_call_record(p.site, p.comm_id, p.seq, &c, p.phase_cyc);
 		}
 	}
 }

@@ -1,7 +1,12 @@
-/* Nonblocking collectives timed from start to completion: the start leaves its request in a
- * fixed table; wait and test calls look at their requests before and after the real call, and a
- * tracked request that became MPI_REQUEST_NULL completed then. Nothing is done in wait/test
- * calls while no tracked request is outstanding. */
+/* Nonblocking and persistent collectives, timed from start to completion.
+ *
+ * A nonblocking start (MPI_Iallreduce ...) leaves its request in a fixed table of outstanding
+ * instances. A persistent collective's MPI_X_init leaves its request in a second table, with
+ * its call site, communicator and bytes; each MPI_Start/MPI_Startall of it numbers a new
+ * instance on the communicator and puts it in the outstanding table. Wait and test calls look
+ * at their requests before and after the real call: an outstanding request completed then if
+ * the call set it to MPI_REQUEST_NULL or says it completed (persistent requests stay valid).
+ * Nothing is done in wait/test calls while no instance is outstanding. */
 #ifndef WRAPPERS_NBREQS_H
 #define WRAPPERS_NBREQS_H
 
@@ -14,7 +19,6 @@
 #define NT_SNAP_MAX 64 /* requests of one wait/test call that are looked at */
 
 struct nt_site;
-struct nt_comm;
 
 struct nt_reqsnap {
 	int n;
@@ -22,14 +26,31 @@ struct nt_reqsnap {
 	int idx[NT_SNAP_MAX]; /* position in the caller's array */
 };
 
-extern volatile int nt_nb_outstanding_;
+/* What a wait or test call reports as completed, besides the requests it set to
+ * MPI_REQUEST_NULL: all of its requests, the one at *index, or the *outcount at indices. */
+struct nt_done {
+	int all;
+	const int *index;
+	const int *outcount, *indices;
+};
 
-/* Remember a started instance (request must be a valid, non-null request). */
-void nt_nb_track(MPI_Request request, struct nt_site *s, uint64_t t0_cyc, struct nt_comm *comm,
-		 uint64_t seq, uint64_t phase_cyc);
+extern volatile int nt_nb_outstanding_;
+extern volatile int nt_persistent_;
+
+/* A started instance (request must be a valid, non-null request). */
+void nt_nb_track(MPI_Request request, struct nt_site *s, uint64_t t0_cyc, uint64_t comm_id,
+		 uint64_t seq, uint64_t phase_cyc, uint64_t bytes);
+
+/* A persistent collective was created: its starts are instances of site s on comm. */
+void nt_persistent_add(MPI_Request request, struct nt_site *s, MPI_Comm comm, uint64_t bytes);
+
+/* request is about to be freed: forget it in both tables (its handle may be reused). */
+void nt_requests_forget(MPI_Request request);
 
 void nt_wait_snapshot(struct nt_reqsnap *snap, const MPI_Request *reqs, int n);
-void nt_wait_complete(const struct nt_reqsnap *snap, const MPI_Request *reqs, uint64_t t1_cyc);
+void nt_wait_complete(const struct nt_reqsnap *snap, const MPI_Request *reqs, uint64_t t1_cyc,
+		      int rc, struct nt_done done);
+void nt_start_persistent(const MPI_Request *reqs, int n, uint64_t t0_cyc, uint64_t phase_cyc);
 
 /* n is the constant 0 in every wrapper but the wait/test family: then these compile to nothing
  * (not even the snapshot's stack space). */
@@ -44,10 +65,20 @@ nt_wait_before(struct nt_reqsnap *snap, const MPI_Request *reqs, int n)
 }
 
 static inline __attribute__((always_inline)) void
-nt_wait_after(const struct nt_reqsnap *snap, const MPI_Request *reqs, int n, uint64_t t1_cyc)
+nt_wait_after(const struct nt_reqsnap *snap, const MPI_Request *reqs, int n, uint64_t t1_cyc,
+	      int rc, struct nt_done done)
 {
 	if (n > 0 && NT_UNLIKELY(snap->n > 0))
-		nt_wait_complete(snap, reqs, t1_cyc);
+		nt_wait_complete(snap, reqs, t1_cyc, rc, done);
+}
+
+/* After MPI_Start/MPI_Startall (n is the constant 0 elsewhere): the persistent collectives
+ * among reqs start an instance each. phase_cyc: the compute phase before the start. */
+static inline __attribute__((always_inline)) void
+nt_start_after(const MPI_Request *reqs, int n, uint64_t t0_cyc, uint64_t phase_cyc, int rc)
+{
+	if (n > 0 && rc == MPI_SUCCESS && NT_UNLIKELY(nt_persistent_ > 0))
+		nt_start_persistent(reqs, n, t0_cyc, phase_cyc);
 }
 
 #endif /* WRAPPERS_NBREQS_H */

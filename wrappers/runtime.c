@@ -37,7 +37,7 @@ struct nt_comm *nt_call_comm_miss(struct nt_thread *t, MPI_Comm comm)
 	return t->last_comm_state;
 }
 
-void nt_call_record(struct nt_site *s, struct nt_comm *cs, uint64_t seq, const struct nt_call *c,
+void nt_call_record(struct nt_site *s, uint64_t comm_id, uint64_t seq, const struct nt_call *c,
 		    uint64_t phase_cyc)
 {
 	uint64_t d = c->t1_cyc - c->t0_cyc;
@@ -48,7 +48,7 @@ void nt_call_record(struct nt_site *s, struct nt_comm *cs, uint64_t seq, const s
 		s->slow_cyc = s->calls ? 3 * (s->total_cyc / s->calls) : UINT64_MAX;
 	}
 	struct nt_record r = {
-		.comm_id = cs ? cs->id : NT_COMM_ID_UNKNOWN,
+		.comm_id = comm_id,
 		.seq = seq,
 		.site = nt_sites_index(s),
 		.flags = flags,
@@ -192,6 +192,22 @@ NT_MPI_API int MPI_Pcontrol(const int level, ...)
 			nt_sites_reset();
 	}
 	return PMPI_Pcontrol(level);
+}
+
+/* A freed datatype's handle may come back as another type: the sites' size caches forget it. */
+NT_MPI_API int MPI_Type_free(MPI_Datatype *datatype)
+{
+	if (nt_rt.started && datatype)
+		nt_sites_forget_type(*datatype);
+	return PMPI_Type_free(datatype);
+}
+
+/* A freed request's handle may come back as another request. */
+NT_MPI_API int MPI_Request_free(MPI_Request *request)
+{
+	if (nt_rt.started && request && (nt_persistent_ > 0 || nt_nb_outstanding_ > 0))
+		nt_requests_forget(*request);
+	return PMPI_Request_free(request);
 }
 
 NT_MPI_API int MPI_Comm_free(MPI_Comm *comm)

@@ -13,15 +13,18 @@ static size_t mask;
 bool nt_sites_threaded_;
 static pthread_mutex_t insert_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t overflow;
+static struct nt_site **used; /* the sites in use, in order of creation */
+static size_t nused;
 
 int nt_sites_init(size_t capacity, bool is_threaded)
 {
-	size_t bytes = capacity * sizeof *table;
+	size_t bytes = capacity * (sizeof *table + sizeof *used);
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
 		       -1, 0);
 	if (p == MAP_FAILED)
 		return -ENOMEM;
 	table = p;
+	used = (struct nt_site **)(table + capacity);
 	mask = capacity - 1;
 	nt_sites_threaded_ = is_threaded;
 	return 0;
@@ -52,9 +55,11 @@ struct nt_site *nt_sites_lookup(unsigned fn, uintptr_t ret)
 			s->fn = fn;
 			s->min_cyc = UINT64_MAX;
 			s->pending_cyc = NT_SITE_NONE;
+			s->type = MPI_DATATYPE_NULL;
 			s->slow_cyc = UINT64_MAX;
 			s->depth = nt_stack_capture(s->stack, NT_STACK_DEPTH);
 			s->binding = nt_binding_contains(ret);
+			used[nused++] = s;
 			__atomic_store_n(&s->ret, ret, __ATOMIC_RELEASE);
 			pthread_mutex_unlock(&insert_lock);
 			return s;
@@ -73,9 +78,10 @@ static unsigned log2_bin(uint64_t v)
 	return b < NT_SITE_HIST ? b : NT_SITE_HIST - 1;
 }
 
-void nt_sites_add_atomic(struct nt_site *s, uint64_t d)
+void nt_sites_add_atomic(struct nt_site *s, uint64_t d, uint64_t bytes)
 {
 	__atomic_fetch_add(&s->calls, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->bytes, bytes, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&s->total_cyc, d, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&s->hist[log2_bin(d)], 1, __ATOMIC_RELAXED);
 	uint64_t cur = __atomic_load_n(&s->min_cyc, __ATOMIC_RELAXED);
@@ -94,11 +100,30 @@ void nt_sites_reset(void)
 		struct nt_site *s = &table[i];
 		if (!s->ret)
 			continue;
-		s->calls = s->total_cyc = s->max_cyc = 0;
+		s->calls = s->total_cyc = s->max_cyc = s->bytes = 0;
 		s->min_cyc = UINT64_MAX;
 		s->pending_cyc = NT_SITE_NONE;
 		memset(s->hist, 0, sizeof s->hist);
 	}
+}
+
+uint64_t nt_sites_type_size(struct nt_site *s, MPI_Datatype type)
+{
+	MPI_Count size = 0;
+	if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size < 0)
+		size = 0;
+	if (!nt_sites_threaded_) {
+		s->type_size = (uint64_t)size;
+		s->type = type;
+	}
+	return (uint64_t)size;
+}
+
+void nt_sites_forget_type(MPI_Datatype type)
+{
+	for (size_t i = 0; i < nused; i++)
+		if (used[i]->type == type)
+			used[i]->type = MPI_DATATYPE_NULL;
 }
 
 void nt_sites_settle(void)

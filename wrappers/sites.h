@@ -10,6 +10,8 @@
 
 #include <noisetool/common.h>
 
+#include <mpi.h>
+
 #include "stack.h"
 
 #define NT_SITE_HIST 48 /* log2 bins of call duration in cycles */
@@ -22,6 +24,9 @@ struct nt_site {
 	uint64_t calls;
 	uint64_t total_cyc;
 	uint64_t pending_cyc; /* the latest call, not yet in min, max and hist (NT_SITE_NONE) */
+	uint64_t bytes;       /* sum over calls of count x datatype size (see nt_call_bytes) */
+	MPI_Datatype type;    /* one-entry datatype size cache: the site's last datatype */
+	uint64_t type_size;
 	uint64_t min_cyc, max_cyc;
 	uint64_t hist[NT_SITE_HIST];
 	uint64_t slow_cyc;               /* a call longer than this is recorded (3x the mean) */
@@ -38,7 +43,7 @@ int nt_sites_init(size_t capacity, bool threaded);
 struct nt_site *nt_sites_lookup(unsigned fn, uintptr_t ret);
 
 extern bool nt_sites_threaded_;
-void nt_sites_add_atomic(struct nt_site *s, uint64_t d_cyc);
+void nt_sites_add_atomic(struct nt_site *s, uint64_t d_cyc, uint64_t bytes);
 
 /* Put one duration into min, max and the histogram. */
 static inline __attribute__((always_inline)) void nt_sites_fold(struct nt_site *s, uint64_t d)
@@ -51,24 +56,46 @@ static inline __attribute__((always_inline)) void nt_sites_fold(struct nt_site *
 	s->hist[b < NT_SITE_HIST ? b : NT_SITE_HIST - 1]++;
 }
 
-/* Add one call of d_cyc cycles (atomically when several threads may call MPI at once).
+/* Add one call of d_cyc cycles and bytes (atomically when several threads may call MPI at once).
  * Counts and totals take d at once; min, max and the histogram take the site's previous
  * duration instead, and d waits in pending_cyc until the next call (or nt_sites_settle).
  * The counter read that gives d is slow to retire, and work that depends on it (a compare, a
  * store to a d-dependent address) held up the application's next instructions: ~8 ns per
  * call here, against ~2 ns for the same work on a value read from memory. */
-static inline __attribute__((always_inline)) void nt_sites_add(struct nt_site *s, uint64_t d)
+static inline __attribute__((always_inline)) void nt_sites_add(struct nt_site *s, uint64_t d,
+								 uint64_t bytes)
 {
 	if (NT_UNLIKELY(nt_sites_threaded_)) {
-		nt_sites_add_atomic(s, d);
+		nt_sites_add_atomic(s, d, bytes);
 		return;
 	}
 	uint64_t prev = s->pending_cyc;
 	s->pending_cyc = d;
 	s->calls++;
 	s->total_cyc += d;
+	s->bytes += bytes;
 	if (NT_LIKELY(prev != NT_SITE_NONE))
 		nt_sites_fold(s, prev);
+}
+
+/* The size of type, for a site's one-entry cache miss. The cache is filled only when one
+ * thread calls MPI, so with several threads every call comes here. */
+uint64_t nt_sites_type_size(struct nt_site *s, MPI_Datatype type);
+
+/* A datatype is being freed: its handle may come back as another type, so every site's cache
+ * forgets it. */
+void nt_sites_forget_type(MPI_Datatype type);
+
+/* count elements of type at site s, in bytes; type MPI_DATATYPE_NULL (a constant for calls
+ * without a buffer) gives 0 at no cost. */
+static inline __attribute__((always_inline)) uint64_t
+nt_sites_bytes(struct nt_site *s, uint64_t count, MPI_Datatype type)
+{
+	if (type == MPI_DATATYPE_NULL)
+		return 0;
+	if (NT_UNLIKELY(type != s->type))
+		return count * nt_sites_type_size(s, type);
+	return count * s->type_size;
 }
 
 /* Fold every pending duration in: before the aggregates are read. Single-threaded use. */

@@ -33,6 +33,7 @@ struct nt_log_site {
 	uint64_t offset;        /* of the call instruction in it */
 	uint64_t calls;
 	uint64_t total_ns, min_ns, max_ns;
+	uint64_t bytes;         /* sum over calls of count x datatype size */
 	uint64_t hist[NT_LOG_HIST_BINS]; /* log2 bins of call duration in counter cycles
 					  * (bin b: [2^b, 2^(b+1)); clock_hz converts) */
 	uint32_t depth;

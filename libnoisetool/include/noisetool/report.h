@@ -28,6 +28,7 @@ struct nt_report_site {
 	uint64_t calls;
 	uint64_t time_ns_total;     /* over all ranks */
 	uint64_t time_ns_max;       /* the longest single call on any rank */
+	uint64_t bytes;             /* over all ranks: sum of count x datatype size */
 	uint64_t time_ns_max_rank;  /* the largest per-rank total */
 	uint32_t max_rank;          /* the rank that has it */
 	uint32_t ranks;             /* ranks that called it */

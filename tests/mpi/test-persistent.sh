@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Persistent collectives are counted at their MPI_X_init site, one call per MPI_Start or
+# MPI_Startall, each timed from the start to its completion (MPI_Wait, MPI_Waitall, an
+# MPI_Test loop); results are unchanged.
+set -u
+LIB=${1:?usage: test-persistent.sh LIB PROGRAM NOISETOOL SOURCE}
+PROG=${2:?}
+NT=${3:?}
+SRC=${4:?}
+command -v mpiexec >/dev/null || { echo "SKIP: no mpiexec"; exit 77; }
+N=100
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+run() { timeout 120 mpiexec -n 2 -bind-to core "$@"; }
+run "$PROG" $N >"$tmp/plain" 2>&1 || { echo "FAIL: plain run"; exit 1; }
+run -genv LD_PRELOAD "$LIB" -genv NOISETOOL_OUT "$tmp" -genv NOISETOOL_SUMMARY 0 "$PROG" $N \
+	>"$tmp/pre" 2>"$tmp/pre.err" || { echo "FAIL: preloaded run"; cat "$tmp/pre.err"; exit 1; }
+cmp -s "$tmp/plain" "$tmp/pre" || { echo "FAIL: results differ"; fail=1; }
+"$NT" report "$(ls "$tmp"/*.ntlog | head -n 1)" --top 0 >"$tmp/report" || { echo "FAIL: report"; exit 1; }
+cat "$tmp/report"
+line_of() { grep -n "/\* site $1 \*/" "$SRC" | cut -d: -f1; }
+# The calls here span two lines; the report names the first.
+field() { awk -v l="persistent.c:$1" -v f="$2" '$2 == l { print $f }' "$tmp/report"; }
+check() { # SITE FUNCTION CALLS BYTES_PER_CALL
+	local l=$(($(line_of "$1") - ${5:-0}))
+	local calls bytes
+	calls=$(field $l 3)
+	bytes=$(awk -v l="persistent.c:$l" '$2 == l { print $NF }' "$tmp/report")
+	[ "$calls" = "$3" ] && [ "$bytes" = "$4" ] ||
+		{ echo "FAIL: site $1 ($2 at persistent.c:$l): calls '$calls' bytes/call '$bytes', want $3 and $4"; fail=1; }
+}
+check P MPI_Allreduce_init $((2 * (N + 1))) 32 1
+check B MPI_Barrier_init $((2 * N)) 0
+check M MPI_Allreduce_init $((2 * N)) 4 1
+# Site P completes after ~50 us of compute: its mean start-to-completion time must show it.
+l=$(($(line_of P) - 1))
+mean_us=$(awk -v l="persistent.c:$l" '$2 == l { printf "%d", $4 * 1000 / $3 }' "$tmp/report")
+echo "MPI_Allreduce_init at site P: mean start-to-completion ${mean_us} us"
+[ "${mean_us:-0}" -ge 40 ] || { echo "FAIL: not timed to completion (${mean_us} us < 40)"; fail=1; }
+exit $fail
