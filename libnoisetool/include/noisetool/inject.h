@@ -1,0 +1,65 @@
+/* Noise injection: periodic detours (a timer signal to the target thread, then a calibrated
+ * spin), synchronized on a global time base or with a seeded random phase per rank, or the
+ * replay of a recorded detour trace. The injector accounts exactly what it spun, so that a
+ * report can check its attribution against the truth. */
+#ifndef NOISETOOL_INJECT_H
+#define NOISETOOL_INJECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <noisetool/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NT_INJECT_MAX_RANKS 256 /* ranks named in one spec */
+
+enum nt_inject_mode {
+	NT_INJECT_UNSYNC = 0, /* each rank its own phase, drawn from the seed and the rank */
+	NT_INJECT_SYNC = 1,   /* every rank at the same global times (multiples of the period) */
+};
+
+struct nt_inject_spec {
+	uint64_t period_ns;   /* time between detour starts */
+	uint64_t detour_ns;   /* length of one detour */
+	enum nt_inject_mode mode;
+	uint64_t seed;
+	bool all_ranks;       /* no ranks= given */
+	uint32_t nranks;
+	int ranks[NT_INJECT_MAX_RANKS];
+	char trace[1024];     /* trace=FILE: replay these detours instead (period, detour unused) */
+};
+
+/* Parse "period=10ms,detour=100us,mode=sync|unsync,ranks=1,3,seed=42" or "trace=FILE[,ranks=..]".
+ * Durations take ns, us, ms or s (a bare number is us). ranks= takes a comma list of ranks
+ * and ranges (1,3,8-11) and ends at the next key. Defaults: mode unsync, seed 1, all ranks.
+ * Returns 0, or -EINVAL with a one-line reason in err. */
+NT_API int nt_inject_parse(const char *spec, struct nt_inject_spec *out, char *err, size_t errsz);
+
+/* Whether rank is a target of s. */
+NT_API bool nt_inject_targets(const struct nt_inject_spec *s, int rank);
+
+/* Start injecting into the calling thread (one injector per process). global_minus_local_ns:
+ * global time minus this process's CLOCK_MONOTONIC, for the synchronized phase (0 on one node).
+ * Returns 0; -EBUSY when already running; -EINVAL (spec); -ENOENT, -EIO or -EINVAL with a
+ * reason in err when the trace cannot be read; -errno from timer_create or sigaction. */
+NT_API int nt_inject_start(const struct nt_inject_spec *s, int rank, int64_t global_minus_local_ns,
+			   char *err, size_t errsz);
+
+/* Stop the timer and restore the signal handler. Safe to call when not running. */
+NT_API void nt_inject_stop(void);
+
+/* Counter cycles spun by the injector in this process so far, and the number of detours. */
+NT_API uint64_t nt_inject_spun_cyc(void);
+NT_API uint64_t nt_inject_count(void);
+
+/* The signal the injector uses (SIGRTMIN + 4). */
+NT_API int nt_inject_signal(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NOISETOOL_INJECT_H */
