@@ -13,12 +13,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <noisetool/inject.h>
+
 #include "cli.h"
 #include "commands.h"
 
 static const char usage[] =
-	"Usage: noisetool run [--out DIR] [--level timing|os|full] [--json FILE] [--top N]\n"
-	"                     -- CMD [ARGS...]\n"
+	"Usage: noisetool run [--out DIR] [--level timing|os|full] [--inject SPEC] [--json FILE]\n"
+	"                     [--top N] -- CMD [ARGS...]\n"
 	"\n"
 	"Run CMD (usually mpiexec ...) with the MPI wrapper library preloaded into every process\n"
 	"it starts, then print the report of the job's log. Example:\n"
@@ -26,6 +28,10 @@ static const char usage[] =
 	"\n"
 	"  --out DIR       directory for the job log (created if missing; default .)\n"
 	"  --level L       timing (counter only), os (default: + OS counters), full (+ hardware)\n"
+	"  --inject SPEC   inject noise into the job, e.g.\n"
+	"                  period=10ms,detour=100us,mode=sync|unsync,ranks=1,3,seed=42\n"
+	"                  or trace=FILE (a trace from noisetool detour --trace); see\n"
+	"                  doc/environment.md, NOISETOOL_INJECT\n"
 	"  --json FILE     also write the report as JSON\n"
 	"  --top N         call sites in the printed report (default 20, 0 = all)\n"
 	"  -h, --help      this text\n"
@@ -116,7 +122,7 @@ static char *list_logs(const char *dir, size_t *len)
 int cmd_run(int argc, char **argv)
 {
 	const char *cmd = "noisetool run";
-	const char *out = ".", *level = NULL, *json_path = NULL;
+	const char *out = ".", *level = NULL, *json_path = NULL, *inject = NULL;
 	size_t top = 20;
 	int dashdash = -1;
 	for (int i = 0; i < argc; i++)
@@ -132,6 +138,12 @@ int cmd_run(int argc, char **argv)
 			return NT_EXIT_OK;
 		} else if (cli_is(&c, "--out")) {
 			out = cli_value(&c);
+		} else if (cli_is(&c, "--inject")) {
+			inject = cli_value(&c);
+			struct nt_inject_spec spec;
+			char why[256];
+			if (nt_inject_parse(inject, &spec, why, sizeof why) < 0)
+				cli_usage_error(&c, "--inject: %s", why);
 		} else if (cli_is(&c, "--level")) {
 			level = cli_value(&c);
 			if (strcmp(level, "timing") && strcmp(level, "os") && strcmp(level, "full"))
@@ -178,6 +190,8 @@ int cmd_run(int argc, char **argv)
 	setenv("NOISETOOL_SUMMARY", "0", 1); /* the report below says it all */
 	if (level)
 		setenv("NOISETOOL_LEVEL", level, 1);
+	if (inject)
+		setenv("NOISETOOL_INJECT", inject, 1);
 
 	pid_t pid = fork();
 	if (pid < 0) {

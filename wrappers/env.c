@@ -100,6 +100,16 @@ int nt_env_parse(struct nt_env *env, const char *(*getenv_fn)(const char *), cha
 			env->mem_bytes = b;
 		}
 	}
+	v = getenv_fn("NOISETOOL_INJECT");
+	if (v && *v) {
+		char why[256];
+		if (nt_inject_parse(v, &env->inject_spec, why, sizeof why) < 0) {
+			complain(errors, size, "NOISETOOL_INJECT: %s; injection is off\n", why);
+			bad++;
+		} else {
+			env->inject = true;
+		}
+	}
 	v = getenv_fn("NOISETOOL_OUT");
 	if (v && *v)
 		env->out_dir = v;

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <noisetool/inject.h>
 #include <noisetool/probe.h>
 
 #ifdef __cplusplus
@@ -22,6 +23,8 @@ struct nt_env {
 	bool summary;               /* NOISETOOL_SUMMARY=0|1: rank 0's summary on stderr (default 1) */
 	bool callsite_every_call;   /* NOISETOOL_CALLSITE=every-call: walk the stack on every call
 				     * as mpiP does (benchmark comparison only; default cached) */
+	bool inject;                /* NOISETOOL_INJECT=SPEC given and valid */
+	struct nt_inject_spec inject_spec;
 };
 
 /* Parse the variables through getenv_fn (getenv in the library, a fake in tests). Each bad

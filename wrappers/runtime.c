@@ -1,6 +1,7 @@
 /* Life cycle of the wrapper library: MPI_Init / MPI_Init_thread start it, MPI_Finalize writes
  * the summary, MPI_Abort and MPI_Pcontrol steer it. On any internal failure it turns itself off
  * and passes every call through; it never changes results or return codes. */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <mpi.h>
 
 #include <noisetool/clock.h>
+#include <noisetool/inject.h>
 
 #include "binding.h"
 #include "call.h"
@@ -101,10 +103,24 @@ static const char *env_get(const char *name)
 	return getenv(name);
 }
 
+/* NOISETOOL_INJECT on the ranks it names; the lowest rank that cannot start says why. */
+static void inject_start(void)
+{
+	char why[512] = "";
+	int failed = INT_MAX, first = INT_MAX;
+	if (nt_inject_targets(&nt_rt.env.inject_spec, nt_rt.rank) &&
+	    nt_inject_start(&nt_rt.env.inject_spec, nt_rt.rank, 0, why, sizeof why) < 0)
+		failed = nt_rt.rank;
+	PMPI_Allreduce(&failed, &first, 1, MPI_INT, MPI_MIN, nt_rt.comm);
+	if (first == nt_rt.rank)
+		fprintf(stderr, "noisetool: NOISETOOL_INJECT on rank %d: %s; injection is off\n",
+			nt_rt.rank, why);
+}
+
 /* After PMPI_Init*: read the settings, reserve memory, take a private communicator. */
 static void runtime_start(int provided)
 {
-	char errors[512];
+	char errors[1024];
 	int bad = nt_env_parse(&nt_rt.env, env_get, errors, sizeof errors);
 	PMPI_Comm_rank(MPI_COMM_WORLD, &nt_rt.rank);
 	PMPI_Comm_size(MPI_COMM_WORLD, &nt_rt.size);
@@ -129,6 +145,8 @@ static void runtime_start(int provided)
 	nt_rt.init_cyc = nt_clock_now_cyc();
 	nt_thread_.last_exit_cyc = nt_rt.init_cyc;
 	nt_active_ = 1;
+	if (nt_rt.env.inject)
+		inject_start();
 }
 
 NT_MPI_API int MPI_Init(int *argc, char ***argv)
@@ -153,6 +171,7 @@ NT_MPI_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provi
 NT_MPI_API int MPI_Finalize(void)
 {
 	nt_active_ = 0;
+	nt_inject_stop();
 	if (nt_rt.started) {
 		nt_rt.started = 0;
 		nt_rt.finalize_cyc = nt_clock_now_cyc();
