@@ -115,6 +115,14 @@ static void encode_payload(struct wbuf *w, const struct nt_log_rank *r)
 	w64(w, r->wall_ns);
 	w64(w, r->mpi_ns);
 	w64(w, r->dropped);
+	w64(w, (uint64_t)r->init_global_ns);
+	w64(w, (uint64_t)r->drift_ppb);
+	w64(w, r->clock_error_ns);
+	w64(w, r->clock_test_error_ns);
+	w64(w, r->injected_ns);
+	w64(w, r->injected_count);
+	w64(w, r->probe_reads);
+	w64(w, r->probe_cost_ns);
 	wstr(w, r->host);
 	for (uint32_t i = 0; i < r->nsites; i++) {
 		const struct nt_log_site *s = &r->sites[i];
@@ -146,6 +154,17 @@ static void encode_payload(struct wbuf *w, const struct nt_log_rank *r)
 		w64(w, x->start_ns);
 		w64(w, x->duration_ns);
 		w64(w, x->phase_ns);
+		const struct nt_log_window *v = &x->win;
+		w64(w, v->wall_ns);
+		w64(w, v->cpu_ns);
+		w64(w, v->run_delay_ns);
+		w64(w, v->vol_switches);
+		w64(w, v->invol_switches);
+		w64(w, v->minor_faults);
+		w64(w, v->major_faults);
+		w64(w, v->instructions);
+		w64(w, v->injected_ns);
+		w32(w, v->valid);
 	}
 }
 
@@ -236,7 +255,7 @@ static void set_err(char *err, size_t errsz, const char *fmt, ...)
 }
 
 /* Smallest encoding of one site: two empty strings and the fixed fields. */
-enum { MIN_SITE_BYTES = 4 + 4 + 8 * 5 + 8 * NT_LOG_HIST_BINS + 4, RECORD_BYTES = 48 };
+enum { MIN_SITE_BYTES = 4 + 4 + 8 * 6 + 8 * NT_LOG_HIST_BINS + 4, RECORD_BYTES = 48 + 9 * 8 + 4 };
 
 static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_rank, char *err,
 		       size_t errsz)
@@ -280,6 +299,14 @@ static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_
 	out->wall_ns = r64(&b);
 	out->mpi_ns = r64(&b);
 	out->dropped = r64(&b);
+	out->init_global_ns = (int64_t)r64(&b);
+	out->drift_ppb = (int64_t)r64(&b);
+	out->clock_error_ns = r64(&b);
+	out->clock_test_error_ns = r64(&b);
+	out->injected_ns = r64(&b);
+	out->injected_count = r64(&b);
+	out->probe_reads = r64(&b);
+	out->probe_cost_ns = r64(&b);
 	out->host = rstr(&b);
 	if (!b.bad && out->nsites > (b.len - b.pos) / MIN_SITE_BYTES)
 		b.bad = true;
@@ -326,6 +353,17 @@ static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_
 		x->start_ns = r64(&b);
 		x->duration_ns = r64(&b);
 		x->phase_ns = r64(&b);
+		struct nt_log_window *v = &x->win;
+		v->wall_ns = r64(&b);
+		v->cpu_ns = r64(&b);
+		v->run_delay_ns = r64(&b);
+		v->vol_switches = r64(&b);
+		v->invol_switches = r64(&b);
+		v->minor_faults = r64(&b);
+		v->major_faults = r64(&b);
+		v->instructions = r64(&b);
+		v->injected_ns = r64(&b);
+		v->valid = r32(&b);
 		if (x->site >= out->nsites)
 			b.bad = true;
 	}

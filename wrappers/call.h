@@ -13,6 +13,7 @@
 #include "comms.h"
 #include "nbreqs.h"
 #include "sites.h"
+#include "window.h"
 #include "wrapper-ids.h"
 
 #define NT_TLS __thread __attribute__((tls_model("initial-exec")))
@@ -36,6 +37,8 @@ struct nt_thread {
 	MPI_Comm last_comm;       /* one-entry communicator cache */
 	struct nt_comm *last_comm_state;
 	unsigned comm_gen;        /* nt_comm_gen_ when the cache was filled */
+	uint64_t probe_due_cyc;   /* a call whose phase ends after this closes a probe window
+				   * (UINT64_MAX: no probe on this thread) */
 };
 
 extern NT_TLS struct nt_thread nt_thread_;
@@ -81,7 +84,8 @@ nt_call_instance(struct nt_thread *t, struct nt_site *s, MPI_Comm comm, MPI_Requ
 		return;
 	}
 	nt_sites_add(s, d, bytes);
-	if (NT_UNLIKELY(d > s->slow_cyc || (s->calls & 1023) == 1))
+	s->phase_cyc += phase;
+	if (NT_UNLIKELY(d > s->slow_cyc || phase > s->slow_phase_cyc || (s->calls & 1023) == 1))
 		nt_call_record(s, comm_id, seq, c, phase);
 }
 
@@ -98,6 +102,8 @@ nt_call_end(const struct nt_call *c, enum nt_fn fn, void *ret, MPI_Comm comm,
 	uint64_t d = c->t1_cyc - c->t0_cyc;
 	uint64_t phase = c->t0_cyc - t->last_exit_cyc;
 	t->last_exit_cyc = c->t1_cyc; /* the next phase starts here */
+	if (NT_UNLIKELY(c->t0_cyc >= t->probe_due_cyc))
+		t->probe_due_cyc = nt_window_close(c->t1_cyc);
 	struct nt_site *s = t->last_site;
 	if (NT_UNLIKELY((uintptr_t)ret != t->last_ret || (unsigned)fn != t->last_fn))
 		s = nt_call_site_miss(t, fn, ret);

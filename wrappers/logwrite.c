@@ -11,12 +11,14 @@
 #include <mpi.h>
 
 #include <noisetool/clock.h>
+#include <noisetool/inject.h>
 #include <noisetool/ntlog.h>
 
 #include "call.h"
 #include "logwrite.h"
 #include "records.h"
 #include "sites.h"
+#include "window.h"
 
 /* Module path and offset of an address (the call instruction is just before a return address). */
 static void locate(uintptr_t addr, const char **module, uint64_t *offset)
@@ -54,6 +56,11 @@ static int encode_rank(const struct nt_runtime *rt, unsigned char **buf, size_t 
 	struct nt_log_rank r = { .rank = (uint32_t)rt->rank, .host = host, .sites = sites };
 	r.wall_ns = (uint64_t)nt_clock_cyc_to_ns(rt->finalize_cyc - rt->init_cyc);
 	r.dropped = nt_sites_overflow();
+	r.injected_ns = (uint64_t)nt_clock_cyc_to_ns(nt_inject_spun_cyc());
+	r.injected_count = nt_inject_count();
+	double cost_ns;
+	nt_window_stats(&r.probe_reads, &cost_ns);
+	r.probe_cost_ns = (uint64_t)cost_ns;
 	if (r.dropped)
 		r.flags |= NT_LOG_FLAG_PARTIAL;
 	it = 0;
@@ -86,6 +93,18 @@ static int encode_rank(const struct nt_runtime *rt, unsigned char **buf, size_t 
 			.start_ns = (uint64_t)nt_clock_cyc_to_ns(x->t0_cyc - rt->init_cyc),
 			.duration_ns = (uint64_t)nt_clock_cyc_to_ns(x->d_cyc),
 			.phase_ns = (uint64_t)nt_clock_cyc_to_ns(x->phase_cyc),
+			.win = {
+				.wall_ns = (uint64_t)nt_clock_cyc_to_ns(x->win.wall_cyc),
+				.cpu_ns = x->win.cpu_ns,
+				.run_delay_ns = x->win.run_delay_ns,
+				.vol_switches = x->win.vol_switches,
+				.invol_switches = x->win.invol_switches,
+				.minor_faults = x->win.minor_faults,
+				.major_faults = x->win.major_faults,
+				.instructions = x->win.instructions,
+				.injected_ns = (uint64_t)nt_clock_cyc_to_ns(x->win.injected_cyc),
+				.valid = x->win.valid,
+			},
 		};
 	}
 	r.records = recs;

@@ -7,8 +7,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define NT_REC_SLOW 1u
-#define NT_REC_SAMPLE 2u
+#include "window.h"
+
+#define NT_REC_SLOW 1u       /* time in the call over 3x the site's mean */
+#define NT_REC_SAMPLE 2u     /* one in 1024 calls of the site */
+#define NT_REC_LONG_PHASE 4u /* the phase before it over 3x the site's mean phase */
+#define NT_REC_WINDOW 8u     /* win holds the probe window that ended with this call */
 
 struct nt_record {
 	uint64_t comm_id;
@@ -18,6 +22,7 @@ struct nt_record {
 	uint64_t t0_cyc;    /* entry */
 	uint64_t d_cyc;     /* time in the call */
 	uint64_t phase_cyc; /* the compute phase before it (since the previous MPI call's exit) */
+	struct nt_window win;
 };
 
 int nt_records_init(size_t bytes, int threaded);

@@ -22,8 +22,9 @@
 #include "sites.h"
 #include "stack.h"
 #include "summary.h"
+#include "window.h"
 
-NT_TLS struct nt_thread nt_thread_;
+NT_TLS struct nt_thread nt_thread_ = { .probe_due_cyc = UINT64_MAX };
 volatile int nt_active_;
 
 struct nt_runtime nt_rt;
@@ -43,12 +44,17 @@ void nt_call_record(struct nt_site *s, uint64_t comm_id, uint64_t seq, const str
 		    uint64_t phase_cyc)
 {
 	uint64_t d = c->t1_cyc - c->t0_cyc;
-	uint32_t flags = d > s->slow_cyc ? NT_REC_SLOW : 0;
+	uint32_t flags = (d > s->slow_cyc ? NT_REC_SLOW : 0) |
+			 (phase_cyc > s->slow_phase_cyc ? NT_REC_LONG_PHASE : 0);
 	if ((s->calls & 1023) == 1) {
 		flags |= NT_REC_SAMPLE;
-		/* Refresh the slow threshold: 3x the mean so far. */
+		/* Refresh the thresholds: 3x the means so far. */
 		s->slow_cyc = s->calls ? 3 * (s->total_cyc / s->calls) : UINT64_MAX;
+		s->slow_phase_cyc = s->calls ? 3 * (s->phase_cyc / s->calls) : UINT64_MAX;
 	}
+	const struct nt_window *w = nt_window_last();
+	if (w->end_cyc == c->t1_cyc)
+		flags |= NT_REC_WINDOW;
 	struct nt_record r = {
 		.comm_id = comm_id,
 		.seq = seq,
@@ -58,6 +64,8 @@ void nt_call_record(struct nt_site *s, uint64_t comm_id, uint64_t seq, const str
 		.d_cyc = d,
 		.phase_cyc = phase_cyc,
 	};
+	if (flags & NT_REC_WINDOW)
+		r.win = *w;
 	nt_records_add(&r);
 }
 
@@ -144,6 +152,7 @@ static void runtime_start(int provided)
 	nt_rt.started = 1;
 	nt_rt.init_cyc = nt_clock_now_cyc();
 	nt_thread_.last_exit_cyc = nt_rt.init_cyc;
+	nt_thread_.probe_due_cyc = nt_window_open(nt_rt.env.level, nt_rt.init_cyc);
 	nt_active_ = 1;
 	if (nt_rt.env.inject)
 		inject_start();
@@ -188,6 +197,7 @@ NT_MPI_API int MPI_Finalize(void)
 				fprintf(stderr, "noisetool: no log written in '%s': %s\n",
 					nt_rt.env.out_dir, strerror(-rc));
 		}
+		nt_window_shutdown();
 		PMPI_Comm_free(&nt_rt.comm);
 	}
 	return PMPI_Finalize();

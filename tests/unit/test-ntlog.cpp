@@ -46,7 +46,22 @@ std::vector<unsigned char> make_log(uint32_t nranks, uint32_t flags = 0)
 		rank.mpi_ns = 500000 * (r + 1) + 100;
 		rank.nsites = r == 0 ? 2 : 1; // only rank 0 calls the barrier site
 		rank.sites = sites;
-		struct nt_log_record rec = { 0x100000001ull, 42 + r, 0, NT_LOG_REC_SLOW, 1000, 2000, 3000 };
+		struct nt_log_record rec;
+		std::memset(&rec, 0, sizeof rec);
+		rec.comm_id = 0x100000001ull;
+		rec.seq = 42 + r;
+		rec.flags = NT_LOG_REC_SLOW | NT_LOG_REC_WINDOW;
+		rec.start_ns = 1000;
+		rec.duration_ns = 2000;
+		rec.phase_ns = 3000;
+		rec.win.wall_ns = 5000;
+		rec.win.run_delay_ns = 700 + r;
+		rec.win.injected_ns = 900;
+		rec.win.valid = 6;
+		rank.init_global_ns = -1234 * (int64_t)r;
+		rank.drift_ppb = -100000;
+		rank.clock_error_ns = 150;
+		rank.injected_ns = 77;
 		rank.records = &rec;
 		rank.nrecords = 1;
 		rank.dropped_records = r;
@@ -91,6 +106,14 @@ TEST_CASE("ntlog round trip", "[ntlog]")
 	CHECK(log.ranks[2].records[0].seq == 44);
 	CHECK(log.ranks[2].records[0].comm_id == 0x100000001ull);
 	CHECK(log.ranks[2].records[0].phase_ns == 3000);
+	CHECK(log.ranks[2].records[0].win.wall_ns == 5000);
+	CHECK(log.ranks[2].records[0].win.run_delay_ns == 702);
+	CHECK(log.ranks[2].records[0].win.injected_ns == 900);
+	CHECK(log.ranks[2].records[0].win.valid == 6);
+	CHECK(log.ranks[2].init_global_ns == -2468);
+	CHECK(log.ranks[2].drift_ppb == -100000);
+	CHECK(log.ranks[2].clock_error_ns == 150);
+	CHECK(log.ranks[2].injected_ns == 77);
 
 	SECTION("the report merges a site across ranks and computes its spread")
 	{

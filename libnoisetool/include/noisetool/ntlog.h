@@ -40,8 +40,20 @@ struct nt_log_site {
 	struct nt_log_frame frames[NT_LOG_MAX_DEPTH]; /* the stack when first seen */
 };
 
-#define NT_LOG_REC_SLOW 1u   /* more than 3x its call site's mean */
-#define NT_LOG_REC_SAMPLE 2u /* one in 1024 calls of its site */
+#define NT_LOG_REC_SLOW 1u       /* more than 3x its call site's mean */
+#define NT_LOG_REC_SAMPLE 2u     /* one in 1024 calls of its site */
+#define NT_LOG_REC_LONG_PHASE 4u /* its phase over 3x the site's mean phase */
+#define NT_LOG_REC_WINDOW 8u     /* win holds the probe window that ended with this call */
+
+/* What the OS did to the rank's thread in a probe window (a span of one or more phases that
+ * ended with the record's call). valid: NT_SRC_* bits of the sources behind the values. */
+struct nt_log_window {
+	uint64_t wall_ns, cpu_ns, run_delay_ns;
+	uint64_t vol_switches, invol_switches, minor_faults, major_faults;
+	uint64_t instructions;  /* 0 without hardware counters */
+	uint64_t injected_ns;   /* spun by the noise injector */
+	uint32_t valid;
+};
 
 /* One collective instance that mattered, as this rank saw it. */
 struct nt_log_record {
@@ -52,6 +64,7 @@ struct nt_log_record {
 	uint64_t start_ns;     /* entry, ns since this rank's MPI_Init (local clock) */
 	uint64_t duration_ns;  /* time in the call */
 	uint64_t phase_ns;     /* compute phase before it */
+	struct nt_log_window win; /* when flags has NT_LOG_REC_WINDOW */
 };
 
 /* One rank's block. */
@@ -62,6 +75,13 @@ struct nt_log_rank {
 	uint64_t wall_ns;       /* MPI_Init to MPI_Finalize */
 	uint64_t mpi_ns;        /* sum of its call sites */
 	uint64_t dropped;       /* calls not kept because the site table was full */
+	int64_t init_global_ns; /* this rank's MPI_Init on the job's global time base (rank 0's
+				 * clock, origin at rank 0's MPI_Init) */
+	int64_t drift_ppb;      /* global time runs 1 + drift_ppb/1e9 times as fast as local */
+	uint64_t clock_error_ns;      /* bound on the error of the rank's global times */
+	uint64_t clock_test_error_ns; /* with NOISETOOL_TEST_CLOCK: the largest error seen */
+	uint64_t injected_ns, injected_count; /* what the injector spun on this rank */
+	uint64_t probe_reads, probe_cost_ns;  /* probe windows closed, and their mean cost */
 	uint32_t nsites;
 	struct nt_log_site *sites;
 	uint64_t dropped_records; /* records not kept because the arena was full */
