@@ -1,6 +1,7 @@
 /* The job log writer (format: doc/ntlog-format.md). */
 #include <dlfcn.h>
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,16 @@ static int encode_rank(const struct nt_runtime *rt, unsigned char **buf, size_t 
 	struct nt_log_rank r = { .rank = (uint32_t)rt->rank, .host = host, .sites = sites };
 	r.wall_ns = (uint64_t)nt_clock_cyc_to_ns(rt->finalize_cyc - rt->init_cyc);
 	r.dropped = nt_sites_overflow();
+	/* The global time base (rank 0's clock from its MPI_Init): this rank's MPI_Init on it and
+	 * the rate of global to local time, from the offsets measured at init and finalize. */
+	const struct nt_clocksync_point *a = &rt->sync_init, *b = &rt->sync_fin;
+	double local_init = nt_clocksync_local_ns(rt->init_cyc);
+	double span = b->local_ns - a->local_ns;
+	double drift = span > 0 ? (b->offset_ns - a->offset_ns) / span : 0;
+	double init_global = nt_clocksync_global_ns(a, b, local_init) - rt->origin_ns;
+	r.init_global_ns = (int64_t)llround(init_global);
+	r.drift_ppb = (int64_t)llround(drift * 1e9);
+	r.clock_error_ns = (uint64_t)(a->error_ns > b->error_ns ? a->error_ns : b->error_ns);
 	r.injected_ns = (uint64_t)nt_clock_cyc_to_ns(nt_inject_spun_cyc());
 	r.injected_count = nt_inject_count();
 	double cost_ns;
@@ -83,14 +94,23 @@ static int encode_rank(const struct nt_runtime *rt, unsigned char **buf, size_t 
 		if (!s->nonblocking) /* overlapped with other work: not time spent in MPI */
 			r.mpi_ns += o->total_ns;
 	}
+	double worst = 0;
 	for (size_t i = 0; i < nrec; i++) {
 		const struct nt_record *x = nt_records_get(i);
+		if (rt->clock_hook) {
+			/* One node, one counter: the truth is rank 0's clock read at our counter. */
+			double truth = nt_clocksync_local_ns_with(&rt->rank0, x->t0_cyc) - rt->origin_ns;
+			double est = init_global +
+				     (nt_clocksync_local_ns(x->t0_cyc) - local_init) * (1 + drift);
+			if (fabs(est - truth) > worst)
+				worst = fabs(est - truth);
+		}
 		recs[i] = (struct nt_log_record){
 			.comm_id = x->comm_id,
 			.seq = x->seq,
 			.site = log_index[x->site],
 			.flags = x->flags,
-			.start_ns = (uint64_t)nt_clock_cyc_to_ns(x->t0_cyc - rt->init_cyc),
+			.start_ns = (uint64_t)(nt_clocksync_local_ns(x->t0_cyc) - local_init),
 			.duration_ns = (uint64_t)nt_clock_cyc_to_ns(x->d_cyc),
 			.phase_ns = (uint64_t)nt_clock_cyc_to_ns(x->phase_cyc),
 			.win = {
@@ -108,6 +128,7 @@ static int encode_rank(const struct nt_runtime *rt, unsigned char **buf, size_t 
 		};
 	}
 	r.records = recs;
+	r.clock_test_error_ns = (uint64_t)ceil(worst);
 	r.nrecords = nrec;
 	r.dropped_records = nt_records_dropped();
 	if (r.dropped_records)

@@ -111,13 +111,40 @@ static const char *env_get(const char *name)
 	return getenv(name);
 }
 
+/* The global time base: this rank's offset to rank 0 now, rank 0's clock and its origin. */
+static void clock_start(void)
+{
+	char err[256] = "";
+	nt_clocksync_hook(nt_rt.rank, err, sizeof err);
+	const char *hook = getenv("NOISETOOL_TEST_CLOCK");
+	nt_rt.clock_hook = hook && *hook;
+	if (err[0] && nt_rt.rank == 0)
+		fprintf(stderr, "noisetool: %s; ignored\n", err);
+	nt_clocksync_measure(nt_rt.comm, &nt_rt.sync_init);
+	nt_rt.init_cyc = nt_clock_now_cyc();
+	double origin = nt_clocksync_local_ns(nt_rt.init_cyc);
+	nt_clocksync_params(&nt_rt.rank0);
+	double p[5] = { origin, nt_rt.rank0.hz, nt_rt.rank0.offset_ns, nt_rt.rank0.rate,
+			nt_rt.rank0.origin_ns };
+	PMPI_Bcast(p, 5, MPI_DOUBLE, 0, nt_rt.comm);
+	nt_rt.origin_ns = p[0];
+	nt_rt.rank0 = (struct nt_clock_params){ p[1], p[2], p[3], p[4] };
+}
+
 /* NOISETOOL_INJECT on the ranks it names; the lowest rank that cannot start says why. */
 static void inject_start(void)
 {
 	char why[512] = "";
 	int failed = INT_MAX, first = INT_MAX;
+	/* The injector's timer runs on CLOCK_MONOTONIC: rank 0's minus ours is the offset of the
+	 * clocks we synchronized plus the two ranks' (monotonic - synchronized clock) gaps. */
+	double gap = (double)nt_clock_monotonic_ns() - nt_clocksync_local_ns(nt_clock_now_cyc());
+	double gap0 = gap;
+	PMPI_Bcast(&gap0, 1, MPI_DOUBLE, 0, nt_rt.comm);
+	int64_t global_minus_local = (int64_t)(nt_rt.sync_init.offset_ns + gap0 - gap);
 	if (nt_inject_targets(&nt_rt.env.inject_spec, nt_rt.rank) &&
-	    nt_inject_start(&nt_rt.env.inject_spec, nt_rt.rank, 0, why, sizeof why) < 0)
+	    nt_inject_start(&nt_rt.env.inject_spec, nt_rt.rank, global_minus_local, why,
+			    sizeof why) < 0)
 		failed = nt_rt.rank;
 	PMPI_Allreduce(&failed, &first, 1, MPI_INT, MPI_MIN, nt_rt.comm);
 	if (first == nt_rt.rank)
@@ -149,8 +176,8 @@ static void runtime_start(int provided)
 	if (PMPI_Comm_dup(MPI_COMM_WORLD, &nt_rt.comm) != MPI_SUCCESS)
 		return;
 	nt_slow_extras_ = nt_rt.env.callsite_every_call;
+	clock_start();
 	nt_rt.started = 1;
-	nt_rt.init_cyc = nt_clock_now_cyc();
 	nt_thread_.last_exit_cyc = nt_rt.init_cyc;
 	nt_thread_.probe_due_cyc = nt_window_open(nt_rt.env.level, nt_rt.init_cyc);
 	nt_active_ = 1;
@@ -184,6 +211,7 @@ NT_MPI_API int MPI_Finalize(void)
 	if (nt_rt.started) {
 		nt_rt.started = 0;
 		nt_rt.finalize_cyc = nt_clock_now_cyc();
+		nt_clocksync_measure(nt_rt.comm, &nt_rt.sync_fin);
 		nt_sites_settle();
 		if (nt_rt.env.summary)
 			nt_summary_write(&nt_rt);

@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include "clocksync.h"
 #include "env.h"
 
 struct nt_runtime {
@@ -15,6 +16,10 @@ struct nt_runtime {
 	int rank, size;
 	MPI_Comm comm;      /* the tool's own duplicate of MPI_COMM_WORLD */
 	uint64_t init_cyc, finalize_cyc;
+	struct nt_clocksync_point sync_init, sync_fin; /* offsets to rank 0 at init and finalize */
+	double origin_ns;             /* rank 0's local clock at its MPI_Init: global time 0 */
+	struct nt_clock_params rank0; /* rank 0's clock, for NOISETOOL_TEST_CLOCK's truth */
+	int clock_hook;               /* NOISETOOL_TEST_CLOCK is set */
 	volatile uintptr_t walk_sink; /* keeps the every-call stack walk from being optimised out */
 };
 
