@@ -111,7 +111,24 @@ int nt_report_build(const struct nt_log *log, nt_symbolize_fn symbolize, void *c
 	qsort(rep->sites, rep->nsites, sizeof *rep->sites, cmp_total_desc);
 	free(refs);
 	free(per_rank);
-	return 0;
+	int rc = nt_attrib_build(log, &rep->attrib);
+	if (rc < 0)
+		nt_report_free(rep);
+	return rc;
+}
+
+/* The merged site of a log site (for the location of a culprit site). */
+static const struct nt_report_site *merged_site(const struct nt_report *rep,
+						const struct nt_log_site *s)
+{
+	for (size_t i = 0; s && i < rep->nsites; i++) {
+		struct nt_log_site probe = { .function = rep->sites[i].function,
+					     .module = rep->sites[i].module,
+					     .offset = rep->sites[i].offset };
+		if (cmp_identity(&probe, s) == 0)
+			return &rep->sites[i];
+	}
+	return NULL;
 }
 
 void nt_report_free(struct nt_report *rep)
@@ -119,12 +136,71 @@ void nt_report_free(struct nt_report *rep)
 	if (!rep)
 		return;
 	free(rep->sites);
+	nt_attrib_free(&rep->attrib);
 	memset(rep, 0, sizeof *rep);
 }
 
 static const char *level_name(uint32_t level)
 {
 	return level == 0 ? "timing" : level == 1 ? "os" : level == 2 ? "full" : "?";
+}
+
+static void culprit_row(FILE *f, const char *who, const struct nt_culprit *c)
+{
+	fprintf(f, "%-36s %10.3f %8llu", who, (double)c->delay_ns / 1e6,
+		(unsigned long long)c->instances);
+	for (int k = 0; k < NT_CAUSE_COUNT; k++)
+		fprintf(f, " %5.1f", c->delay_ns ? 100.0 * (double)c->causes.ns[k] /
+							 (double)c->delay_ns : 0.0);
+	fputc('\n', f);
+}
+
+static void culprit_header(FILE *f, const char *what)
+{
+	fprintf(f, "%-36s %10s %8s %5s %5s %5s %5s %5s %5s\n", what, "delay ms", "late",
+		"preem", "block", "fault", "work", "inj", "unexp");
+}
+
+/* The culprits: ranks, nodes and call sites by the delay they imposed, with the causes in %. */
+static void write_culprits_text(FILE *f, const struct nt_report *rep)
+{
+	const struct nt_attrib *a = &rep->attrib;
+	fprintf(f, "\nLate arrivals: %llu of %llu joined instances were late by more than %.1f us "
+		   "(global clock error <= %.1f us)\n",
+		(unsigned long long)a->instances_late, (unsigned long long)a->instances_joined,
+		(double)a->threshold_ns / 1e3, (double)a->clock_error_ns / 1e3);
+	if (a->clock_test_error_ns)
+		fprintf(f, "clock test (NOISETOOL_TEST_CLOCK): largest error of a corrected time "
+			   "%.3f us\n", (double)a->clock_test_error_ns / 1e3);
+	if (!a->instances_late)
+		return;
+	fprintf(f, "total delay imposed %.3f ms; the last arriver also waited least inside the "
+		   "collective in %llu of them%s\n",
+		(double)a->total_delay_ns / 1e6, (unsigned long long)a->crosscheck_agree,
+		a->instances_no_window ? " (some without OS data: level timing or a rate-limited "
+					 "window)" : "");
+	fprintf(f, "\nCulprits by rank (causes in %% of the delay)\n");
+	culprit_header(f, "rank (host)");
+	for (size_t i = 0; i < a->nranks; i++) {
+		char who[64];
+		snprintf(who, sizeof who, "%u (%.40s)", a->ranks[i].rank, a->ranks[i].host);
+		culprit_row(f, who, &a->ranks[i]);
+	}
+	if (a->nnodes > 1) {
+		fprintf(f, "\nCulprits by node\n");
+		culprit_header(f, "host");
+		for (size_t i = 0; i < a->nnodes; i++)
+			culprit_row(f, a->nodes[i].host, &a->nodes[i]);
+	}
+	fprintf(f, "\nCulprits by call site (of the last arriver)\n");
+	culprit_header(f, "function at location");
+	for (size_t i = 0; i < a->nsites && i < 10; i++) {
+		const struct nt_report_site *s = merged_site(rep, a->sites[i].site);
+		char who[96];
+		snprintf(who, sizeof who, "%.20s %.60s", a->sites[i].site->function,
+			 s ? s->location : "?");
+		culprit_row(f, who, &a->sites[i]);
+	}
 }
 
 int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_path, size_t top)
@@ -159,7 +235,18 @@ int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_p
 	}
 	if (n < rep->nsites)
 		fprintf(f, "(%zu more call sites; --top 0 shows all)\n", rep->nsites - n);
+	write_culprits_text(f, rep);
 	return ferror(f) ? -EIO : 0;
+}
+
+static void write_culprit_json(struct nt_json *j, const struct nt_culprit *c)
+{
+	nt_json_uint(j, "delay_ns", c->delay_ns);
+	nt_json_uint(j, "instances", c->instances);
+	nt_json_object_begin(j, "causes");
+	for (int k = 0; k < NT_CAUSE_COUNT; k++)
+		nt_json_uint(j, nt_cause_key((enum nt_cause)k), c->causes.ns[k]);
+	nt_json_object_end(j);
 }
 
 int nt_report_write_json(FILE *f, const struct nt_report *rep)
@@ -185,6 +272,49 @@ int nt_report_write_json(FILE *f, const struct nt_report *rep)
 		nt_json_uint(&j, "dropped_calls", k->dropped);
 		nt_json_uint(&j, "records", k->nrecords);
 		nt_json_uint(&j, "dropped_records", k->dropped_records);
+		nt_json_object_end(&j);
+	}
+	nt_json_array_end(&j);
+	const struct nt_attrib *a = &rep->attrib;
+	nt_json_object_begin(&j, "clock_sync");
+	nt_json_string(&j, "method", "ping-pong over a binomial tree at MPI_Init and MPI_Finalize "
+				     "(offset and drift)");
+	nt_json_uint(&j, "max_error_ns", a->clock_error_ns);
+	if (a->clock_test_error_ns)
+		nt_json_uint(&j, "test_error_ns", a->clock_test_error_ns);
+	nt_json_object_end(&j);
+	nt_json_object_begin(&j, "attribution");
+	nt_json_uint(&j, "instances_joined", a->instances_joined);
+	nt_json_uint(&j, "instances_late", a->instances_late);
+	nt_json_uint(&j, "threshold_ns", a->threshold_ns);
+	nt_json_uint(&j, "total_delay_ns", a->total_delay_ns);
+	nt_json_uint(&j, "crosscheck_agree", a->crosscheck_agree);
+	nt_json_uint(&j, "instances_without_os_data", a->instances_no_window);
+	nt_json_object_end(&j);
+	nt_json_array_begin(&j, "culprits");
+	for (size_t i = 0; i < a->nranks; i++) {
+		nt_json_object_begin(&j, NULL);
+		nt_json_uint(&j, "rank", a->ranks[i].rank);
+		nt_json_string(&j, "host", a->ranks[i].host);
+		write_culprit_json(&j, &a->ranks[i]);
+		nt_json_object_end(&j);
+	}
+	nt_json_array_end(&j);
+	nt_json_array_begin(&j, "culprit_nodes");
+	for (size_t i = 0; i < a->nnodes; i++) {
+		nt_json_object_begin(&j, NULL);
+		nt_json_string(&j, "host", a->nodes[i].host);
+		write_culprit_json(&j, &a->nodes[i]);
+		nt_json_object_end(&j);
+	}
+	nt_json_array_end(&j);
+	nt_json_array_begin(&j, "culprit_sites");
+	for (size_t i = 0; i < a->nsites; i++) {
+		const struct nt_report_site *s = merged_site(rep, a->sites[i].site);
+		nt_json_object_begin(&j, NULL);
+		nt_json_string(&j, "function", a->sites[i].site->function);
+		nt_json_string(&j, "location", s ? s->location : "");
+		write_culprit_json(&j, &a->sites[i]);
 		nt_json_object_end(&j);
 	}
 	nt_json_array_end(&j);

@@ -85,7 +85,7 @@ nt_call_instance(struct nt_thread *t, struct nt_site *s, MPI_Comm comm, MPI_Requ
 	}
 	nt_sites_add(s, d, bytes);
 	s->phase_cyc += phase;
-	if (NT_UNLIKELY(d > s->slow_cyc || phase > s->slow_phase_cyc || (s->calls & 1023) == 1))
+	if (NT_UNLIKELY(d > s->slow_cyc || phase > s->slow_phase_cyc || s->calls >= s->refresh_at))
 		nt_call_record(s, comm_id, seq, c, phase);
 }
 

@@ -166,7 +166,7 @@ void nt_wait_complete(const struct nt_reqsnap *snap, const MPI_Request *reqs, ui
 			continue; /* a point-to-point request, or one started before recording */
 		uint64_t d = t1_cyc - p.t0_cyc;
 		nt_sites_add(p.site, d, p.bytes);
-		if (d > p.site->slow_cyc || (p.site->calls & 1023) == 1) {
+		if (d > p.site->slow_cyc || p.site->calls >= p.site->refresh_at) {
 			struct nt_call c = { p.t0_cyc, t1_cyc };
 			nt_call_record(p.site, p.comm_id, p.seq, &c, p.phase_cyc);
 		}

@@ -1,5 +1,6 @@
 /* Per-instance records of the collective instances that matter: slow ones (more than 3x their
- * call site's mean) and a sample (one in 1024 per site). A fixed, pre-faulted arena; when it is
+ * call site's mean), those after a long phase (over 1.5x the site's mean phase), and a sample
+ * (the calls at which a site's thresholds are refreshed: 8, 16, ... 1024, then one in 1024). A fixed, pre-faulted arena; when it is
  * full, records are dropped and counted and the log is marked partial; aggregates go on. */
 #ifndef WRAPPERS_RECORDS_H
 #define WRAPPERS_RECORDS_H
@@ -10,8 +11,8 @@
 #include "window.h"
 
 #define NT_REC_SLOW 1u       /* time in the call over 3x the site's mean */
-#define NT_REC_SAMPLE 2u     /* one in 1024 calls of the site */
-#define NT_REC_LONG_PHASE 4u /* the phase before it over 3x the site's mean phase */
+#define NT_REC_SAMPLE 2u     /* a sample: the call that refreshed the site's thresholds */
+#define NT_REC_LONG_PHASE 4u /* the phase before it over 1.5x the site's mean phase */
 #define NT_REC_WINDOW 8u     /* win holds the probe window that ended with this call */
 
 struct nt_record {

@@ -46,13 +46,21 @@ void nt_call_record(struct nt_site *s, uint64_t comm_id, uint64_t seq, const str
 	uint64_t d = c->t1_cyc - c->t0_cyc;
 	uint32_t flags = (d > s->slow_cyc ? NT_REC_SLOW : 0) |
 			 (phase_cyc > s->slow_phase_cyc ? NT_REC_LONG_PHASE : 0);
-	if ((s->calls & 1023) == 1) {
+	if (s->calls >= s->refresh_at) {
 		flags |= NT_REC_SAMPLE;
-		/* Refresh the thresholds: 3x the means so far. */
-		s->slow_cyc = s->calls ? 3 * (s->total_cyc / s->calls) : UINT64_MAX;
-		s->slow_phase_cyc = s->calls ? 3 * (s->phase_cyc / s->calls) : UINT64_MAX;
+		/* Refresh the thresholds from the means so far: a call over 3x the mean, a phase
+		 * over 1.5x the mean phase (and 2 us more). Often at first, then every 1024. */
+		s->refresh_at = s->refresh_at < 1024 ? 2 * s->refresh_at : s->refresh_at + 1024;
+		s->slow_cyc = 3 * (s->total_cyc / s->calls);
+		uint64_t mean_phase = s->phase_cyc / s->calls;
+		uint64_t floor_cyc = nt_clock_ns_to_cyc(2000);
+		s->slow_phase_cyc = mean_phase + (mean_phase / 2 > floor_cyc ? mean_phase / 2 : floor_cyc);
 	}
 	const struct nt_window *w = nt_window_last();
+	struct nt_thread *t = &nt_thread_;
+	if ((flags & NT_REC_LONG_PHASE) && w->end_cyc != c->t1_cyc &&
+	    t->probe_due_cyc != UINT64_MAX && nt_window_affordable(phase_cyc))
+		t->probe_due_cyc = nt_window_close(c->t1_cyc); /* a long phase ends its window */
 	if (w->end_cyc == c->t1_cyc)
 		flags |= NT_REC_WINDOW;
 	struct nt_record r = {

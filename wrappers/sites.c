@@ -58,6 +58,7 @@ struct nt_site *nt_sites_lookup(unsigned fn, uintptr_t ret)
 			s->type = MPI_DATATYPE_NULL;
 			s->slow_cyc = UINT64_MAX;
 			s->slow_phase_cyc = UINT64_MAX;
+			s->refresh_at = 8;
 			s->depth = nt_stack_capture(s->stack, NT_STACK_DEPTH);
 			s->binding = nt_binding_contains(ret);
 			used[nused++] = s;
@@ -102,6 +103,8 @@ void nt_sites_reset(void)
 		if (!s->ret)
 			continue;
 		s->calls = s->total_cyc = s->max_cyc = s->bytes = s->phase_cyc = 0;
+		s->slow_cyc = s->slow_phase_cyc = UINT64_MAX;
+		s->refresh_at = 8;
 		s->min_cyc = UINT64_MAX;
 		s->pending_cyc = NT_SITE_NONE;
 		memset(s->hist, 0, sizeof s->hist);

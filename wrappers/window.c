@@ -55,10 +55,19 @@ uint64_t nt_window_close(uint64_t now_cyc)
 	start_injected = injected;
 	reads++;
 	cost_total_cyc += cost;
+	/* A read that was interrupted (a detour landing in it) says nothing of the cost of a
+	 * read: taken whole, one 200 us detour pushed the next read 2.6 ms away here. */
+	if (limit.cost_cyc && cost > 2 * limit.cost_cyc)
+		cost = 2 * limit.cost_cyc;
 	nt_ratelimit_done(&limit, now_cyc, cost);
 	/* The read's own time belongs to the next window; the next read is due once the reads
 	 * stay within the budget. */
 	return nt_clock_now_cyc() + (uint64_t)((double)limit.cost_cyc / limit.budget);
+}
+
+bool nt_window_affordable(uint64_t phase_cyc)
+{
+	return probe && phase_cyc >= 20 * limit.cost_cyc;
 }
 
 const struct nt_window *nt_window_last(void)

@@ -29,6 +29,10 @@ uint64_t nt_window_open(enum nt_probe_level level, uint64_t now_cyc);
  * value at which the next read is due. */
 uint64_t nt_window_close(uint64_t now_cyc);
 
+/* Whether a phase of phase_cyc is long enough that a read at its end costs at most 5 % of it:
+ * such a phase ends its window even before the rate limit allows (it is rare, being long). */
+bool nt_window_affordable(uint64_t phase_cyc);
+
 /* The window closed last. */
 const struct nt_window *nt_window_last(void);
 

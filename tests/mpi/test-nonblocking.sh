@@ -19,6 +19,7 @@ cmp -s "$tmp/plain" "$tmp/pre" || { echo "FAIL: results differ"; fail=1; }
 "$NT" report "$(ls "$tmp"/*.ntlog | head -n 1)" --top 0 --json "$tmp/r.json" >"$tmp/report" ||
 	{ echo "FAIL: report"; exit 1; }
 cat "$tmp/report"
+sed -i -n '/^Call sites by MPI time/,/^$/p' "$tmp/report" # the call-site table only
 line_of() { grep -n "/\* site $1 \*/" "$SRC" | cut -d: -f1; }
 for site in I B M; do
 	grep -Eq "MPI_I(allreduce|barrier) +nonblocking.c:$(line_of $site) +$((2 * N)) " "$tmp/report" ||

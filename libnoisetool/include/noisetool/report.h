@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <noisetool/attrib.h>
 #include <noisetool/common.h>
 #include <noisetool/ntlog.h>
 
@@ -42,6 +43,7 @@ struct nt_report {
 	const struct nt_log *log;
 	size_t nsites;
 	struct nt_report_site *sites; /* by time_ns_total, largest first */
+	struct nt_attrib attrib;      /* who made collectives late, and why */
 };
 
 /* Merge log's sites; symbolize may be NULL. The report borrows log. 0, -EINVAL, -ENOMEM. */
