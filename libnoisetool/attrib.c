@@ -31,6 +31,12 @@ static int cmp_member(const void *x, const void *y)
 	return (a->arrival_ns > b->arrival_ns) - (a->arrival_ns < b->arrival_ns);
 }
 
+static int cmp_late_desc(const void *x, const void *y)
+{
+	const struct nt_late *a = x, *b = y;
+	return (a->delay_ns < b->delay_ns) - (a->delay_ns > b->delay_ns);
+}
+
 static int cmp_delay_desc(const void *x, const void *y)
 {
 	const struct nt_culprit *a = x, *b = y;
@@ -147,7 +153,8 @@ int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 	out->nodes = calloc(log->nranks ? log->nranks : 1, sizeof *out->nodes);
 	size_t site_cap = 64;
 	out->sites = calloc(site_cap, sizeof *out->sites);
-	if (!m || !out->ranks || !out->nodes || !out->sites) {
+	out->late = calloc(n ? n : 1, sizeof *out->late);
+	if (!m || !out->ranks || !out->nodes || !out->sites || !out->late) {
 		free(m);
 		nt_attrib_free(out);
 		return -ENOMEM;
@@ -201,6 +208,11 @@ int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 		add(&out->nodes[h], (uint64_t)delay, &c);
 		const struct nt_log_site *site = late->rec->site < lr->nsites
 							 ? &lr->sites[late->rec->site] : NULL;
+		out->late[out->nlate++] = (struct nt_late){
+			.comm_id = late->comm_id, .seq = late->seq, .rank = late->rank,
+			.members = (uint32_t)cnt, .site = site,
+			.start_ns = med->arrival_ns > 0 ? (uint64_t)med->arrival_ns : 0,
+			.delay_ns = (uint64_t)delay, .causes = c };
 		if (!site)
 			continue;
 		size_t s = 0;
@@ -235,6 +247,7 @@ int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 	qsort(out->ranks, out->nranks, sizeof *out->ranks, cmp_delay_desc);
 	qsort(out->nodes, out->nnodes, sizeof *out->nodes, cmp_delay_desc);
 	qsort(out->sites, out->nsites, sizeof *out->sites, cmp_delay_desc);
+	qsort(out->late, out->nlate, sizeof *out->late, cmp_late_desc);
 	return 0;
 }
 
@@ -245,5 +258,6 @@ void nt_attrib_free(struct nt_attrib *a)
 	free(a->ranks);
 	free(a->nodes);
 	free(a->sites);
+	free(a->late);
 	memset(a, 0, sizeof *a);
 }

@@ -203,6 +203,40 @@ static void write_culprits_text(FILE *f, const struct nt_report *rep)
 	}
 }
 
+int nt_report_write_late(FILE *f, const struct nt_report *rep, size_t n)
+{
+	if (!f || !rep)
+		return -EINVAL;
+	const struct nt_attrib *a = &rep->attrib;
+	if (n > a->nlate)
+		n = a->nlate;
+	if (!n)
+		return 0;
+	fprintf(f, "\nThe %zu latest instances (causes in %% of the delay)\n", n);
+	fprintf(f, "%10s %-22s %-30s %5s %9s %5s %5s %5s %5s %5s %5s\n", "at ms", "comm:seq",
+		"function at location", "last", "delay us", "preem", "block", "fault", "work", "inj",
+		"unexp");
+	for (size_t i = 0; i < n; i++) {
+		const struct nt_late *l = &a->late[i];
+		const struct nt_report_site *s = merged_site(rep, l->site);
+		char inst[48], where[96];
+		if (l->comm_id == 0)
+			snprintf(inst, sizeof inst, "world:%llu", (unsigned long long)l->seq);
+		else
+			snprintf(inst, sizeof inst, "%llx:%llu", (unsigned long long)l->comm_id,
+				 (unsigned long long)l->seq);
+		snprintf(where, sizeof where, "%.14s %.40s", l->site ? l->site->function : "?",
+			 s ? s->location : "?");
+		fprintf(f, "%10.3f %-22s %-30s %5u %9.1f", (double)l->start_ns / 1e6, inst, where,
+			l->rank, (double)l->delay_ns / 1e3);
+		for (int k = 0; k < NT_CAUSE_COUNT; k++)
+			fprintf(f, " %5.1f", l->delay_ns ? 100.0 * (double)l->causes.ns[k] /
+								 (double)l->delay_ns : 0.0);
+		fputc('\n', f);
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
 int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_path, size_t top)
 {
 	if (!f || !rep)
@@ -297,6 +331,26 @@ int nt_report_write_json(FILE *f, const struct nt_report *rep)
 		nt_json_uint(&j, "rank", a->ranks[i].rank);
 		nt_json_string(&j, "host", a->ranks[i].host);
 		write_culprit_json(&j, &a->ranks[i]);
+		nt_json_object_end(&j);
+	}
+	nt_json_array_end(&j);
+	nt_json_array_begin(&j, "late_instances"); /* the 1000 latest */
+	for (size_t i = 0; i < a->nlate && i < 1000; i++) {
+		const struct nt_late *l = &a->late[i];
+		const struct nt_report_site *s = merged_site(rep, l->site);
+		nt_json_object_begin(&j, NULL);
+		nt_json_uint(&j, "comm_id", l->comm_id);
+		nt_json_uint(&j, "seq", l->seq);
+		nt_json_uint(&j, "time_ns", l->start_ns);
+		nt_json_uint(&j, "last_rank", l->rank);
+		nt_json_uint(&j, "members", l->members);
+		nt_json_string(&j, "function", l->site ? l->site->function : "");
+		nt_json_string(&j, "location", s ? s->location : "");
+		nt_json_uint(&j, "delay_ns", l->delay_ns);
+		nt_json_object_begin(&j, "causes");
+		for (int k = 0; k < NT_CAUSE_COUNT; k++)
+			nt_json_uint(&j, nt_cause_key((enum nt_cause)k), l->causes.ns[k]);
+		nt_json_object_end(&j);
 		nt_json_object_end(&j);
 	}
 	nt_json_array_end(&j);

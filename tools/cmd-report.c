@@ -11,15 +11,18 @@
 #include "symbolize.h"
 
 static const char usage[] =
-	"Usage: noisetool report LOG [--json FILE] [--top N] [--no-symbols]\n"
+	"Usage: noisetool report LOG [--json FILE] [--top N] [--late N] [--no-symbols]\n"
 	"\n"
 	"Print the report of a job log (.ntlog) written by the MPI wrapper library: per rank the\n"
 	"wall and MPI time, and the call sites merged across ranks, by MPI time, with their\n"
-	"spread across ranks. Call sites are named file.c:line when the program has debug\n"
+	"spread across ranks; then the late arrivals: which ranks made collectives late and why\n"
+	"(preemption, blocked, page faults, extra work, injected noise, unexplained;\n"
+	"doc/attribution.md). Call sites are named file.c:line when the program has debug\n"
 	"information (addr2line), else function or module+offset.\n"
 	"\n"
 	"  --json FILE     also write the report as JSON (doc/report-json.md); - = stdout only\n"
 	"  --top N         print the N largest call sites (default 20, 0 = all)\n"
+	"  --late N        print the N latest collective instances (default 10, 0 = none)\n"
 	"  --no-symbols    do not run addr2line\n"
 	"  -h, --help      this text\n"
 	"\n"
@@ -27,7 +30,7 @@ static const char usage[] =
 	"arguments.\n";
 
 int report_print(const char *cmd, const char *log_path, const char *json_path, size_t top,
-		 bool symbols)
+		 size_t late, bool symbols)
 {
 	struct nt_outfile json;
 	if (json_path) {
@@ -53,8 +56,10 @@ int report_print(const char *cmd, const char *log_path, const char *json_path, s
 		fprintf(stderr, "%s: %s\n", cmd, strerror(-rc));
 		status = NT_EXIT_FAIL;
 	} else {
-		if (!json_path || strcmp(json_path, "-") != 0)
+		if (!json_path || strcmp(json_path, "-") != 0) {
 			nt_report_write_text(stdout, &rep, log_path, top);
+			nt_report_write_late(stdout, &rep, late);
+		}
 		if (json_path && (nt_report_write_json(json.f, &rep) != 0 ||
 				  nt_outfile_commit(&json) != 0)) {
 			fprintf(stderr, "%s: writing '%s' failed\n", cmd, json_path);
@@ -74,7 +79,7 @@ int cmd_report(int argc, char **argv)
 {
 	const char *cmd = "noisetool report";
 	const char *log_path = NULL, *json_path = NULL;
-	size_t top = 20;
+	size_t top = 20, late = 10;
 	bool symbols = true;
 	struct cli c;
 	/* The log path may come anywhere; every other argument is an option. */
@@ -90,7 +95,8 @@ int cmd_report(int argc, char **argv)
 			argc--;
 			i--;
 		} else if (argv[i][1] == '-' && strchr(argv[i], '=') == NULL &&
-			   (!strcmp(argv[i], "--json") || !strcmp(argv[i], "--top")) && i + 1 < argc) {
+			   (!strcmp(argv[i], "--json") || !strcmp(argv[i], "--top") ||
+			    !strcmp(argv[i], "--late")) && i + 1 < argc) {
 			i++; /* skip the option's value */
 		}
 	}
@@ -103,6 +109,8 @@ int cmd_report(int argc, char **argv)
 			json_path = cli_value(&c);
 		} else if (cli_is(&c, "--top")) {
 			top = (size_t)cli_u64(&c, 0, 1000000);
+		} else if (cli_is(&c, "--late")) {
+			late = (size_t)cli_u64(&c, 0, 1000000);
 		} else if (cli_is(&c, "--no-symbols")) {
 			cli_flag(&c);
 			symbols = false;
@@ -113,5 +121,5 @@ int cmd_report(int argc, char **argv)
 	if (!log_path)
 		cli_usage_error(&c, "no log given");
 
-	return report_print(cmd, log_path, json_path, top, symbols);
+	return report_print(cmd, log_path, json_path, top, late, symbols);
 }

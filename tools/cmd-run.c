@@ -20,7 +20,7 @@
 
 static const char usage[] =
 	"Usage: noisetool run [--out DIR] [--level timing|os|full] [--inject SPEC] [--json FILE]\n"
-	"                     [--top N] -- CMD [ARGS...]\n"
+	"                     [--top N] [--late N] -- CMD [ARGS...]\n"
 	"\n"
 	"Run CMD (usually mpiexec ...) with the MPI wrapper library preloaded into every process\n"
 	"it starts, then print the report of the job's log. Example:\n"
@@ -34,6 +34,7 @@ static const char usage[] =
 	"                  doc/environment.md, NOISETOOL_INJECT\n"
 	"  --json FILE     also write the report as JSON\n"
 	"  --top N         call sites in the printed report (default 20, 0 = all)\n"
+	"  --late N        latest collective instances in the printed report (default 10)\n"
 	"  -h, --help      this text\n"
 	"\n"
 	"The library is found through NOISETOOL_LIB, else next to this program (build tree) or in\n"
@@ -123,7 +124,7 @@ int cmd_run(int argc, char **argv)
 {
 	const char *cmd = "noisetool run";
 	const char *out = ".", *level = NULL, *json_path = NULL, *inject = NULL;
-	size_t top = 20;
+	size_t top = 20, late = 10;
 	int dashdash = -1;
 	for (int i = 0; i < argc; i++)
 		if (!strcmp(argv[i], "--")) {
@@ -152,6 +153,8 @@ int cmd_run(int argc, char **argv)
 			json_path = cli_value(&c);
 		} else if (cli_is(&c, "--top")) {
 			top = (size_t)cli_u64(&c, 0, 1000000);
+		} else if (cli_is(&c, "--late")) {
+			late = (size_t)cli_u64(&c, 0, 1000000);
 		} else {
 			cli_unknown(&c);
 		}
@@ -223,6 +226,6 @@ int cmd_run(int argc, char **argv)
 		return job_rc ? job_rc : NT_EXIT_FAIL;
 	}
 	printf("\n");
-	int report_rc = report_print(cmd, log_path, json_path, top, true);
+	int report_rc = report_print(cmd, log_path, json_path, top, late, true);
 	return job_rc ? job_rc : report_rc;
 }

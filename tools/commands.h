@@ -12,6 +12,6 @@ int cmd_run(int argc, char **argv);
 
 /* Print the report of a log (and write JSON when json_path is given). Returns the exit status. */
 int report_print(const char *cmd, const char *log_path, const char *json_path, size_t top,
-		 bool symbols);
+		 size_t late, bool symbols);
 
 #endif /* TOOLS_COMMANDS_H */

@@ -42,6 +42,17 @@ struct nt_culprit {
 	struct nt_causes causes;
 };
 
+/* One late instance. */
+struct nt_late {
+	uint64_t comm_id, seq;
+	uint32_t rank;                  /* the last arriver */
+	uint32_t members;               /* ranks whose records joined */
+	const struct nt_log_site *site; /* its call site on the last arriver (borrowed) */
+	uint64_t start_ns;              /* the median arrival, global time */
+	uint64_t delay_ns;
+	struct nt_causes causes;
+};
+
 struct nt_attrib {
 	uint64_t instances_joined;     /* instances seen on two or more ranks */
 	uint64_t instances_late;       /* of those, with a delay above the threshold */
@@ -55,6 +66,8 @@ struct nt_attrib {
 	struct nt_culprit *ranks;      /* every rank that imposed delay, largest first */
 	struct nt_culprit *nodes;      /* per host, largest first */
 	struct nt_culprit *sites;      /* per (last arriver's) call site, largest first */
+	size_t nlate;
+	struct nt_late *late;          /* every late instance, largest delay first */
 };
 
 /* Join and attribute log's records. Returns 0, -EINVAL, -ENOMEM. */

@@ -56,6 +56,10 @@ NT_API void nt_report_free(struct nt_report *rep);
 NT_API int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_path,
 				size_t top);
 
+/* The n latest instances (largest delay first): when, where, who was last, and why.
+ * 0 or -EIO. */
+NT_API int nt_report_write_late(FILE *f, const struct nt_report *rep, size_t n);
+
 /* The JSON document: { "ranks", "partial", "level", "sites": [...], "rank_times": [...] }. */
 NT_API int nt_report_write_json(FILE *f, const struct nt_report *rep);
 
