@@ -1,0 +1,208 @@
+/* Collectives under injected noise (Beckman et al. 2006, section 4): barrier, allreduce and
+ * alltoall timed without noise, then with the same noise ratio injected as short frequent or
+ * long rare detours, synchronized (every rank at the same global times) or not (each rank its
+ * own random phase). Prints the execution-time magnification: the mean time per call with
+ * noise over the mean time without. The three runs of a cell alternate in rounds (quiet, sync,
+ * unsync, quiet, ...) and each gives the median of its rounds, so that the machine's own slow
+ * spells do not land on one of them only. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include <noisetool/clock.h>
+#include <noisetool/inject.h>
+
+static const char usage[] =
+	"Usage: coll-noise [--seconds S] [--ratio PCT] [--detours US,US,...] [--seed N]\n"
+	"\n"
+	"Run under mpiexec, one rank per core (-bind-to core). For each collective (barrier,\n"
+	"allreduce and alltoall of 8 bytes per rank) and each detour length, inject noise of the\n"
+	"given ratio (a detour every detour/ratio) on every rank, synchronized and not, and print\n"
+	"the magnification of the mean time per call over the quiet run.\n"
+	"\n"
+	"  --seconds S     time per measurement, in 5 alternating rounds (default 1)\n"
+	"  --ratio PCT     noise ratio in percent (default 2)\n"
+	"  --detours LIST  detour lengths in us (default 20,100,500)\n"
+	"  --seed N        seed of the unsynchronized phases (default 42)\n";
+
+enum coll { BARRIER, ALLREDUCE, ALLTOALL, NCOLL };
+static const char *const coll_name[NCOLL] = { "barrier", "allreduce", "alltoall" };
+
+static int rank, size;
+static double *sendbuf, *recvbuf;
+
+static void call(enum coll c)
+{
+	double x = rank, y;
+	switch (c) {
+	case BARRIER:
+		MPI_Barrier(MPI_COMM_WORLD);
+		break;
+	case ALLREDUCE:
+		MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+		break;
+	default:
+		MPI_Alltoall(sendbuf, 1, MPI_DOUBLE, recvbuf, 1, MPI_DOUBLE, MPI_COMM_WORLD);
+		break;
+	}
+}
+
+/* Rank 0's CLOCK_MONOTONIC minus ours, from the ping-pong with the smallest round trip (the
+ * synchronized injection phases on rank 0's clock). */
+static int64_t offset_to_rank0(void)
+{
+	int64_t best = 0;
+	for (int r = 1; r < size; r++) {
+		double best_rtt = 1e300;
+		for (int i = 0; i < 32; i++) {
+			if (rank == r) {
+				double t0 = (double)nt_clock_monotonic_ns(), tp;
+				MPI_Send(&t0, 1, MPI_DOUBLE, 0, 1, MPI_COMM_WORLD);
+				MPI_Recv(&tp, 1, MPI_DOUBLE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+				double t1 = (double)nt_clock_monotonic_ns();
+				if (t1 - t0 < best_rtt) {
+					best_rtt = t1 - t0;
+					best = (int64_t)(tp - (t0 + t1) / 2);
+				}
+			} else if (rank == 0) {
+				double t0, tp;
+				MPI_Recv(&t0, 1, MPI_DOUBLE, r, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+				tp = (double)nt_clock_monotonic_ns();
+				MPI_Send(&tp, 1, MPI_DOUBLE, r, 1, MPI_COMM_WORLD);
+			}
+		}
+	}
+	return best;
+}
+
+/* Mean time per call in us (the largest over ranks) of n calls, under spec if not NULL. */
+static double measure(enum coll c, long n, const struct nt_inject_spec *spec, int64_t offset)
+{
+	char err[256];
+	if (spec && nt_inject_start(spec, rank, offset, err, sizeof err) != 0) {
+		fprintf(stderr, "coll-noise: rank %d: %s\n", rank, err);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	double t0 = MPI_Wtime();
+	for (long i = 0; i < n; i++)
+		call(c);
+	double per = (MPI_Wtime() - t0) / (double)n * 1e6, worst;
+	nt_inject_stop();
+	MPI_Allreduce(&per, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	return worst;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+enum { ROUNDS = 5 };
+
+static double median(double *v)
+{
+	qsort(v, ROUNDS, sizeof *v, cmp_double);
+	return v[ROUNDS / 2];
+}
+
+static void bad(const char *what)
+{
+	if (rank == 0)
+		fprintf(stderr, "coll-noise: %s\n%s", what, usage);
+	MPI_Finalize();
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	double seconds = 1, ratio_pct = 2;
+	unsigned long long seed = 42;
+	double detours_us[16] = { 20, 100, 500 };
+	int ndetours = 3;
+	for (int i = 1; i < argc; i++) {
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		char *end;
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			if (rank == 0)
+				fputs(usage, stdout);
+			MPI_Finalize();
+			return 0;
+		} else if (!strcmp(argv[i], "--seconds") && v) {
+			seconds = strtod(v, &end);
+			if (*end || !(seconds > 0 && seconds <= 3600))
+				bad("--seconds: expected a number in (0, 3600]");
+		} else if (!strcmp(argv[i], "--ratio") && v) {
+			ratio_pct = strtod(v, &end);
+			if (*end || !(ratio_pct > 0 && ratio_pct < 50))
+				bad("--ratio: expected a percentage in (0, 50)");
+		} else if (!strcmp(argv[i], "--seed") && v) {
+			seed = strtoull(v, &end, 10);
+			if (*end)
+				bad("--seed: expected a whole number");
+		} else if (!strcmp(argv[i], "--detours") && v) {
+			ndetours = 0;
+			for (const char *p = v; *p && ndetours < 16;) {
+				detours_us[ndetours] = strtod(p, &end);
+				if (end == p || !(detours_us[ndetours] >= 1 && detours_us[ndetours] <= 1e6))
+					bad("--detours: expected detour lengths in us, like 20,100,500");
+				ndetours++;
+				p = *end == ',' ? end + 1 : end;
+				if (*end && *end != ',')
+					bad("--detours: expected detour lengths in us, like 20,100,500");
+			}
+		} else {
+			bad("unknown option or missing value");
+		}
+		i++;
+	}
+	nt_clock_init();
+	sendbuf = calloc((size_t)size, sizeof *sendbuf);
+	recvbuf = calloc((size_t)size, sizeof *recvbuf);
+	int64_t offset = offset_to_rank0();
+	if (rank == 0)
+		printf("coll-noise: %d ranks, noise ratio %.1f %% (a detour every detour/%.3f), "
+		       "%.2f s per measurement;\nmean time per call, the largest over ranks; "
+		       "magnification = with noise / quiet\n\n"
+		       "%-10s %8s %9s %10s %10s %10s %8s %8s\n",
+		       size, ratio_pct, ratio_pct / 100, seconds, "collective", "detour", "interval",
+		       "quiet us", "sync us", "unsync us", "sync x", "unsync x");
+	for (int c = 0; c < NCOLL; c++) {
+		/* Calls per measurement: from a short quiet run, the same on every rank. */
+		double probe = measure((enum coll)c, 2000, NULL, 0);
+		long n = (long)(seconds / ROUNDS * 1e6 / (probe > 0.05 ? probe : 0.05));
+		MPI_Bcast(&n, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+		for (int d = 0; d < ndetours; d++) {
+			struct nt_inject_spec spec = { .detour_ns = (uint64_t)(detours_us[d] * 1e3),
+						       .all_ranks = true, .seed = seed };
+			spec.period_ns = (uint64_t)((double)spec.detour_ns / (ratio_pct / 100));
+			double q[ROUNDS], s[ROUNDS], u[ROUNDS];
+			for (int r = 0; r < ROUNDS; r++) {
+				q[r] = measure((enum coll)c, n, NULL, 0);
+				spec.mode = NT_INJECT_SYNC;
+				s[r] = measure((enum coll)c, n, &spec, offset);
+				spec.mode = NT_INJECT_UNSYNC;
+				spec.seed = seed + (unsigned long long)r; /* new phases each round */
+				u[r] = measure((enum coll)c, n, &spec, offset);
+			}
+			double quiet = median(q), sync = median(s), unsync = median(u);
+			if (rank == 0) {
+				printf("%-10s %5.0f us %6.2f ms %10.2f %10.2f %10.2f %8.2f %8.2f\n",
+				       coll_name[c], detours_us[d], (double)spec.period_ns / 1e6, quiet,
+				       sync, unsync, sync / quiet, unsync / quiet);
+				fflush(stdout);
+			}
+		}
+	}
+	free(sendbuf);
+	free(recvbuf);
+	MPI_Finalize();
+	return 0;
+}
