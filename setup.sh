@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One command for everything on a fresh Debian/Ubuntu machine:
-#   ./setup.sh demo   install what is missing, build, measure this node's noise signature
+#   ./setup.sh demo   install what is missing, build, run a small MPI job next to a CPU hog and
+#                     print which rank made its collectives late, and why
 #   ./setup.sh test   install what is missing, build, run the whole test suite
 #   ./setup.sh build  install what is missing and build only
 # Idempotent: packages already there are not reinstalled, an existing build is reused.
@@ -67,12 +68,40 @@ run_tests() {
 	return $rc
 }
 
+# The main job: a small MPI job (Jones et al.'s 4096 8-byte allreduces, 20 us of work between
+# calls) on 2 ranks, one per core, with a CPU hog on rank 1's core for the job's length;
+# noisetool run prints the report: which rank made the collectives late, and why.
+demo() {
+	local nt="$BUILD_DIR/tools/noisetool" prog="$BUILD_DIR/examples/allreduce-loop"
+	if [ ! -x "$prog" ] || ! command -v mpiexec >/dev/null; then
+		echo "setup.sh: the demo needs MPICH (mpiexec) and the examples built" >&2
+		return 1
+	fi
+	# Where -bind-to core puts rank 1 (the hog must share its CPU).
+	local cpu
+	cpu=$(mpiexec -n 2 -bind-to core sh -c 'echo "$PMI_RANK $(taskset -pc $$ | sed "s/.*: //")"' |
+		awk '$1 == 1 { print $2 }')
+	if [ -z "$cpu" ]; then
+		echo "setup.sh: the demo needs 2 CPUs (mpiexec -n 2 -bind-to core)" >&2
+		return 1
+	fi
+	echo "== noisetool run: 2 ranks, 4096 x 8-byte MPI_Allreduce with 20 us of work between"
+	echo "   calls, and a CPU hog on rank 1's CPU ($cpu) for the job's length"
+	echo
+	taskset -c "$cpu" sh -c 'while :; do :; done' &
+	hog=$!
+	trap 'kill "$hog" 2>/dev/null' EXIT
+	local rc=0
+	"$nt" run --out "$BUILD_DIR/demo-logs" --top 5 --late 10 -- \
+		mpiexec -n 2 -bind-to core "$prog" --compute-us 20 --outliers 5 || rc=$?
+	return $rc
+}
+
 case "${1:-}" in
 demo)
 	install_deps
 	build >/dev/null
-	echo "== noisetool detour: this node's noise signature, 5 s on every CPU at once"
-	"$BUILD_DIR/tools/noisetool" detour --seconds 5 --cpu all
+	demo
 	;;
 test)
 	install_deps
