@@ -71,6 +71,23 @@ TEST_CASE("NOISETOOL_* environment", "[env]")
 		CHECK(std::count(e.begin(), e.end(), '\n') == 3);
 	}
 
+	SECTION("NOISETOOL_INJECT: a valid spec turns injection on, a bad one names the problem")
+	{
+		fake_env["NOISETOOL_INJECT"] = "period=5ms,detour=200us,ranks=1";
+		CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 0);
+		CHECK(env.inject);
+		CHECK(env.inject_spec.period_ns == 5000000);
+		CHECK(nt_inject_targets(&env.inject_spec, 1));
+		CHECK_FALSE(nt_inject_targets(&env.inject_spec, 0));
+		fake_env["NOISETOOL_INJECT"] = "period=5ms";
+		CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 1);
+		CHECK_FALSE(env.inject);
+		std::string e = errors;
+		CHECK(e.find("NOISETOOL_INJECT") != std::string::npos);
+		CHECK(e.find("detour=") != std::string::npos);
+		CHECK(e.find("injection is off") != std::string::npos);
+	}
+
 	SECTION("memory outside 64K..4G is refused")
 	{
 		fake_env = { { "NOISETOOL_MEM", "32K" } };
