@@ -237,6 +237,13 @@ int nt_report_write_late(FILE *f, const struct nt_report *rep, size_t n)
 	return ferror(f) ? -EIO : 0;
 }
 
+/* Share of the rank's wall time spent reading OS counters (budget 1 %). */
+static double probe_pct(const struct nt_log_rank *k)
+{
+	return k->wall_ns ? 100.0 * (double)k->probe_reads * (double)k->probe_cost_ns /
+				    (double)k->wall_ns : 0;
+}
+
 int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_path, size_t top)
 {
 	if (!f || !rep)
@@ -246,14 +253,15 @@ int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_p
 		rep->nranks, rep->nranks == 1 ? "" : "s", level_name(rep->level),
 		rep->partial ? "PARTIAL (records were dropped: raise NOISETOOL_MEM)"
 			     : "complete");
-	fprintf(f, "%6s  %-20s %12s %12s %8s %10s\n", "rank", "host", "wall s", "MPI s", "MPI %",
-		"records");
+	fprintf(f, "%6s  %-20s %12s %12s %8s %10s %8s %12s\n", "rank", "host", "wall s", "MPI s",
+		"MPI %", "records", "probe %", "injected ms");
 	for (uint32_t r = 0; r < log->nranks; r++) {
 		const struct nt_log_rank *k = &log->ranks[r];
-		fprintf(f, "%6u  %-20.20s %12.6f %12.6f %8.2f %10llu%s%s\n", k->rank, k->host,
-			(double)k->wall_ns / 1e9, (double)k->mpi_ns / 1e9,
+		fprintf(f, "%6u  %-20.20s %12.6f %12.6f %8.2f %10llu %8.2f %12.3f%s%s\n", k->rank,
+			k->host, (double)k->wall_ns / 1e9, (double)k->mpi_ns / 1e9,
 			k->wall_ns ? 100.0 * (double)k->mpi_ns / (double)k->wall_ns : 0,
-			(unsigned long long)k->nrecords, k->dropped ? "  (calls not recorded)" : "",
+			(unsigned long long)k->nrecords, probe_pct(k), (double)k->injected_ns / 1e6,
+			k->dropped ? "  (calls not recorded)" : "",
 			k->dropped_records ? "  (records dropped)" : "");
 	}
 	size_t n = top && top < rep->nsites ? top : rep->nsites;
@@ -306,6 +314,11 @@ int nt_report_write_json(FILE *f, const struct nt_report *rep)
 		nt_json_uint(&j, "dropped_calls", k->dropped);
 		nt_json_uint(&j, "records", k->nrecords);
 		nt_json_uint(&j, "dropped_records", k->dropped_records);
+		nt_json_uint(&j, "probe_reads", k->probe_reads);
+		nt_json_uint(&j, "probe_read_ns", k->probe_cost_ns);
+		nt_json_double(&j, "probe_pct", probe_pct(k));
+		nt_json_uint(&j, "injected_ns", k->injected_ns);
+		nt_json_uint(&j, "injected_count", k->injected_count);
 		nt_json_object_end(&j);
 	}
 	nt_json_array_end(&j);
