@@ -16,7 +16,8 @@
 #include <noisetool/inject.h>
 
 static const char usage[] =
-	"Usage: coll-noise [--seconds S] [--ratio PCT] [--detours US,US,...] [--seed N]\n"
+	"Usage: coll-noise [--seconds S] [--ratio PCT | --intervals MS,MS,...] [--detours US,...]\n"
+	"                  [--seed N]\n"
 	"\n"
 	"Run under mpiexec, one rank per core (-bind-to core). For each collective (barrier,\n"
 	"allreduce and alltoall of 8 bytes per rank) and each detour length, inject noise of the\n"
@@ -24,7 +25,9 @@ static const char usage[] =
 	"the magnification of the mean time per call over the quiet run.\n"
 	"\n"
 	"  --seconds S     time per measurement, in 5 alternating rounds (default 1)\n"
-	"  --ratio PCT     noise ratio in percent (default 2)\n"
+	"  --ratio PCT     noise ratio in percent (default 2): interval = detour / ratio\n"
+	"  --intervals L   instead, every detour at each of these intervals in ms (a grid of\n"
+	"                  detour lengths x intervals, as Beckman et al.'s Figure 6)\n"
 	"  --detours LIST  detour lengths in us (default 20,100,500)\n"
 	"  --seed N        seed of the unsynchronized phases (default 42)\n";
 
@@ -125,8 +128,8 @@ int main(int argc, char **argv)
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	double seconds = 1, ratio_pct = 2;
 	unsigned long long seed = 42;
-	double detours_us[16] = { 20, 100, 500 };
-	int ndetours = 3;
+	double detours_us[16] = { 20, 100, 500 }, intervals_ms[16];
+	int ndetours = 3, nintervals = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		char *end;
@@ -147,6 +150,17 @@ int main(int argc, char **argv)
 			seed = strtoull(v, &end, 10);
 			if (*end)
 				bad("--seed: expected a whole number");
+		} else if (!strcmp(argv[i], "--intervals") && v) {
+			nintervals = 0;
+			for (const char *p = v; *p && nintervals < 16;) {
+				intervals_ms[nintervals] = strtod(p, &end);
+				if (end == p || !(intervals_ms[nintervals] > 0 &&
+						  intervals_ms[nintervals] <= 10000) ||
+				    (*end && *end != ','))
+					bad("--intervals: expected intervals in ms, like 1,10,100");
+				nintervals++;
+				p = *end == ',' ? end + 1 : end;
+			}
 		} else if (!strcmp(argv[i], "--detours") && v) {
 			ndetours = 0;
 			for (const char *p = v; *p && ndetours < 16;) {
@@ -167,22 +181,33 @@ int main(int argc, char **argv)
 	sendbuf = calloc((size_t)size, sizeof *sendbuf);
 	recvbuf = calloc((size_t)size, sizeof *recvbuf);
 	int64_t offset = offset_to_rank0();
-	if (rank == 0)
-		printf("coll-noise: %d ranks, noise ratio %.1f %% (a detour every detour/%.3f), "
-		       "%.2f s per measurement;\nmean time per call, the largest over ranks; "
+	if (rank == 0) {
+		if (nintervals)
+			printf("coll-noise: %d ranks, every detour length at every interval, ", size);
+		else
+			printf("coll-noise: %d ranks, noise ratio %.1f %% (a detour every "
+			       "detour/%.3f), ", size, ratio_pct, ratio_pct / 100);
+		printf("%.2f s per measurement;\nmean time per call, the largest over ranks; "
 		       "magnification = with noise / quiet\n\n"
 		       "%-10s %8s %9s %10s %10s %10s %8s %8s\n",
-		       size, ratio_pct, ratio_pct / 100, seconds, "collective", "detour", "interval",
-		       "quiet us", "sync us", "unsync us", "sync x", "unsync x");
+		       seconds, "collective", "detour", "interval", "quiet us", "sync us",
+		       "unsync us", "sync x", "unsync x");
+	}
 	for (int c = 0; c < NCOLL; c++) {
 		/* Calls per measurement: from a short quiet run, the same on every rank. */
 		double probe = measure((enum coll)c, 2000, NULL, 0);
 		long n = (long)(seconds / ROUNDS * 1e6 / (probe > 0.05 ? probe : 0.05));
 		MPI_Bcast(&n, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-		for (int d = 0; d < ndetours; d++) {
+		for (int cell = 0; cell < ndetours * (nintervals ? nintervals : 1); cell++) {
+			int d = nintervals ? cell / nintervals : cell;
 			struct nt_inject_spec spec = { .detour_ns = (uint64_t)(detours_us[d] * 1e3),
 						       .all_ranks = true, .seed = seed };
-			spec.period_ns = (uint64_t)((double)spec.detour_ns / (ratio_pct / 100));
+			if (nintervals)
+				spec.period_ns = (uint64_t)(intervals_ms[cell % nintervals] * 1e6);
+			else
+				spec.period_ns = (uint64_t)((double)spec.detour_ns / (ratio_pct / 100));
+			if (spec.period_ns <= spec.detour_ns)
+				continue; /* no time left between detours */
 			double q[ROUNDS], s[ROUNDS], u[ROUNDS];
 			for (int r = 0; r < ROUNDS; r++) {
 				q[r] = measure((enum coll)c, n, NULL, 0);
