@@ -1,13 +1,16 @@
 /* The adaptive policy's decisions, apart from any clock or system call so that tests can drive
- * it with made-up times and run delays.
+ * it with made-up times, run delays and cycle times.
  *
- * While the CPU is free (the competitor share measured while spinning stays under
- * contended_share) the poller spins. Once it is shared, the two choices are tried in turn
- * (sleep for trial_ns, then spin for trial_ns), each one's mean cycle time between events is
- * measured, and the better one is kept for dwell_ns (a choice changes only when the other is
- * better by more than 10 %; with too few events to compare, sleeping wins: the competitor gets
- * the CPU). Then the trials run again. While sleeping, the CPU is probed by spinning for
- * reprobe_spin_ns every reprobe_ns; a share under free_share, measured in any spin, frees it. */
+ * While its CPU is free the poller spins. The competitor's share of the CPU is measured while
+ * spinning (the thread's run delay grows while another task runs: contended_share over
+ * measure_ns of spinning means shared), and while sleeping from the CPU's own accounting
+ * (busy time not ours, every reprobe_ns). Once the CPU is shared, the poller measures what each
+ * choice gives: it keeps a mode (first spin, for a short while) and now and then tries the
+ * other one for up to trial_ns, cutting the trial short as soon as the other mode is clearly
+ * worse (its mean cycle between events over 1.25x after 8 cycles), so that a bad choice costs
+ * milliseconds. The other mode wins when it is 10 % better. A confirmed choice is kept twice as
+ * long each time (dwell_ns up to 16x); a change starts again at dwell_ns. Without events to
+ * compare, the poller sleeps on a shared CPU: the competitor gets it. */
 #ifndef POLLING_ADAPT_H
 #define POLLING_ADAPT_H
 
@@ -16,40 +19,42 @@
 
 #include <noisetool/poller.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum nt_adapt_phase {
-	NT_ADAPT_FREE,        /* CPU free: spin */
-	NT_ADAPT_TRIAL_SLEEP, /* CPU shared: trying sleep */
-	NT_ADAPT_TRIAL_SPIN,  /* CPU shared: trying spin */
-	NT_ADAPT_DWELL,       /* CPU shared: keeping the chosen mode */
+	NT_ADAPT_FREE,  /* CPU free: spin */
+	NT_ADAPT_DWELL, /* CPU shared: keeping the chosen mode */
+	NT_ADAPT_TRIAL, /* CPU shared: trying the other mode */
+};
+
+struct nt_adapt_cycles {
+	double sum_ns;
+	uint64_t n;
 };
 
 struct nt_adapt {
 	struct nt_poller_config cfg;
 	enum nt_adapt_phase phase;
 	uint64_t phase_end_ns;
-	enum nt_poll_mode chosen; /* in DWELL */
+	enum nt_poll_mode chosen;
+	uint64_t dwell_ns; /* the current dwell length */
 	/* share measurement over continuous runnable time */
 	bool have_last;
 	uint64_t last_ns, last_delay_ns;
 	uint64_t acc_wall_ns, acc_delay_ns;
 	double share;
 	uint64_t measurements;
-	/* re-probing while sleeping */
-	uint64_t next_reprobe_ns, reprobe_end_ns;
-	bool reprobing;
-	/* trial cycle times, by mode */
-	double cycle_sum_ns[2];
-	uint64_t cycles[2];
-	double last_cycle_ns[2];
-	uint64_t trials, switches;
+	/* cycles between events in the current dwell (chosen) and trial (other) */
+	struct nt_adapt_cycles dwell, trial;
+	double last_cycle_ns[2]; /* the last compared means, by mode */
+	uint64_t trials, aborted, switches;
 	enum nt_poll_mode mode; /* the last mode handed out */
 };
 
-#define NT_ADAPT_MIN_CYCLES 5 /* events per trial needed to compare */
-
-#ifdef __cplusplus
-extern "C" {
-#endif
+#define NT_ADAPT_MIN_CYCLES 8  /* cycles needed to judge a mode */
+#define NT_ADAPT_DWELL_MAX 16  /* a confirmed dwell grows up to this many times dwell_ns */
 
 void nt_adapt_init(struct nt_adapt *a, const struct nt_poller_config *cfg, uint64_t now_ns);
 
@@ -63,6 +68,10 @@ void nt_adapt_runnable_sample(struct nt_adapt *a, uint64_t now_ns, uint64_t run_
 
 /* The thread slept (blocked in the kernel): the next sample starts a new stretch. */
 void nt_adapt_slept(struct nt_adapt *a);
+
+/* While sleeping: the share of the CPU that other tasks used over the last stretch, from the
+ * CPU's accounting. */
+void nt_adapt_cpu_share(struct nt_adapt *a, uint64_t now_ns, double share);
 
 /* An event arrived cycle_ns after the previous one, while waiting in mode. */
 void nt_adapt_cycle(struct nt_adapt *a, enum nt_poll_mode mode, uint64_t cycle_ns);

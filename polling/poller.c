@@ -1,8 +1,11 @@
 /* The poller: a watch list over a backend, and the four policies. */
 #include <errno.h>
+#include <sched.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -23,7 +26,10 @@ struct nt_poller {
 	struct nt_watch **watches;
 	int nwatches, cap;
 	struct nt_adapt adapt;
-	int schedstat_fd;
+	int schedstat_fd, stat_fd;
+	/* the CPU's accounting while sleeping: a baseline, and when to read it next */
+	int stat_cpu;
+	uint64_t stat_wall_ns, stat_busy_ticks, stat_own_ns, next_stat_ns;
 	int slack_set;
 	long old_slack;
 	uint64_t last_event_ns;
@@ -59,7 +65,7 @@ int nt_poller_create(struct nt_poller **out, const struct nt_poller_config *cfg)
 	    (c->policy == NT_POLICY_TIMED && c->timed_ns == 0) ||
 	    (c->policy == NT_POLICY_ADAPTIVE &&
 	     (!(c->free_share > 0) || !(c->contended_share > c->free_share) || c->measure_ns == 0 ||
-	      c->reprobe_spin_ns == 0 || c->trial_ns == 0)))
+	      c->reprobe_ns == 0 || c->trial_ns == 0)))
 		return -EINVAL;
 	struct nt_poller *p = calloc(1, sizeof *p);
 	if (!p)
@@ -73,6 +79,8 @@ int nt_poller_create(struct nt_poller **out, const struct nt_poller_config *cfg)
 	}
 	nt_clock_init();
 	p->schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	p->stat_fd = c->policy == NT_POLICY_ADAPTIVE ? open("/proc/stat", O_RDONLY | O_CLOEXEC) : -1;
+	p->stat_cpu = -1;
 	nt_adapt_init(&p->adapt, &p->cfg, nt_clock_monotonic_ns());
 	p->vol_at_create = voluntary_switches();
 	*out = p;
@@ -91,6 +99,8 @@ void nt_poller_destroy(struct nt_poller *p)
 	p->ops->close(p->backend);
 	if (p->schedstat_fd >= 0)
 		close(p->schedstat_fd);
+	if (p->stat_fd >= 0)
+		close(p->stat_fd);
 	free(p);
 }
 
@@ -203,6 +213,62 @@ static int timed(struct nt_poller *p, struct nt_poll_event *ev, int max, uint64_
 	}
 }
 
+/* Busy ticks (USER_HZ) of one CPU from /proc/stat: everything but idle and iowait. */
+static int cpu_busy_ticks(int fd, int cpu, uint64_t *ticks)
+{
+	static char buf[16384];
+	ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char key[32];
+	snprintf(key, sizeof key, "\ncpu%d ", cpu);
+	const char *line = strstr(buf, key);
+	if (!line)
+		return -1;
+	unsigned long long v[8] = { 0 };
+	if (sscanf(line + strlen(key), "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+		   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) < 4)
+		return -1;
+	*ticks = v[0] + v[1] + v[2] + v[5] + v[6] + v[7]; /* user nice system irq softirq steal */
+	return 0;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* While sleeping: every reprobe_ns, the share of our CPU that other tasks used (its busy time
+ * not ours). /proc/stat counts in 10 ms ticks, so one tick per window is taken as doubt. */
+static void sleeping_share(struct nt_poller *p, uint64_t now)
+{
+	if (p->stat_fd < 0)
+		return;
+	int cpu = sched_getcpu();
+	uint64_t ticks;
+	if (cpu < 0 || cpu_busy_ticks(p->stat_fd, cpu, &ticks) != 0)
+		return;
+	uint64_t own = thread_cpu_ns();
+	if (cpu == p->stat_cpu && now >= p->next_stat_ns) {
+		double wall = (double)(now - p->stat_wall_ns);
+		double tick_ns = 1e9 / (double)sysconf(_SC_CLK_TCK);
+		double others = (double)(ticks - p->stat_busy_ticks) * tick_ns -
+				(double)(own - p->stat_own_ns);
+		double share = (others - tick_ns) / wall;
+		nt_adapt_cpu_share(&p->adapt, now, share < 0 ? 0 : share);
+	} else if (cpu == p->stat_cpu) {
+		return; /* not yet */
+	}
+	p->stat_cpu = cpu;
+	p->stat_wall_ns = now;
+	p->stat_busy_ticks = ticks;
+	p->stat_own_ns = own;
+	p->next_stat_ns = now + p->cfg.reprobe_ns;
+}
+
 static int adaptive(struct nt_poller *p, struct nt_poll_event *ev, int max, uint64_t deadline,
 		    enum nt_poll_mode *used)
 {
@@ -213,8 +279,12 @@ static int adaptive(struct nt_poller *p, struct nt_poll_event *ev, int max, uint
 		int n;
 		*used = m;
 		if (m == NT_MODE_SPIN) {
+			p->stat_cpu = -1; /* a sleeping stretch starts anew */
 			n = spin(p, ev, max, until, true);
 		} else {
+			sleeping_share(p, now);
+			if (p->stat_cpu >= 0 && p->next_stat_ns < until)
+				until = p->next_stat_ns;
 			n = sleep_wait(p, ev, max, until);
 			nt_adapt_slept(&p->adapt);
 		}
@@ -269,6 +339,7 @@ void nt_poller_get_stats(const struct nt_poller *p, struct nt_poller_stats *s)
 	s->share_measurements = p->adapt.measurements;
 	s->contended = p->adapt.phase != NT_ADAPT_FREE;
 	s->trials = p->adapt.trials;
+	s->trials_aborted = p->adapt.aborted;
 	s->trial_spin_cycle_ns = p->adapt.last_cycle_ns[NT_MODE_SPIN];
 	s->trial_sleep_cycle_ns = p->adapt.last_cycle_ns[NT_MODE_SLEEP];
 	long vol = voluntary_switches() - p->vol_at_create;

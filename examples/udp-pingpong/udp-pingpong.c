@@ -367,6 +367,7 @@ static int run_cell(struct cell *c, enum nt_poll_backend backend, int server_cpu
 	if (pipe(ready) || pipe(res))
 		return -errno;
 	unsigned bound = (unsigned)(seconds + warmup) + 30;
+	fflush(stdout); /* nothing buffered may be printed again by a child */
 	pid_t srv = fork();
 	if (srv == 0) {
 		close(ready[0]);

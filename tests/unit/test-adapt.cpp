@@ -1,4 +1,5 @@
-// The adaptive policy's state machine, driven with made-up times, run delays and cycle times.
+// The adaptive policy's state machine, driven with made-up times, run delays, CPU shares and
+// cycle times.
 #include <catch2/catch.hpp>
 
 #include "adapt.h"
@@ -29,104 +30,97 @@ struct driver {
 			nt_adapt_runnable_sample(&a, now, delay);
 		}
 	}
-	// Sleep for ms (no samples), then note it.
 	void sleep(uint64_t ms)
 	{
 		now += ms * MS;
 		nt_adapt_slept(&a);
 	}
+	// Events every cycle_us while in mode m, for ms milliseconds (asking for the mode at each).
+	void events(uint64_t ms, nt_poll_mode expect, uint64_t cycle_us, double share = 0.5)
+	{
+		uint64_t end = now + ms * MS;
+		while (now < end) {
+			nt_poll_mode m = mode();
+			if (m != expect)
+				return;
+			if (m == NT_MODE_SPIN)
+				spin(0, share);
+			now += cycle_us * 1000;
+			if (m == NT_MODE_SPIN)
+				nt_adapt_runnable_sample(&a, now, delay += (uint64_t)(share * cycle_us * 1000));
+			else
+				nt_adapt_slept(&a);
+			nt_adapt_cycle(&a, m, cycle_us * 1000);
+		}
+	}
 };
 
 } // namespace
 
-TEST_CASE("adaptive: free CPU spins, a competitor makes it sleep, its end makes it spin")
+TEST_CASE("adaptive: a free CPU spins; a competitor makes an idle poller sleep; its end frees it")
 {
 	driver d;
 	REQUIRE(d.mode() == NT_MODE_SPIN);
 	d.spin(30, 0.0);
 	CHECK(d.mode() == NT_MODE_SPIN);
 	CHECK(d.a.measurements == 3);
+	CHECK(d.a.phase == NT_ADAPT_FREE);
 
-	SECTION("a competitor taking half the CPU is seen within one measurement")
-	{
-		d.spin(10, 0.5);
-		CHECK(d.a.share == Approx(0.5));
-		CHECK(d.mode() == NT_MODE_SLEEP); // the sleep trial starts at once
-		d.sleep(50);
-		CHECK(d.mode() == NT_MODE_SPIN); // then the spin trial
-		d.spin(50, 0.5);
-		// no events to compare: sleeping wins, the competitor gets the CPU
-		CHECK(d.mode() == NT_MODE_SLEEP);
-		CHECK(d.a.phase == NT_ADAPT_DWELL);
+	d.spin(10, 0.5); // a competitor takes half the CPU: seen within one measurement
+	CHECK(d.a.share == Approx(0.5));
+	CHECK(d.a.phase == NT_ADAPT_DWELL);
+	CHECK(d.mode() == NT_MODE_SPIN); // a short look at spinning on the shared CPU
+	d.spin(25, 0.5);
+	CHECK(d.mode() == NT_MODE_SLEEP); // no events to judge by: leave the CPU to the other task
 
-		SECTION("while sleeping, it probes by spinning every reprobe_ns")
-		{
-			d.sleep(250);
-			CHECK(d.mode() == NT_MODE_SPIN); // the probe
-			d.spin(10, 0.5);
-			CHECK(d.mode() == NT_MODE_SLEEP); // still shared
-			d.sleep(250);
-			CHECK(d.mode() == NT_MODE_SPIN);
-			d.spin(10, 0.0); // the competitor is gone
-			CHECK(d.mode() == NT_MODE_SPIN);
-			CHECK(d.a.phase == NT_ADAPT_FREE);
-		}
-	}
+	// While sleeping, the CPU's accounting tells when the competitor is gone.
+	d.sleep(300);
+	nt_adapt_cpu_share(&d.a, d.now, 0.6);
+	CHECK(d.mode() == NT_MODE_SLEEP);
+	d.sleep(300);
+	nt_adapt_cpu_share(&d.a, d.now, 0.0);
+	CHECK(d.mode() == NT_MODE_SPIN);
+	CHECK(d.a.phase == NT_ADAPT_FREE);
 }
 
 TEST_CASE("adaptive: on a shared CPU it keeps the mode whose cycles are shorter")
 {
 	driver d;
 	d.spin(10, 0.5); // shared
-	REQUIRE(d.mode() == NT_MODE_SLEEP);
-	SECTION("spinning gives shorter cycles (an echo server beside a hog)")
-	{
-		for (int i = 0; i < 20; i++)
-			nt_adapt_cycle(&d.a, NT_MODE_SLEEP, 60000);
-		d.sleep(50);
-		REQUIRE(d.mode() == NT_MODE_SPIN);
-		for (int i = 0; i < 20; i++)
-			nt_adapt_cycle(&d.a, NT_MODE_SPIN, 36000);
-		d.spin(50, 0.5);
-		CHECK(d.mode() == NT_MODE_SPIN);
-		CHECK(d.a.phase == NT_ADAPT_DWELL);
-		CHECK(d.a.last_cycle_ns[NT_MODE_SPIN] == Approx(36000));
+	REQUIRE(d.a.phase == NT_ADAPT_DWELL);
 
-		SECTION("after the dwell, trials run again; 5 % better is not enough to change")
-		{
-			d.spin(1000, 0.5);
-			REQUIRE(d.mode() == NT_MODE_SLEEP); // the new trial
-			CHECK(d.a.trials == 2);
-			for (int i = 0; i < 20; i++)
-				nt_adapt_cycle(&d.a, NT_MODE_SLEEP, 34200);
-			d.sleep(50);
-			REQUIRE(d.mode() == NT_MODE_SPIN);
-			for (int i = 0; i < 20; i++)
-				nt_adapt_cycle(&d.a, NT_MODE_SPIN, 36000);
-			d.spin(50, 0.5);
-			CHECK(d.mode() == NT_MODE_SPIN); // hysteresis
-		}
+	SECTION("spinning gives shorter cycles (an echo server beside a hog): a sleep trial is cut short")
+	{
+		d.events(25, NT_MODE_SPIN, 36);   // the first look: spin
+		REQUIRE(d.mode() == NT_MODE_SLEEP); // the trial of sleeping
+		uint64_t t0 = d.now;
+		d.events(50, NT_MODE_SLEEP, 60);
+		CHECK(d.mode() == NT_MODE_SPIN);
+		CHECK(d.a.aborted == 1);
+		CHECK(d.now - t0 < 2 * MS); // 8 cycles of 60 us: the bad choice cost under 1 ms
+		CHECK(d.a.dwell_ns == 2 * d.cfg.dwell_ns); // confirmed: kept twice as long
 	}
 	SECTION("sleeping gives shorter cycles (a server that computes per request)")
 	{
-		for (int i = 0; i < 20; i++)
-			nt_adapt_cycle(&d.a, NT_MODE_SLEEP, 768000);
-		d.sleep(50);
-		REQUIRE(d.mode() == NT_MODE_SPIN);
-		for (int i = 0; i < 20; i++)
-			nt_adapt_cycle(&d.a, NT_MODE_SPIN, 1848000);
-		d.spin(50, 0.5);
+		d.events(25, NT_MODE_SPIN, 1848);
+		REQUIRE(d.mode() == NT_MODE_SLEEP);
+		d.events(50, NT_MODE_SLEEP, 768);
 		CHECK(d.mode() == NT_MODE_SLEEP);
-	}
-	SECTION("too few events in a trial: sleep")
-	{
-		for (int i = 0; i < 3; i++)
-			nt_adapt_cycle(&d.a, NT_MODE_SLEEP, 1000000);
-		d.sleep(50);
-		d.mode();
-		for (int i = 0; i < 3; i++)
-			nt_adapt_cycle(&d.a, NT_MODE_SPIN, 10000);
-		d.spin(50, 0.5);
-		CHECK(d.mode() == NT_MODE_SLEEP);
+		CHECK(d.a.chosen == NT_MODE_SLEEP);
+		CHECK(d.a.last_cycle_ns[NT_MODE_SPIN] == Approx(1848000));
+		CHECK(d.a.last_cycle_ns[NT_MODE_SLEEP] == Approx(768000));
+
+		SECTION("a later spin trial is cut short; 5 % better would not be enough")
+		{
+			d.events(1000, NT_MODE_SLEEP, 768);
+			REQUIRE(d.mode() == NT_MODE_SPIN); // the trial
+			d.events(50, NT_MODE_SPIN, 1848);
+			CHECK(d.mode() == NT_MODE_SLEEP);
+			CHECK(d.a.aborted == 1);
+			d.events(2000, NT_MODE_SLEEP, 768);
+			REQUIRE(d.mode() == NT_MODE_SPIN);
+			d.events(50, NT_MODE_SPIN, 730); // 5 % better: not enough
+			CHECK(d.mode() == NT_MODE_SLEEP);
+		}
 	}
 }

@@ -62,15 +62,15 @@ struct nt_poller_config {
 	double contended_share;     /* competitor share above which the CPU is shared (0.05) */
 	double free_share;          /* and below which it is free again (0.02) */
 	uint64_t measure_ns;        /* spinning time per share measurement (10 ms) */
-	uint64_t reprobe_ns;        /* while sleeping, spin-probe the CPU this often (250 ms) */
-	uint64_t reprobe_spin_ns;   /* for this long (10 ms) */
-	uint64_t trial_ns;          /* on a shared CPU, try each of spin and sleep this long (50 ms) */
-	uint64_t dwell_ns;          /* then keep the better one at least this long (1 s) */
+	uint64_t reprobe_ns;        /* while sleeping, read the CPU's accounting this often (300 ms) */
+	uint64_t trial_ns;          /* on a shared CPU, try the other mode for up to this (50 ms) */
+	uint64_t dwell_ns;          /* and keep a choice at least this long (1 s; doubled while
+				     * trials confirm it, up to 16 s) */
 };
 
 #define NT_POLLER_CONFIG_DEFAULT                                                               \
-	{ NT_POLL_EPOLL, NT_POLICY_ADAPTIVE, 1000, 50000, 0, 0.05, 0.02, 10000000, 250000000,     \
-	  10000000, 50000000, 1000000000 }
+	{ NT_POLL_EPOLL, NT_POLICY_ADAPTIVE, 1000, 50000, 0, 0.05, 0.02, 10000000, 300000000,     \
+	  50000000, 1000000000 }
 
 /* What adaptive is doing now. */
 enum nt_poll_mode {
@@ -88,8 +88,9 @@ struct nt_poller_stats {
 	double competitor_share;    /* last measured share of the CPU taken by others (spinning) */
 	uint64_t share_measurements;
 	int contended;              /* the CPU is shared, as last measured */
-	uint64_t trials;            /* spin-vs-sleep trials run on a shared CPU */
-	double trial_spin_cycle_ns, trial_sleep_cycle_ns; /* the last trial's mean cycles */
+	uint64_t trials;            /* trials of the other mode run on a shared CPU */
+	uint64_t trials_aborted;    /* of those, cut short: clearly worse */
+	double trial_spin_cycle_ns, trial_sleep_cycle_ns; /* the last compared mean cycles */
 };
 
 struct nt_poller;
