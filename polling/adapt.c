@@ -67,10 +67,10 @@ static void judge(struct nt_adapt *a, uint64_t now_ns)
 static void start_trial(struct nt_adapt *a, uint64_t now_ns)
 {
 	if (a->dwell.n < NT_ADAPT_MIN_CYCLES) {
-		/* Too few events to judge anything: on a shared CPU, leave it to the other task. */
-		if (a->chosen == NT_MODE_SPIN)
-			a->dwell_ns = a->cfg.dwell_ns;
-		dwell(a, now_ns, NT_MODE_SLEEP, a->dwell_ns);
+		/* Too few events to judge anything: on a shared CPU, leave it to the other task,
+		 * and look again soon (traffic may start). */
+		a->dwell_ns = a->cfg.dwell_ns;
+		dwell(a, now_ns, NT_MODE_SLEEP, 2 * a->cfg.trial_ns);
 		return;
 	}
 	a->phase = NT_ADAPT_TRIAL;

@@ -33,6 +33,7 @@ struct nt_poller {
 	int slack_set;
 	long old_slack;
 	uint64_t last_event_ns;
+	enum nt_poll_mode decided; /* nt_poller_decide's last answer */
 	long vol_at_create;
 	struct nt_poller_stats st;
 };
@@ -344,6 +345,53 @@ void nt_poller_get_stats(const struct nt_poller *p, struct nt_poller_stats *s)
 	s->trial_sleep_cycle_ns = p->adapt.last_cycle_ns[NT_MODE_SLEEP];
 	long vol = voluntary_switches() - p->vol_at_create;
 	s->voluntary_switches = vol > 0 ? (uint64_t)vol : 0;
+}
+
+enum nt_poll_mode nt_poller_decide(struct nt_poller *p, uint64_t *slice_ns)
+{
+	uint64_t now = nt_clock_monotonic_ns();
+	if (p->decided == NT_MODE_SPIN)
+		nt_adapt_runnable_sample(&p->adapt, now, run_delay_ns(p)); /* it was runnable */
+	else
+		sleeping_share(p, now);
+	enum nt_poll_mode m = nt_adapt_mode(&p->adapt, now, slice_ns);
+	if (m == NT_MODE_SPIN && p->decided != NT_MODE_SPIN)
+		p->stat_cpu = -1;
+	p->decided = m;
+	return m;
+}
+
+void nt_poller_nap(struct nt_poller *p, uint64_t sleep_ns)
+{
+	if (!p->slack_set) {
+		p->old_slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+		prctl(PR_SET_TIMERSLACK, (unsigned long)(p->cfg.timer_slack_ns ? p->cfg.timer_slack_ns : 1),
+		      0, 0, 0);
+		p->slack_set = 1;
+	}
+	uint64_t t = nt_clock_monotonic_ns();
+	struct timespec ts = { (time_t)(sleep_ns / 1000000000u), (long)(sleep_ns % 1000000000u) };
+	nanosleep(&ts, NULL);
+	p->st.sleep_ns += nt_clock_monotonic_ns() - t;
+	nt_adapt_slept(&p->adapt);
+}
+
+enum nt_poll_mode nt_poller_preference(const struct nt_poller *p)
+{
+	return p->adapt.phase == NT_ADAPT_FREE ? NT_MODE_SPIN : p->adapt.chosen;
+}
+
+void nt_poller_event(struct nt_poller *p)
+{
+	p->st.events++;
+	if (p->adapt.phase == NT_ADAPT_FREE) { /* cycles count only on a shared CPU */
+		p->last_event_ns = 0;
+		return;
+	}
+	uint64_t now = nt_clock_monotonic_ns();
+	if (p->last_event_ns)
+		nt_adapt_cycle(&p->adapt, p->decided, now - p->last_event_ns);
+	p->last_event_ns = now;
 }
 
 static const char *const policy_names[] = { "busy", "timed", "blocking", "adaptive" };

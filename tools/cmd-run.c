@@ -19,8 +19,8 @@
 #include "commands.h"
 
 static const char usage[] =
-	"Usage: noisetool run [--out DIR] [--level timing|os|full] [--inject SPEC] [--json FILE]\n"
-	"                     [--top N] [--late N] -- CMD [ARGS...]\n"
+	"Usage: noisetool run [--out DIR] [--level timing|os|full] [--wait W] [--inject SPEC]\n"
+	"                     [--json FILE] [--top N] [--late N] -- CMD [ARGS...]\n"
 	"\n"
 	"Run CMD (usually mpiexec ...) with the MPI wrapper library preloaded into every process\n"
 	"it starts, then print the report of the job's log. Example:\n"
@@ -28,6 +28,9 @@ static const char usage[] =
 	"\n"
 	"  --out DIR       directory for the job log (created if missing; default .)\n"
 	"  --level L       timing (counter only), os (default: + OS counters), full (+ hardware)\n"
+	"  --wait W        blocking MPI calls wait by MPICH's own busy progress (mpich, the\n"
+	"                  default), a spinning test loop (busy), or the adaptive loop that\n"
+	"                  sleeps between tests while the CPU is shared (adaptive)\n"
 	"  --inject SPEC   inject noise into the job, e.g.\n"
 	"                  period=10ms,detour=100us,mode=sync|unsync,ranks=1,3,seed=42\n"
 	"                  or trace=FILE (a trace from noisetool detour --trace); see\n"
@@ -123,7 +126,7 @@ static char *list_logs(const char *dir, size_t *len)
 int cmd_run(int argc, char **argv)
 {
 	const char *cmd = "noisetool run";
-	const char *out = ".", *level = NULL, *json_path = NULL, *inject = NULL;
+	const char *out = ".", *level = NULL, *json_path = NULL, *inject = NULL, *wait = NULL;
 	size_t top = 20, late = 10;
 	int dashdash = -1;
 	for (int i = 0; i < argc; i++)
@@ -139,6 +142,11 @@ int cmd_run(int argc, char **argv)
 			return NT_EXIT_OK;
 		} else if (cli_is(&c, "--out")) {
 			out = cli_value(&c);
+		} else if (cli_is(&c, "--wait")) {
+			wait = cli_value(&c);
+			if (strcmp(wait, "mpich") && strcmp(wait, "busy") && strcmp(wait, "adaptive"))
+				cli_usage_error(&c, "--wait: expected mpich, busy or adaptive, got '%s'",
+						wait);
 		} else if (cli_is(&c, "--inject")) {
 			inject = cli_value(&c);
 			struct nt_inject_spec spec;
@@ -195,6 +203,8 @@ int cmd_run(int argc, char **argv)
 		setenv("NOISETOOL_LEVEL", level, 1);
 	if (inject)
 		setenv("NOISETOOL_INJECT", inject, 1);
+	if (wait)
+		setenv("NOISETOOL_WAIT", wait, 1);
 
 	pid_t pid = fork();
 	if (pid < 0) {

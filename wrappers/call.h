@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include "comms.h"
+#include "mpiwait.h"
 #include "nbreqs.h"
 #include "sites.h"
 #include "window.h"
@@ -89,6 +90,19 @@ nt_call_instance(struct nt_thread *t, struct nt_site *s, MPI_Comm comm, MPI_Requ
 		nt_call_record(s, comm_id, seq, c, phase);
 }
 
+/* NOISETOOL_WAIT: whether the blocking call about to start at t0 runs as it is (always, unless
+ * adaptive waits are on). */
+static inline __attribute__((always_inline)) bool nt_call_blocking(uint64_t t0_cyc)
+{
+	return NT_LIKELY(!nt_wait_mode_) || nt_mpiwait_blocking(t0_cyc);
+}
+
+/* The same for a collective on comm: all members start it the same way. */
+static inline __attribute__((always_inline)) bool nt_coll_blocking(MPI_Comm comm, uint64_t t0_cyc)
+{
+	return NT_LIKELY(!nt_wait_mode_) || nt_mpiwait_coll_blocking(comm, t0_cyc);
+}
+
 /* Book-keeping after the real call: the phase boundary and the call site's aggregates (MPI time
  * per rank is their sum, application time the rest of the wall time). count elements of type
  * are the call's bytes. A persistent collective's creation (p_request) only registers it: its
@@ -129,6 +143,8 @@ nt_call_end(const struct nt_call *c, enum nt_fn fn, void *ret, MPI_Comm comm,
 	}
 	if (NT_UNLIKELY(nt_slow_extras_))
 		nt_call_slow_extras();
+	if (NT_UNLIKELY(nt_wait_mode_))
+		nt_mpiwait_after();
 	t->depth = 0;
 }
 

@@ -38,9 +38,10 @@ int nt_comms_init(int world_rank, bool is_threaded)
 	my_world_rank = world_rank;
 	nt_comms_threaded_ = is_threaded;
 	struct nt_comm *w = slot_for(MPI_COMM_WORLD, true);
-	*w = (struct nt_comm){ MPI_COMM_WORLD, true, 0, 0 };
+	*w = (struct nt_comm){ .handle = MPI_COMM_WORLD, .used = true, .id = 0 };
 	struct nt_comm *s = slot_for(MPI_COMM_SELF, true);
-	*s = (struct nt_comm){ MPI_COMM_SELF, true, (1ull << 62) | (uint64_t)world_rank, 0 };
+	*s = (struct nt_comm){ .handle = MPI_COMM_SELF, .used = true,
+				.id = (1ull << 62) | (uint64_t)world_rank };
 	return 0;
 }
 
@@ -79,7 +80,7 @@ struct nt_comm *nt_comms_get(MPI_Comm comm)
 	pthread_mutex_lock(&lock);
 	c = slot_for(comm, true);
 	if (c && !c->used)
-		*c = (struct nt_comm){ comm, true, id, 0 };
+		*c = (struct nt_comm){ .handle = comm, .used = true, .id = id };
 	pthread_mutex_unlock(&lock);
 	return c;
 }

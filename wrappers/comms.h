@@ -17,6 +17,12 @@ struct nt_comm {
 	bool used;
 	uint64_t id;
 	uint64_t seq; /* collective instances so far */
+	/* NOISETOOL_WAIT: every member starts its collectives the same way (a blocking and a
+	 * nonblocking collective never match), as agreed at the last vote */
+	bool wait_nb;
+	uint64_t vote_at_seq; /* the instance at which the next vote is due */
+	uint32_t vote_every;  /* instances between votes: 16, doubled while the vote stays the
+			       * same, up to 1024 */
 };
 
 /* Reserve the table and register MPI_COMM_WORLD (id 0) and MPI_COMM_SELF. 0 or -ENOMEM. */

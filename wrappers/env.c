@@ -71,16 +71,19 @@ int nt_env_parse(struct nt_env *env, const char *(*getenv_fn)(const char *), cha
 	static const char *const levels[] = { "timing", "os", "full", NULL };
 	static const char *const logs[] = { "mpiio", "per-rank", NULL };
 	static const char *const callsites[] = { "cached", "every-call", NULL };
+	static const char *const waits[] = { "mpich", "busy", "adaptive", NULL };
 	if (errors && size)
 		errors[0] = '\0';
 	*env = (struct nt_env){ .level = NT_PROBE_OS, .mem_bytes = 16u << 20, .out_dir = ".",
 				.summary = true };
-	int disable = 0, level = NT_PROBE_OS, log = 0, summary = 1, callsite = 0;
+	int disable = 0, level = NT_PROBE_OS, log = 0, summary = 1, callsite = 0, wait = 0;
 	int bad = choice(getenv_fn, "NOISETOOL_DISABLE", off_on, &disable, errors, size);
 	bad += choice(getenv_fn, "NOISETOOL_LEVEL", levels, &level, errors, size);
 	bad += choice(getenv_fn, "NOISETOOL_LOG", logs, &log, errors, size);
 	bad += choice(getenv_fn, "NOISETOOL_SUMMARY", off_on, &summary, errors, size);
 	bad += choice(getenv_fn, "NOISETOOL_CALLSITE", callsites, &callsite, errors, size);
+	bad += choice(getenv_fn, "NOISETOOL_WAIT", waits, &wait, errors, size);
+	env->wait = wait;
 	env->disable = disable;
 	env->level = (enum nt_probe_level)level;
 	env->log_per_rank = log == 1;

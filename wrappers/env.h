@@ -23,6 +23,8 @@ struct nt_env {
 	bool summary;               /* NOISETOOL_SUMMARY=0|1: rank 0's summary on stderr (default 1) */
 	bool callsite_every_call;   /* NOISETOOL_CALLSITE=every-call: walk the stack on every call
 				     * as mpiP does (benchmark comparison only; default cached) */
+	int wait;                   /* NOISETOOL_WAIT=mpich|busy|adaptive (enum nt_wait_mode;
+				     * default mpich: MPICH's own blocking calls) */
 	bool inject;                /* NOISETOOL_INJECT=SPEC given and valid */
 	struct nt_inject_spec inject_spec;
 };

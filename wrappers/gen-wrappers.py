@@ -130,6 +130,41 @@ def completed(kind, name, params):
     return "(struct nt_done){ 0 }"
 
 
+def real_call(kind, name, params, protos):
+    """The real call. A blocking collective or point-to-point call whose nonblocking twin
+    mpi.h declares (the same parameters, less a trailing status, plus a request) may instead
+    be started nonblocking and waited for by the adaptive wait loop (NOISETOOL_WAIT); wait and
+    waitall may become test loops. Everything else calls the PMPI function."""
+    args = ", ".join(param_name(p) for p in params)
+    plain = f"P{name}({args})"
+    if name in ("MPI_Wait", "MPI_Waitall"):
+        helper = "nt_mpiwait_wait" if name == "MPI_Wait" else "nt_mpiwait_waitall"
+        return (f"(NT_LIKELY(nt_call_blocking(call.t0_cyc)) ? {plain} : "
+                f"{helper}({args}))")
+    if kind not in ("collective", "p2p") or name.startswith("MPI_I") or is_persistent(name):
+        return plain
+    base = name[len("MPI_"):]
+    twin = "MPI_I" + base[0].lower() + base[1:]
+    if twin not in protos:
+        return plain
+    twin_params = split_params(protos[twin])
+    mine = list(params)
+    status = None
+    if mine and re.match(r"^MPI_Status\s*\*\s*\w+$", mine[-1]):
+        status = param_name(mine.pop())
+    if [param_name(p) for p in twin_params[:-1]] != [param_name(p) for p in mine] or \
+            not re.match(r"^MPI_Request\s*\*\s*\w+$", twin_params[-1]):
+        return plain
+    twin_args = ", ".join([param_name(p) for p in mine] + ["&nt_req"])
+    choice = "nt_call_blocking(call.t0_cyc)"
+    if kind == "collective":
+        comm = instance_comm(kind, name, params)
+        choice = f"nt_coll_blocking({comm}, call.t0_cyc)"
+    return (f"(NT_LIKELY({choice}) ? {plain} : "
+            f"nt_mpiwait_request(P{twin}({twin_args}), &nt_req, "
+            f"{status or 'MPI_STATUS_IGNORE'}))")
+
+
 def buffer_size(kind, name, params):
     """(count, datatype) expressions of the call's bytes: the block it sends or receives
     (count x datatype size). A send/receive pair uses the send side, or the receive side
@@ -226,6 +261,7 @@ def main():
                     .replace("@PREQ@", persistent_request(kind, name, params))
                     .replace("@STARTREQS@", start_requests(kind, name, params)[0])
                     .replace("@STARTN@", start_requests(kind, name, params)[1])
+                    .replace("@REALCALL@", real_call(kind, name, params, protos))
                     .replace("@COUNT@", "(uint64_t)" + buffer_size(kind, name, params)[0])
                     .replace("@TYPE@", buffer_size(kind, name, params)[1]))
             c.write("\n" + body)

@@ -22,6 +22,7 @@
 #include "sites.h"
 #include "stack.h"
 #include "summary.h"
+#include "mpiwait.h"
 #include "window.h"
 
 NT_TLS struct nt_thread nt_thread_ = { .probe_due_cyc = UINT64_MAX };
@@ -188,6 +189,10 @@ static void runtime_start(int provided)
 	nt_rt.started = 1;
 	nt_thread_.last_exit_cyc = nt_rt.init_cyc;
 	nt_thread_.probe_due_cyc = nt_window_open(nt_rt.env.level, nt_rt.init_cyc);
+	if (nt_rt.env.wait && nt_mpiwait_start((enum nt_wait_mode)nt_rt.env.wait) != 0 &&
+	    nt_rt.rank == 0)
+		fprintf(stderr, "noisetool: NOISETOOL_WAIT: cannot set up the wait loop; MPICH's own "
+				"waits stay\n");
 	nt_active_ = 1;
 	if (nt_rt.env.inject)
 		inject_start();
@@ -221,6 +226,11 @@ NT_MPI_API int MPI_Finalize(void)
 		nt_rt.finalize_cyc = nt_clock_now_cyc();
 		nt_clocksync_measure(nt_rt.comm, &nt_rt.sync_fin);
 		nt_sites_settle();
+		if (nt_rt.env.summary && nt_rt.env.wait) {
+			char line[256];
+			nt_mpiwait_describe(line, sizeof line);
+			fprintf(stderr, "noisetool: rank %d %s\n", nt_rt.rank, line);
+		}
 		if (nt_rt.env.summary)
 			nt_summary_write(&nt_rt);
 		char path[4096];
@@ -234,6 +244,7 @@ NT_MPI_API int MPI_Finalize(void)
 					nt_rt.env.out_dir, strerror(-rc));
 		}
 		nt_window_shutdown();
+		nt_mpiwait_stop();
 		PMPI_Comm_free(&nt_rt.comm);
 	}
 	return PMPI_Finalize();

@@ -36,6 +36,12 @@ static void compute_us(double us)
 
 static int rank;
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
 static void bad(const char *what)
 {
 	if (rank == 0)
@@ -103,8 +109,16 @@ int main(int argc, char **argv)
 			if (worst[i] < lo)
 				lo = worst[i];
 		}
-		printf("allreduce-loop: %ld x 8-byte MPI_Allreduce, mean %.2f us, fastest %.2f us\n",
-		       calls, sum / (double)calls, lo);
+		double *sorted = malloc((size_t)calls * sizeof *sorted);
+		if (!sorted)
+			bad("out of memory");
+		memcpy(sorted, worst, (size_t)calls * sizeof *sorted);
+		qsort(sorted, (size_t)calls, sizeof *sorted, cmp_double);
+		printf("allreduce-loop: %ld x 8-byte MPI_Allreduce, mean %.2f us, median %.2f us, "
+		       "p99 %.2f us, fastest %.2f us\n",
+		       calls, sum / (double)calls, sorted[calls / 2],
+		       sorted[(long)((double)(calls - 1) * 0.99)], lo);
+		free(sorted);
 		printf("time of the slowest rank per call (log2 bins):\n");
 		for (int b = 0; b < 40; b++) {
 			if (!bins[b])

@@ -116,6 +116,19 @@ NT_API int nt_poller_wait(struct nt_poller *p, struct nt_poll_event *events, int
 
 NT_API void nt_poller_get_stats(const struct nt_poller *p, struct nt_poller_stats *stats);
 
+/* For wait loops without fds (an MPI progress loop): the adaptive decision alone.
+ * nt_poller_decide() says whether to spin or to sleep now (measuring the CPU as a wait would:
+ * the run delay over the time since the last decision when that was spinning, the CPU's
+ * accounting when sleeping) and, in *slice_ns, for how long the answer holds.
+ * nt_poller_nap() sleeps one short quantum (sleep_ns, with the poller's timer slack);
+ * nt_poller_event() marks the end of one wait (a completed call), whose cycle counts for the
+ * mode decided last. */
+NT_API enum nt_poll_mode nt_poller_decide(struct nt_poller *p, uint64_t *slice_ns);
+NT_API void nt_poller_nap(struct nt_poller *p, uint64_t sleep_ns);
+NT_API void nt_poller_event(struct nt_poller *p);
+/* The mode the adaptive policy holds to, leaving a running trial of the other one aside. */
+NT_API enum nt_poll_mode nt_poller_preference(const struct nt_poller *p);
+
 /* Names for printing and parsing: "busy", "timed", "blocking", "adaptive"; "select", "epoll". */
 NT_API const char *nt_poll_policy_name(enum nt_poll_policy policy);
 NT_API int nt_poll_policy_parse(const char *name, enum nt_poll_policy *out);

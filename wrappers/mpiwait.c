@@ -1,0 +1,155 @@
+/* Adaptive MPI waits. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+
+#include <noisetool/clock.h>
+#include <noisetool/poller.h>
+
+#include "call.h"
+#include "comms.h"
+#include "mpiwait.h"
+
+/* One nap between tests on a shared CPU: 10 us asked, with a 1 us timer slack (with the
+ * default 50 us slack a nap lasts ~60 us; a 1 us one would not sleep at all). */
+#define NAP_NS 10000
+#define NAP_SLACK_NS 1000
+
+int nt_wait_mode_;
+static struct nt_poller *poller;
+static pthread_t owner;
+static bool spin_cached = true;
+static uint64_t recheck_cyc;
+
+int nt_mpiwait_start(enum nt_wait_mode mode)
+{
+	if (mode == NT_WAIT_MPICH)
+		return 0;
+	struct nt_poller_config cfg = NT_POLLER_CONFIG_DEFAULT;
+	cfg.timer_slack_ns = NAP_SLACK_NS;
+	int rc = nt_poller_create(&poller, &cfg);
+	if (rc)
+		return rc;
+	owner = pthread_self();
+	nt_wait_mode_ = mode;
+	return 0;
+}
+
+void nt_mpiwait_stop(void)
+{
+	nt_wait_mode_ = NT_WAIT_MPICH;
+	nt_poller_destroy(poller);
+	poller = NULL;
+}
+
+static bool mine(void)
+{
+	return pthread_equal(pthread_self(), owner);
+}
+
+bool nt_mpiwait_blocking(uint64_t t0_cyc)
+{
+	if (!mine())
+		return true;
+	if (nt_wait_mode_ == NT_WAIT_BUSY)
+		return false;
+	/* Free CPU: the answer holds for a while; the blocking call runs unchanged. */
+	if (spin_cached && t0_cyc < recheck_cyc)
+		return true;
+	uint64_t slice;
+	spin_cached = nt_poller_decide(poller, &slice) == NT_MODE_SPIN;
+	recheck_cyc = t0_cyc + nt_clock_ns_to_cyc((double)(slice < 1000000 ? slice : 1000000));
+	return spin_cached;
+}
+
+bool nt_mpiwait_coll_blocking(MPI_Comm comm, uint64_t t0_cyc)
+{
+	if (!mine())
+		return true;
+	bool local = nt_mpiwait_blocking(t0_cyc);
+	/* The thread's one-entry communicator cache (a lock and a lookup cost ~10 % of an
+	 * 8-byte allreduce here). */
+	struct nt_thread *t = &nt_thread_;
+	struct nt_comm *cs = t->last_comm_state;
+	if (comm != t->last_comm || t->comm_gen != nt_comm_gen_ || !cs)
+		cs = nt_call_comm_miss(t, comm);
+	if (!cs || cs->id == NT_COMM_ID_UNKNOWN)
+		return true; /* no vote possible (table full, intercommunicator): MPICH's way */
+	if (cs->seq >= cs->vote_at_seq) {
+		/* Vote for what this rank holds to, not for a trial it may be running. */
+		(void)local;
+		int want_nb = nt_poller_preference(poller) == NT_MODE_SLEEP, agreed = 0;
+		MPI_Request r;
+		int rc = nt_mpiwait_request(PMPI_Iallreduce(&want_nb, &agreed, 1, MPI_INT, MPI_MAX,
+							    comm, &r),
+					    &r, MPI_STATUS_IGNORE);
+		bool nb = rc == MPI_SUCCESS && agreed;
+		if (cs->vote_every == 0 || nb != cs->wait_nb)
+			cs->vote_every = 16;
+		else if (cs->vote_every < 1024)
+			cs->vote_every *= 2;
+		cs->wait_nb = nb;
+		cs->vote_at_seq = cs->seq + cs->vote_every;
+	}
+	return !cs->wait_nb;
+}
+
+static void between_tests(void)
+{
+	/* Nap while the adaptive choice is to sleep; spin through the tests otherwise. */
+	if (nt_wait_mode_ == NT_WAIT_ADAPTIVE && !nt_mpiwait_blocking(nt_clock_now_cyc()))
+		nt_poller_nap(poller, NAP_NS);
+}
+
+int nt_mpiwait_request(int rc, MPI_Request *request, MPI_Status *status)
+{
+	if (rc != MPI_SUCCESS)
+		return rc;
+	for (;;) {
+		int flag = 0;
+		rc = PMPI_Test(request, &flag, status);
+		if (rc != MPI_SUCCESS || flag)
+			return rc;
+		between_tests();
+	}
+}
+
+int nt_mpiwait_wait(MPI_Request *request, MPI_Status *status)
+{
+	return nt_mpiwait_request(MPI_SUCCESS, request, status);
+}
+
+int nt_mpiwait_waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+	for (;;) {
+		int flag = 0;
+		int rc = PMPI_Testall(count, requests, &flag, statuses);
+		if (rc != MPI_SUCCESS || flag)
+			return rc;
+		between_tests();
+	}
+}
+
+void nt_mpiwait_after(void)
+{
+	if (poller && mine())
+		nt_poller_event(poller);
+}
+
+void nt_mpiwait_describe(char *buf, size_t size)
+{
+	if (!poller) {
+		snprintf(buf, size, "%s", "");
+		return;
+	}
+	struct nt_poller_stats s;
+	nt_poller_get_stats(poller, &s);
+	snprintf(buf, size,
+		 "waits %s: mode %s, %llu switches, CPU %s (competitor share %.2f), %llu trials "
+		 "(%llu cut short), last cycles spin %.1f us / sleep %.1f us",
+		 nt_wait_mode_ == NT_WAIT_BUSY ? "busy" : "adaptive",
+		 s.mode == NT_MODE_SPIN ? "spin" : "sleep", (unsigned long long)s.switches,
+		 s.contended ? "shared" : "free", s.competitor_share, (unsigned long long)s.trials,
+		 (unsigned long long)s.trials_aborted, s.trial_spin_cycle_ns / 1e3,
+		 s.trial_sleep_cycle_ns / 1e3);
+}

@@ -1,0 +1,50 @@
+/* Adaptive MPI waits (NOISETOOL_WAIT): instead of MPICH's own busy progress, a blocking call
+ * may be started nonblocking and completed by a test loop that sleeps between tests while the
+ * CPU is shared (often by the job's own ranks: more ranks than cores). The choice is the
+ * polling library's adaptive one: spin (then the blocking call itself runs, unchanged) while
+ * the CPU is free, and on a shared CPU whichever of spinning and sleeping gives shorter calls.
+ * Only the thread that called MPI_Init waits this way. */
+#ifndef WRAPPERS_MPIWAIT_H
+#define WRAPPERS_MPIWAIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mpi.h>
+
+#include <noisetool/common.h>
+
+enum nt_wait_mode {
+	NT_WAIT_MPICH = 0,    /* MPICH's own blocking calls (default) */
+	NT_WAIT_BUSY = 1,     /* nonblocking call + a spinning test loop */
+	NT_WAIT_ADAPTIVE = 2, /* the adaptive choice */
+};
+
+extern int nt_wait_mode_;
+
+/* Set up for the calling thread. 0, or -errno (the mode is then MPICH's own). */
+int nt_mpiwait_start(enum nt_wait_mode mode);
+void nt_mpiwait_stop(void);
+
+/* Whether the blocking call about to start at t0_cyc should run as it is. */
+bool nt_mpiwait_blocking(uint64_t t0_cyc);
+
+/* The same for a collective instance on comm: its members vote (an extra nonblocking allreduce
+ * on comm) and start their collectives the same way until the next vote, nonblocking when any
+ * of them prefers to sleep. Votes come every 16 instances, twice as far apart each time the
+ * outcome stays the same, up to 1024. Collective over comm when a vote is due or comm is new. */
+bool nt_mpiwait_coll_blocking(MPI_Comm comm, uint64_t t0_cyc);
+
+/* Wait for request (started with rc) by the test loop; status may be MPI_STATUS_IGNORE. */
+int nt_mpiwait_request(int rc, MPI_Request *request, MPI_Status *status);
+int nt_mpiwait_wait(MPI_Request *request, MPI_Status *status);
+int nt_mpiwait_waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
+
+/* A wrapped call ended (its cycle counts for the adaptive choice). */
+void nt_mpiwait_after(void);
+
+/* Telemetry line for the summary, or "" when off. */
+void nt_mpiwait_describe(char *buf, size_t size);
+
+#endif /* WRAPPERS_MPIWAIT_H */
