@@ -125,7 +125,9 @@ TEST_CASE("periodic SCHED_FIFO preemption is found as a ~100 Hz component", "[de
 		    bursts_preempted);
 	CHECK(found->typical_ns > 90e3);
 	CHECK(found->typical_ns < 150e3);
-	CHECK(found->count >= 0.90 * expected);
+	// A host stall that shifts the burst train's phase can split it (seen once in ~40 runs:
+	// 257 of 300 members); the bursts themselves are all counted below.
+	CHECK(found->count >= 0.80 * expected);
 	CHECK(found->count <= expected + 2);
 	// Other load on a shared machine may add long detours, never remove bursts.
 	CHECK(bursts >= 0.95 * expected);
