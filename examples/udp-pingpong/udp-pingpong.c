@@ -36,7 +36,8 @@ static const char usage[] =
 	"                           [--backend select|epoll] [--cpu C] [--work-us W]\n"
 	"       udp-pingpong client --port P [--count N | --seconds S] [--size B] [--cpu C]\n"
 	"                           [--warmup-s S]\n"
-	"       udp-pingpong matrix [--seconds S] [--warmup-s S] [--server-cpu C] [--client-cpu C]\n"
+	"       udp-pingpong matrix [--seconds S] [--warmup-s S] [--repeat R] [--server-cpu C]\n"
+	"                           [--client-cpu C]\n"
 	"                           [--sizes 4,32768] [--loads none,15,50,100]\n"
 	"                           [--policies busy,timed,blocking,adaptive] [--work-us W]\n"
 	"                           [--backend select|epoll] [--csv FILE]\n"
@@ -48,8 +49,10 @@ static const char usage[] =
 	"        for S seconds; prints mean, median, p99, p99.9 and max RTT in us.\n"
 	"matrix  for each size, request shape (echo, and --work-us, default 200), competing load on\n"
 	"        the server's CPU (none, or a duty cycle of 15, 50 or 100 %) and policy, runs a\n"
-	"        server and a client for S seconds (default 2, after 0.5 s of warm-up) and prints\n"
-	"        the table: mean, p99, p99.9 RTT and the competitor's measured CPU share.\n";
+	"        server and a client for S seconds (default 2, after 0.5 s of warm-up), R times\n"
+	"        (default 3) in rounds whose policy order rotates, and prints the table: the\n"
+	"        medians over the rounds of mean, p99, p99.9 RTT and the competitor's measured CPU\n"
+	"        share (the CSV has every run).\n";
 
 static volatile sig_atomic_t stop;
 
@@ -352,6 +355,21 @@ static void reap(pid_t pid, int sig)
 	waitpid(pid, NULL, 0);
 }
 
+enum { MAX_REPEAT = 15 };
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The median of v[0..n) (v is sorted in place). */
+static double median_of(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 struct cell {
 	long size, work_us;
 	int load;
@@ -423,7 +441,7 @@ static int parse_list(const char *opt, const char *v, long *out, int max, long m
 static int matrix(int argc, char **argv)
 {
 	double seconds = 2, warmup = 0.5;
-	int server_cpu = 1, client_cpu = 0;
+	int server_cpu = 1, client_cpu = 0, repeat = 3;
 	long sizes[4] = { 4, 32768 }, loads[8] = { 0, 15, 50, 100 }, work = 200;
 	int nsizes = 2, nloads = 4, npol = 4;
 	enum nt_poll_policy pols[4] = { NT_POLICY_BUSY, NT_POLICY_TIMED, NT_POLICY_BLOCKING,
@@ -436,6 +454,8 @@ static int matrix(int argc, char **argv)
 			seconds = real(o, v, 0.05, 3600);
 		else if (!strcmp(o, "--warmup-s"))
 			warmup = real(o, v, 0, 60);
+		else if (!strcmp(o, "--repeat"))
+			repeat = (int)num(o, v, 1, MAX_REPEAT);
 		else if (!strcmp(o, "--server-cpu"))
 			server_cpu = (int)num(o, v, 0, CPU_SETSIZE - 1);
 		else if (!strcmp(o, "--client-cpu"))
@@ -469,11 +489,11 @@ static int matrix(int argc, char **argv)
 	if (csv_path && !csv)
 		die("cannot write '%s'", csv_path);
 	if (csv)
-		fprintf(csv, "size,work_us,load_pct,policy,mean_us,median_us,p99_us,p999_us,max_us,"
+		fprintf(csv, "size,work_us,load_pct,policy,run,mean_us,median_us,p99_us,p999_us,max_us,"
 			     "round_trips,lost,competitor_share\n");
 	printf("udp-pingpong matrix: server on CPU %d with the load, client on CPU %d, backend %s, "
-	       "%.1f s per cell after %.1f s of warm-up\n",
-	       server_cpu, client_cpu, nt_poll_backend_name(backend), seconds, warmup);
+	       "%d rounds of %.1f s per cell after %.1f s of warm-up (medians of the rounds)\n",
+	       server_cpu, client_cpu, nt_poll_backend_name(backend), repeat, seconds, warmup);
 	int status = 0;
 	for (int si = 0; si < nsizes; si++) {
 		for (int shape = 0; shape < 2; shape++) {
@@ -483,33 +503,64 @@ static int matrix(int argc, char **argv)
 			printf("%-6s %-9s %10s %10s %10s %10s %8s\n", "load", "policy", "mean us",
 			       "p99 us", "p99.9 us", "trips", "comp.");
 			for (int li = 0; li < nloads; li++) {
-				for (int pi = 0; pi < npol; pi++) {
-					struct cell c = { .size = sizes[si], .work_us = w,
-							  .load = (int)loads[li], .policy = pols[pi] };
-					int rc = run_cell(&c, backend, server_cpu, client_cpu,
-							  seconds, warmup);
-					if (rc) {
-						fprintf(stderr, "udp-pingpong: cell failed: %s\n",
-							strerror(-rc));
-						status = 1;
-						continue;
+				/* Rounds of every policy, the order rotating each round, so that the
+				 * machine's slow spells do not land on one policy only. */
+				struct cell runs[8][MAX_REPEAT];
+				bool ok[8][MAX_REPEAT] = { { false } };
+				for (int r = 0; r < repeat; r++) {
+					for (int k = 0; k < npol; k++) {
+						int pi = (k + r) % npol;
+						struct cell *c = &runs[pi][r];
+						*c = (struct cell){ .size = sizes[si], .work_us = w,
+								    .load = (int)loads[li],
+								    .policy = pols[pi] };
+						int rc = run_cell(c, backend, server_cpu, client_cpu,
+								  seconds, warmup);
+						if (rc) {
+							fprintf(stderr, "udp-pingpong: cell failed: %s\n",
+								strerror(-rc));
+							status = 1;
+							continue;
+						}
+						ok[pi][r] = true;
+						if (csv)
+							fprintf(csv, "%ld,%ld,%ld,%s,%d,%.2f,%.2f,%.2f,%.2f,"
+								     "%.2f,%llu,%llu,%.3f\n",
+								sizes[si], w, loads[li],
+								nt_poll_policy_name(pols[pi]), r + 1,
+								c->rtt.mean_us, c->rtt.median_us,
+								c->rtt.p99_us, c->rtt.p999_us,
+								c->rtt.max_us,
+								(unsigned long long)c->rtt.n,
+								(unsigned long long)c->rtt.lost,
+								c->load_share);
 					}
+				}
+				for (int pi = 0; pi < npol; pi++) {
+					double mean[MAX_REPEAT], p99[MAX_REPEAT], p999[MAX_REPEAT],
+						share[MAX_REPEAT];
+					uint64_t trips = 0;
+					int n = 0;
+					for (int r = 0; r < repeat; r++) {
+						if (!ok[pi][r])
+							continue;
+						mean[n] = runs[pi][r].rtt.mean_us;
+						p99[n] = runs[pi][r].rtt.p99_us;
+						p999[n] = runs[pi][r].rtt.p999_us;
+						share[n] = runs[pi][r].load_share;
+						trips += runs[pi][r].rtt.n;
+						n++;
+					}
+					if (!n)
+						continue;
 					char load_name[8];
 					snprintf(load_name, sizeof load_name, "%ld%%", loads[li]);
 					printf("%-6s %-9s %10.1f %10.1f %10.1f %10llu %8.2f\n",
 					       loads[li] ? load_name : "none",
-					       nt_poll_policy_name(pols[pi]), c.rtt.mean_us,
-					       c.rtt.p99_us, c.rtt.p999_us,
-					       (unsigned long long)c.rtt.n, c.load_share);
+					       nt_poll_policy_name(pols[pi]), median_of(mean, n),
+					       median_of(p99, n), median_of(p999, n),
+					       (unsigned long long)trips, median_of(share, n));
 					fflush(stdout);
-					if (csv)
-						fprintf(csv, "%ld,%ld,%ld,%s,%.2f,%.2f,%.2f,%.2f,%.2f,"
-							     "%llu,%llu,%.3f\n",
-							sizes[si], w, loads[li],
-							nt_poll_policy_name(pols[pi]), c.rtt.mean_us,
-							c.rtt.median_us, c.rtt.p99_us, c.rtt.p999_us,
-							c.rtt.max_us, (unsigned long long)c.rtt.n,
-							(unsigned long long)c.rtt.lost, c.load_share);
 				}
 			}
 		}

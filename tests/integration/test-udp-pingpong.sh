@@ -44,8 +44,8 @@ for bad in "server --port 1 --policy lazy" "server --policy busy" "client --port
 		{ echo "FAIL: '$bad': want status 2 and one message, got $rc"; cat "$tmp/bad"; fail=1; }
 done
 "$PROG" matrix --seconds 0.2 --warmup-s 0.1 --sizes 4 --loads none,100 --policies busy,adaptive \
-	--csv "$tmp/m.csv" >"$tmp/m" 2>&1 || { echo "FAIL: matrix"; fail=1; }
+	--repeat 2 --csv "$tmp/m.csv" >"$tmp/m" 2>&1 || { echo "FAIL: matrix"; fail=1; }
 cat "$tmp/m"
 [ "$(grep -cE '^(none|100%) +(busy|adaptive) ' "$tmp/m")" = 8 ] || { echo "FAIL: want 8 matrix rows"; fail=1; }
-[ "$(wc -l <"$tmp/m.csv")" = 9 ] || { echo "FAIL: want a CSV header and 8 rows"; fail=1; }
+[ "$(wc -l <"$tmp/m.csv")" = 17 ] || { echo "FAIL: want a CSV header and 16 runs"; fail=1; }
 exit $fail
