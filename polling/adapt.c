@@ -31,15 +31,27 @@ static void dwell(struct nt_adapt *a, uint64_t now_ns, enum nt_poll_mode m, uint
 	memset(&a->dwell, 0, sizeof a->dwell);
 }
 
-/* The CPU became shared: keep spinning a short while to see what spinning gives now. */
+/* The CPU became shared: resume the choice held a short while ago (a load that comes and
+ * goes), else keep spinning a short while to see what spinning gives now. */
 static void shared(struct nt_adapt *a, uint64_t now_ns)
 {
+	if (a->have_last_choice && now_ns - a->freed_at_ns < NT_ADAPT_RESUME_NS) {
+		a->dwell_ns = a->last_dwell_ns;
+		dwell(a, now_ns, a->last_chosen, a->dwell_ns);
+		return;
+	}
 	a->dwell_ns = a->cfg.dwell_ns;
 	dwell(a, now_ns, NT_MODE_SPIN, a->cfg.trial_ns / 2);
 }
 
-static void freed(struct nt_adapt *a)
+static void freed(struct nt_adapt *a, uint64_t now_ns)
 {
+	if (a->phase == NT_ADAPT_DWELL || a->phase == NT_ADAPT_TRIAL) {
+		a->have_last_choice = true;
+		a->last_chosen = a->chosen;
+		a->last_dwell_ns = a->dwell_ns;
+		a->freed_at_ns = now_ns;
+	}
 	a->phase = NT_ADAPT_FREE;
 	a->dwell_ns = a->cfg.dwell_ns;
 }
@@ -85,10 +97,17 @@ static void measured(struct nt_adapt *a, uint64_t now_ns, double share)
 	a->share = share > 1 ? 1 : share < 0 ? 0 : share;
 	a->measurements++;
 	if (a->phase == NT_ADAPT_FREE) {
-		if (a->share > a->cfg.contended_share)
+		a->over = a->share > a->cfg.contended_share ? a->over + 1 : 0;
+		if (a->over >= NT_ADAPT_SHARED_AFTER) {
+			a->over = 0;
 			shared(a, now_ns);
-	} else if (a->share < a->cfg.free_share) {
-		freed(a);
+		}
+	} else {
+		a->under = a->share < a->cfg.free_share ? a->under + 1 : 0;
+		if (a->under >= NT_ADAPT_FREE_AFTER) {
+			a->under = 0;
+			freed(a, now_ns);
+		}
 	}
 }
 

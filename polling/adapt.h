@@ -2,9 +2,10 @@
  * it with made-up times, run delays and cycle times.
  *
  * While its CPU is free the poller spins. The competitor's share of the CPU is measured while
- * spinning (the thread's run delay grows while another task runs: contended_share over
- * measure_ns of spinning means shared), and while sleeping from the CPU's own accounting
- * (busy time not ours, every reprobe_ns). Once the CPU is shared, the poller measures what each
+ * spinning (the thread's run delay grows while another task runs: over contended_share in two
+ * measure_ns stretches of spinning in a row means shared), and while sleeping from the CPU's
+ * own accounting (busy time not ours, every reprobe_ns); under free_share three times in a row
+ * means free. A CPU shared again within 10 s resumes the choice it had. Once the CPU is shared, the poller measures what each
  * choice gives: it keeps a mode (first spin, for a short while) and now and then tries the
  * other one for up to trial_ns, cutting the trial short as soon as the other mode is clearly
  * worse (its mean cycle between events over 1.25x after 8 cycles), so that a bad choice costs
@@ -46,6 +47,12 @@ struct nt_adapt {
 	uint64_t acc_wall_ns, acc_delay_ns;
 	double share;
 	uint64_t measurements;
+	/* hysteresis between free and shared: measurements in a row on the other side */
+	unsigned over, under;
+	/* the choice held when the CPU was last freed, resumed if it is shared again soon */
+	bool have_last_choice;
+	enum nt_poll_mode last_chosen;
+	uint64_t last_dwell_ns, freed_at_ns;
 	/* cycles between events in the current dwell (chosen) and trial (other) */
 	struct nt_adapt_cycles dwell, trial;
 	double last_cycle_ns[2]; /* the last compared means, by mode */
@@ -54,6 +61,9 @@ struct nt_adapt {
 };
 
 #define NT_ADAPT_MIN_CYCLES 8  /* cycles needed to judge a mode */
+#define NT_ADAPT_SHARED_AFTER 2 /* measurements over contended_share in a row: shared */
+#define NT_ADAPT_FREE_AFTER 3   /* measurements under free_share in a row: free */
+#define NT_ADAPT_RESUME_NS 10000000000ull /* shared again within 10 s: resume the choice */
 #define NT_ADAPT_DWELL_MAX 16  /* a confirmed dwell grows up to this many times dwell_ns */
 
 void nt_adapt_init(struct nt_adapt *a, const struct nt_poller_config *cfg, uint64_t now_ns);

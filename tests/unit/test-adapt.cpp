@@ -66,27 +66,39 @@ TEST_CASE("adaptive: a free CPU spins; a competitor makes an idle poller sleep; 
 	CHECK(d.a.measurements == 3);
 	CHECK(d.a.phase == NT_ADAPT_FREE);
 
-	d.spin(10, 0.5); // a competitor takes half the CPU: seen within one measurement
+	d.spin(10, 0.5); // a competitor takes half the CPU: one measurement is not enough
 	CHECK(d.a.share == Approx(0.5));
+	CHECK(d.a.phase == NT_ADAPT_FREE);
+	d.spin(10, 0.5); // two in a row are
 	CHECK(d.a.phase == NT_ADAPT_DWELL);
 	CHECK(d.mode() == NT_MODE_SPIN); // a short look at spinning on the shared CPU
 	d.spin(25, 0.5);
 	CHECK(d.mode() == NT_MODE_SLEEP); // no events to judge by: leave the CPU to the other task
 
 	// While sleeping, the CPU's accounting tells when the competitor is gone.
-	d.sleep(300);
+	d.sleep(200);
 	nt_adapt_cpu_share(&d.a, d.now, 0.6);
 	CHECK(d.mode() == NT_MODE_SLEEP);
-	d.sleep(300);
+	for (int i = 0; i < 2; i++) {
+		d.sleep(200);
+		nt_adapt_cpu_share(&d.a, d.now, 0.0);
+		CHECK(d.mode() == NT_MODE_SLEEP); // not yet: three in a row
+	}
+	d.sleep(200);
 	nt_adapt_cpu_share(&d.a, d.now, 0.0);
 	CHECK(d.mode() == NT_MODE_SPIN);
 	CHECK(d.a.phase == NT_ADAPT_FREE);
+
+	// The competitor is back within 10 s: the choice held before resumes at once.
+	d.spin(20, 0.5);
+	CHECK(d.a.phase == NT_ADAPT_DWELL);
+	CHECK(d.mode() == NT_MODE_SLEEP);
 }
 
 TEST_CASE("adaptive: on a shared CPU it keeps the mode whose cycles are shorter")
 {
 	driver d;
-	d.spin(10, 0.5); // shared
+	d.spin(20, 0.5); // shared
 	REQUIRE(d.a.phase == NT_ADAPT_DWELL);
 
 	SECTION("spinning gives shorter cycles (an echo server beside a hog): a sleep trial is cut short")

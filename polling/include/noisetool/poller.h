@@ -62,14 +62,14 @@ struct nt_poller_config {
 	double contended_share;     /* competitor share above which the CPU is shared (0.05) */
 	double free_share;          /* and below which it is free again (0.02) */
 	uint64_t measure_ns;        /* spinning time per share measurement (10 ms) */
-	uint64_t reprobe_ns;        /* while sleeping, read the CPU's accounting this often (300 ms) */
+	uint64_t reprobe_ns;        /* while sleeping, read the CPU's accounting this often (200 ms) */
 	uint64_t trial_ns;          /* on a shared CPU, try the other mode for up to this (50 ms) */
 	uint64_t dwell_ns;          /* and keep a choice at least this long (1 s; doubled while
 				     * trials confirm it, up to 16 s) */
 };
 
 #define NT_POLLER_CONFIG_DEFAULT                                                               \
-	{ NT_POLL_EPOLL, NT_POLICY_ADAPTIVE, 1000, 50000, 0, 0.05, 0.02, 10000000, 300000000,     \
+	{ NT_POLL_EPOLL, NT_POLICY_ADAPTIVE, 1000, 50000, 0, 0.05, 0.02, 10000000, 200000000,     \
 	  50000000, 1000000000 }
 
 /* What adaptive is doing now. */
