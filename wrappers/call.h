@@ -97,10 +97,19 @@ static inline __attribute__((always_inline)) bool nt_call_blocking(uint64_t t0_c
 	return NT_LIKELY(!nt_wait_mode_) || nt_mpiwait_blocking(t0_cyc);
 }
 
-/* The same for a collective on comm: all members start it the same way. */
+/* The same for a collective on comm: all members start it the same way. The common case
+ * (free CPU, blocking agreed, no vote due on the cached communicator) stays inline: out of
+ * line it cost ~4 % of an 8-byte allreduce. */
 static inline __attribute__((always_inline)) bool nt_coll_blocking(MPI_Comm comm, uint64_t t0_cyc)
 {
-	return NT_LIKELY(!nt_wait_mode_) || nt_mpiwait_coll_blocking(comm, t0_cyc);
+	if (NT_LIKELY(!nt_wait_mode_))
+		return true;
+	struct nt_thread *t = &nt_thread_;
+	struct nt_comm *cs = t->last_comm_state;
+	if (t0_cyc < nt_wait_spin_until_cyc_ && comm == t->last_comm && cs &&
+	    t->comm_gen == nt_comm_gen_ && !cs->wait_nb && cs->seq < cs->vote_at_seq)
+		return true;
+	return nt_mpiwait_coll_blocking(comm, t0_cyc);
 }
 
 /* Book-keeping after the real call: the phase boundary and the call site's aggregates (MPI time

@@ -17,6 +17,7 @@
 #define NAP_SLACK_NS 1000
 
 int nt_wait_mode_;
+__thread __attribute__((tls_model("initial-exec"))) uint64_t nt_wait_spin_until_cyc_;
 static struct nt_poller *poller;
 static pthread_t owner;
 static bool spin_cached = true;
@@ -60,6 +61,7 @@ bool nt_mpiwait_blocking(uint64_t t0_cyc)
 	uint64_t slice;
 	spin_cached = nt_poller_decide(poller, &slice) == NT_MODE_SPIN;
 	recheck_cyc = t0_cyc + nt_clock_ns_to_cyc((double)(slice < 1000000 ? slice : 1000000));
+	nt_wait_spin_until_cyc_ = spin_cached ? recheck_cyc : 0;
 	return spin_cached;
 }
 

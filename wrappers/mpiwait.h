@@ -22,6 +22,9 @@ enum nt_wait_mode {
 };
 
 extern int nt_wait_mode_;
+/* The waiting thread's counter value until which its CPU counts as free (0: not free, or
+ * another thread); lets the wrappers skip the out-of-line check. */
+extern __thread __attribute__((tls_model("initial-exec"))) uint64_t nt_wait_spin_until_cyc_;
 
 /* Set up for the calling thread. 0, or -errno (the mode is then MPICH's own). */
 int nt_mpiwait_start(enum nt_wait_mode mode);
