@@ -150,10 +150,8 @@ nt_call_end(const struct nt_call *c, enum nt_fn fn, void *ret, MPI_Comm comm,
 		if (nb_request || p_request)
 			s->nonblocking = 1;
 	}
-	if (NT_UNLIKELY(nt_slow_extras_))
+	if (NT_UNLIKELY(nt_slow_extras_)) /* the benchmark's stack walk, adaptive waits */
 		nt_call_slow_extras();
-	if (NT_UNLIKELY(nt_wait_mode_))
-		nt_mpiwait_after();
 	t->depth = 0;
 }
 

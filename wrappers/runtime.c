@@ -98,6 +98,8 @@ struct nt_site *nt_call_binding_site(enum nt_fn fn, struct nt_site *binding_site
 
 void nt_call_slow_extras(void)
 {
+	if (nt_wait_mode_)
+		nt_mpiwait_after();
 	if (nt_rt.env.callsite_every_call) {
 		/* The mpiP way, for the overhead comparison: a stack walk on every call. */
 		uintptr_t ips[NT_STACK_DEPTH];
@@ -193,6 +195,7 @@ static void runtime_start(int provided)
 	    nt_rt.rank == 0)
 		fprintf(stderr, "noisetool: NOISETOOL_WAIT: cannot set up the wait loop; MPICH's own "
 				"waits stay\n");
+	nt_slow_extras_ = nt_rt.env.callsite_every_call || nt_wait_mode_;
 	nt_active_ = 1;
 	if (nt_rt.env.inject)
 		inject_start();
