@@ -3,18 +3,10 @@
  * noisetool; prints the results. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include <mpi.h>
 
-static void compute_us(double us)
-{
-	struct timespec a, b;
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	do
-		clock_gettime(CLOCK_MONOTONIC, &b);
-	while ((b.tv_sec - a.tv_sec) * 1e6 + (b.tv_nsec - a.tv_nsec) / 1e3 < us);
-}
+#include "compute.h"
 
 int main(int argc, char **argv)
 {

@@ -7,19 +7,8 @@ LIB=${1:?usage: test-bytes.sh LIB PROGRAM NOISETOOL SOURCE}
 PROG=${2:?}
 NT=${3:?}
 SRC=${4:?}
-command -v mpiexec >/dev/null || { echo "SKIP: no mpiexec"; exit 77; }
 N=10
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-run() { timeout 120 mpiexec -n 2 -bind-to core "$@"; }
-run "$PROG" $N >"$tmp/plain" 2>&1 || { echo "FAIL: plain run"; exit 1; }
-run -genv LD_PRELOAD "$LIB" -genv NOISETOOL_OUT "$tmp" -genv NOISETOOL_SUMMARY 0 "$PROG" $N \
-	>"$tmp/pre" 2>"$tmp/pre.err" || { echo "FAIL: preloaded run"; cat "$tmp/pre.err"; exit 1; }
-cmp -s "$tmp/plain" "$tmp/pre" || { echo "FAIL: results differ"; fail=1; }
-"$NT" report "$(ls "$tmp"/*.ntlog | head -n 1)" --top 0 >"$tmp/report" || { echo "FAIL: report"; exit 1; }
-cat "$tmp/report"
-sed -i -n '/^Call sites by MPI time/,/^$/p' "$tmp/report" # the call-site table only
+. "$(dirname "$0")/site-report.sh"
 # Every line marked "site X" in the source, with the bytes per call the report must give it.
 check() { # SITE BYTES_PER_CALL CALLS
 	local l got

@@ -6,20 +6,8 @@ LIB=${1:?usage: test-nonblocking.sh LIB PROGRAM NOISETOOL SOURCE}
 PROG=${2:?}
 NT=${3:?}
 SRC=${4:?}
-command -v mpiexec >/dev/null || { echo "SKIP: no mpiexec"; exit 77; }
 N=200
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-run() { timeout 120 mpiexec -n 2 -bind-to core "$@"; }
-run "$PROG" $N >"$tmp/plain" 2>&1 || { echo "FAIL: plain run"; exit 1; }
-run -genv LD_PRELOAD "$LIB" -genv NOISETOOL_OUT "$tmp" -genv NOISETOOL_SUMMARY 0 "$PROG" $N \
-	>"$tmp/pre" 2>"$tmp/pre.err" || { echo "FAIL: preloaded run"; cat "$tmp/pre.err"; exit 1; }
-cmp -s "$tmp/plain" "$tmp/pre" || { echo "FAIL: results differ"; fail=1; }
-"$NT" report "$(ls "$tmp"/*.ntlog | head -n 1)" --top 0 --json "$tmp/r.json" >"$tmp/report" ||
-	{ echo "FAIL: report"; exit 1; }
-cat "$tmp/report"
-sed -i -n '/^Call sites by MPI time/,/^$/p' "$tmp/report" # the call-site table only
+. "$(dirname "$0")/site-report.sh"
 line_of() { grep -n "/\* site $1 \*/" "$SRC" | cut -d: -f1; }
 for site in I B M; do
 	grep -Eq "MPI_I(allreduce|barrier) +nonblocking.c:$(line_of $site) +$((2 * N)) " "$tmp/report" ||
