@@ -16,6 +16,8 @@
 
 #include <mpi.h>
 
+#include "../common/duty-load.h"
+
 static const char usage[] =
 	"Usage: sor [--n N] [--iters I] [--omega W] [--load none|15|50|100] [--load-rank last|R]\n"
 	"\n"
@@ -38,13 +40,6 @@ static void bad(const char *what)
 	exit(2);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 /* A load bound like its parent (mpiexec -bind-to core binds the rank to its core); it dies
  * with the rank. */
 static pid_t start_load(int duty)
@@ -53,16 +48,7 @@ static pid_t start_load(int duty)
 	if (pid != 0)
 		return pid;
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	const uint64_t period = 10000000, busy = period * (uint64_t)duty / 100;
-	for (;;) {
-		uint64_t t = now_ns();
-		while (now_ns() - t < busy)
-			;
-		if (duty < 100) {
-			struct timespec ts = { 0, (long)(period - busy) };
-			nanosleep(&ts, NULL);
-		}
-	}
+	duty_load_forever(duty);
 }
 
 /* One color's sweep over the local rows 1..rows (rows 0 and rows+1 are halos); returns the sum

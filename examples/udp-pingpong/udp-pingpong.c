@@ -29,6 +29,8 @@
 
 #include <noisetool/poller.h>
 
+#include "../common/duty-load.h"
+
 enum { MAX_DGRAM = 65507 };
 
 static const char usage[] =
@@ -310,8 +312,7 @@ static int client_run(int port, long count, double seconds, double warmup, long 
 
 /* ---- matrix ---- */
 
-/* A competing load pinned to cpu: duty percent of each 10 ms on the CPU (100: never sleeps).
- * Synthetic stand-ins for the seed's grep (~15 %), gcc (~50 %) and infinite loop (100 %). */
+/* A competing load pinned to cpu (examples/common/duty-load.h), bounded by alarm(). */
 static pid_t start_load(int duty, int cpu, unsigned max_seconds)
 {
 	pid_t pid = fork();
@@ -319,16 +320,7 @@ static pid_t start_load(int duty, int cpu, unsigned max_seconds)
 		return pid;
 	alarm(max_seconds);
 	pin(cpu);
-	const uint64_t period = 10000000, busy = period * (uint64_t)duty / 100;
-	for (;;) {
-		uint64_t t = now_ns();
-		while (now_ns() - t < busy)
-			;
-		if (duty < 100) {
-			struct timespec ts = { 0, (long)(period - busy) };
-			nanosleep(&ts, NULL);
-		}
-	}
+	duty_load_forever(duty);
 }
 
 /* CPU time of a process so far, ns (its threads' schedstat run time). */
