@@ -200,14 +200,20 @@ static int sleep_wait(struct nt_poller *p, struct nt_poll_event *ev, int max, ui
 	return n;
 }
 
+/* The configured timer slack on this thread while the poller lives (restored by destroy). */
+static void use_timer_slack(struct nt_poller *p)
+{
+	if (p->slack_set)
+		return;
+	p->old_slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+	prctl(PR_SET_TIMERSLACK, (unsigned long)(p->cfg.timer_slack_ns ? p->cfg.timer_slack_ns : 1), 0,
+	      0, 0);
+	p->slack_set = 1;
+}
+
 static int timed(struct nt_poller *p, struct nt_poll_event *ev, int max, uint64_t deadline)
 {
-	if (!p->slack_set) {
-		p->old_slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
-		prctl(PR_SET_TIMERSLACK, (unsigned long)(p->cfg.timer_slack_ns ? p->cfg.timer_slack_ns : 1),
-		      0, 0, 0);
-		p->slack_set = 1;
-	}
+	use_timer_slack(p);
 	for (;;) {
 		uint64_t now = nt_clock_monotonic_ns();
 		uint64_t left = deadline > now ? deadline - now : 0;
@@ -367,12 +373,7 @@ enum nt_poll_mode nt_poller_decide(struct nt_poller *p, uint64_t *slice_ns)
 
 void nt_poller_nap(struct nt_poller *p, uint64_t sleep_ns)
 {
-	if (!p->slack_set) {
-		p->old_slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
-		prctl(PR_SET_TIMERSLACK, (unsigned long)(p->cfg.timer_slack_ns ? p->cfg.timer_slack_ns : 1),
-		      0, 0, 0);
-		p->slack_set = 1;
-	}
+	use_timer_slack(p);
 	uint64_t t = nt_clock_monotonic_ns();
 	struct timespec ts = { (time_t)(sleep_ns / 1000000000u), (long)(sleep_ns % 1000000000u) };
 	nanosleep(&ts, NULL);

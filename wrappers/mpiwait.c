@@ -20,8 +20,6 @@ int nt_wait_mode_;
 __thread __attribute__((tls_model("initial-exec"))) uint64_t nt_wait_spin_until_cyc_;
 static struct nt_poller *poller;
 static pthread_t owner;
-static bool spin_cached = true;
-static uint64_t recheck_cyc;
 
 int nt_mpiwait_start(enum nt_wait_mode mode)
 {
@@ -51,25 +49,26 @@ static bool mine(void)
 
 bool nt_mpiwait_blocking(uint64_t t0_cyc)
 {
+	/* Free CPU: the answer holds for a while (only the owner's is ever set); the blocking
+	 * call runs unchanged. */
+	if (t0_cyc < nt_wait_spin_until_cyc_)
+		return true;
 	if (!mine())
 		return true;
 	if (nt_wait_mode_ == NT_WAIT_BUSY)
 		return false;
-	/* Free CPU: the answer holds for a while; the blocking call runs unchanged. */
-	if (spin_cached && t0_cyc < recheck_cyc)
-		return true;
 	uint64_t slice;
-	spin_cached = nt_poller_decide(poller, &slice) == NT_MODE_SPIN;
-	recheck_cyc = t0_cyc + nt_clock_ns_to_cyc((double)(slice < 1000000 ? slice : 1000000));
-	nt_wait_spin_until_cyc_ = spin_cached ? recheck_cyc : 0;
-	return spin_cached;
+	bool spin = nt_poller_decide(poller, &slice) == NT_MODE_SPIN;
+	nt_wait_spin_until_cyc_ =
+		spin ? t0_cyc + nt_clock_ns_to_cyc((double)(slice < 1000000 ? slice : 1000000)) : 0;
+	return spin;
 }
 
 bool nt_mpiwait_coll_blocking(MPI_Comm comm, uint64_t t0_cyc)
 {
 	if (!mine())
 		return true;
-	bool local = nt_mpiwait_blocking(t0_cyc);
+	nt_mpiwait_blocking(t0_cyc); /* keeps the decision and its measurements current */
 	/* The thread's one-entry communicator cache (a lock and a lookup cost ~10 % of an
 	 * 8-byte allreduce here). */
 	struct nt_thread *t = &nt_thread_;
@@ -80,7 +79,6 @@ bool nt_mpiwait_coll_blocking(MPI_Comm comm, uint64_t t0_cyc)
 		return true; /* no vote possible (table full, intercommunicator): MPICH's way */
 	if (cs->seq >= cs->vote_at_seq) {
 		/* Vote for what this rank holds to, not for a trial it may be running. */
-		(void)local;
 		int want_nb = nt_poller_preference(poller) == NT_MODE_SLEEP, agreed = 0;
 		MPI_Request r;
 		int rc = nt_mpiwait_request(PMPI_Iallreduce(&want_nb, &agreed, 1, MPI_INT, MPI_MAX,
