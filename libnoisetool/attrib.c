@@ -8,6 +8,8 @@
 #include <noisetool/attrib.h>
 #include <noisetool/probe.h>
 
+#include "util.h"
+
 /* Cost of one minor page fault, charged as on-CPU time (measured here: ~0.25 us for a
  * first touch of an anonymous page); a major fault is charged its share of the blocked time,
  * at most 100 us each. */
@@ -126,13 +128,6 @@ static void add(struct nt_culprit *c, uint64_t delay_ns, const struct nt_causes 
 		c->causes.ns[i] += k->ns[i];
 }
 
-static int same_site(const struct nt_log_site *a, const struct nt_log_site *b)
-{
-	const char *ma = strrchr(a->module, '/') ? strrchr(a->module, '/') + 1 : a->module;
-	const char *mb = strrchr(b->module, '/') ? strrchr(b->module, '/') + 1 : b->module;
-	return a->offset == b->offset && !strcmp(a->function, b->function) && !strcmp(ma, mb);
-}
-
 int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 {
 	if (!log || !out)
@@ -216,7 +211,7 @@ int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 		if (!site)
 			continue;
 		size_t s = 0;
-		while (s < out->nsites && !same_site(out->sites[s].site, site))
+		while (s < out->nsites && nt_site_identity_cmp(out->sites[s].site, site) != 0)
 			s++;
 		if (s == out->nsites) {
 			if (out->nsites == site_cap) {

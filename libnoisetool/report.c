@@ -9,6 +9,7 @@
 #include <noisetool/report.h>
 
 #include "json.h"
+#include "util.h"
 
 /* A site of one rank, for sorting by identity. */
 struct ref {
@@ -16,22 +17,10 @@ struct ref {
 	uint32_t rank;
 };
 
-static int cmp_identity(const struct nt_log_site *a, const struct nt_log_site *b)
-{
-	int c = strcmp(a->function, b->function);
-	if (c)
-		return c;
-	const char *ma = strrchr(a->module, '/') ? strrchr(a->module, '/') + 1 : a->module;
-	const char *mb = strrchr(b->module, '/') ? strrchr(b->module, '/') + 1 : b->module;
-	if ((c = strcmp(ma, mb)))
-		return c;
-	return (a->offset > b->offset) - (a->offset < b->offset);
-}
-
 static int cmp_ref(const void *x, const void *y)
 {
 	const struct ref *a = x, *b = y;
-	int c = cmp_identity(a->s, b->s);
+	int c = nt_site_identity_cmp(a->s, b->s);
 	return c ? c : (a->rank > b->rank) - (a->rank < b->rank);
 }
 
@@ -76,7 +65,7 @@ int nt_report_build(const struct nt_log *log, nt_symbolize_fn symbolize, void *c
 		o->module = refs[i].s->module;
 		o->offset = refs[i].s->offset;
 		memset(per_rank, 0, log->nranks * sizeof *per_rank);
-		for (; j < n && cmp_identity(refs[i].s, refs[j].s) == 0; j++) {
+		for (; j < n && nt_site_identity_cmp(refs[i].s, refs[j].s) == 0; j++) {
 			const struct nt_log_site *s = refs[j].s;
 			o->calls += s->calls;
 			o->time_ns_total += s->total_ns;
@@ -125,7 +114,7 @@ static const struct nt_report_site *merged_site(const struct nt_report *rep,
 		struct nt_log_site probe = { .function = rep->sites[i].function,
 					     .module = rep->sites[i].module,
 					     .offset = rep->sites[i].offset };
-		if (cmp_identity(&probe, s) == 0)
+		if (nt_site_identity_cmp(&probe, s) == 0)
 			return &rep->sites[i];
 	}
 	return NULL;

@@ -4,6 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <noisetool/ntlog.h>
+
 #include "util.h"
 
 int nt_read_first_line(const char *path, char *buf, size_t size)
@@ -24,4 +26,16 @@ int nt_read_first_line(const char *path, char *buf, size_t size)
 	if (nl)
 		*nl = '\0';
 	return (int)strlen(buf);
+}
+
+int nt_site_identity_cmp(const struct nt_log_site *a, const struct nt_log_site *b)
+{
+	int c = strcmp(a->function, b->function);
+	if (c)
+		return c;
+	const char *ma = strrchr(a->module, '/') ? strrchr(a->module, '/') + 1 : a->module;
+	const char *mb = strrchr(b->module, '/') ? strrchr(b->module, '/') + 1 : b->module;
+	if ((c = strcmp(ma, mb)))
+		return c;
+	return (a->offset > b->offset) - (a->offset < b->offset);
 }

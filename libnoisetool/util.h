@@ -9,4 +9,10 @@
  * on failure buf is the empty string. */
 int nt_read_first_line(const char *path, char *buf, size_t size);
 
+struct nt_log_site;
+
+/* Order of two call sites by identity: function, module file name (not its path: ranks may
+ * load it from different places), offset. 0 when they are the same site. */
+int nt_site_identity_cmp(const struct nt_log_site *a, const struct nt_log_site *b);
+
 #endif /* LIBNOISETOOL_UTIL_H */
