@@ -20,6 +20,7 @@
 
 static const char usage[] =
 	"Usage: sor [--n N] [--iters I] [--omega W] [--load none|15|50|100] [--load-rank last|R]\n"
+	"           [--load-share F]\n"
 	"\n"
 	"  --n N          grid points per side (default 1024)\n"
 	"  --iters I      iterations (default 300)\n"
@@ -27,6 +28,9 @@ static const char usage[] =
 	"  --load L       competing load on the CPU of --load-rank: none (default), or a duty\n"
 	"                 cycle of 15, 50 or 100 %% of each 10 ms\n"
 	"  --load-rank R  the loaded rank: last (default) or a rank number\n"
+	"  --load-share F the loaded rank's rows as a fraction of another rank's (default 1):\n"
+	"                 the seed's \"10,10,10,2\" mapping is 0.2. Below 1 the loaded rank\n"
+	"                 waits for the others, and how it waits decides its share of the CPU\n"
 	"\n"
 	"Run with one rank per core: mpiexec -n 2 -bind-to core ./sor --load 100\n";
 
@@ -71,6 +75,13 @@ static double sweep(double *g, int rows, int n, int first_row, int color, double
 	return change;
 }
 
+/* The first global row of rank r: n times the weight of the ranks before it over the total. */
+static int row_start(int r, long n, double total, int load_rank, double load_share)
+{
+	double before = r - (r > load_rank) + (r > load_rank ? load_share : 0);
+	return (int)((double)n * before / total + 0.5);
+}
+
 static void halo(double *g, int rows, int n)
 {
 	int up = rank > 0 ? rank - 1 : MPI_PROC_NULL, down = rank < size - 1 ? rank + 1 : MPI_PROC_NULL;
@@ -86,7 +97,7 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	long n = 1024, iters = 300;
-	double omega = 1.5;
+	double omega = 1.5, load_share = 1;
 	int load = 0, load_rank = size - 1;
 	for (int i = 1; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -119,17 +130,22 @@ int main(int argc, char **argv)
 			load_rank = !strcmp(v, "last") ? size - 1 : (int)strtol(v, &end, 10);
 			if ((end && *end) || load_rank < 0 || load_rank >= size)
 				bad("--load-rank: expected last or a rank of this job");
+		} else if (!strcmp(o, "--load-share") && v) {
+			load_share = strtod(v, &end);
+			if (*end || !(load_share > 0 && load_share <= 1))
+				bad("--load-share: expected a fraction in (0, 1]");
 		} else {
 			bad("unknown option or missing value");
 		}
 		i++;
 	}
-	if (n < 2 * size)
-		bad("--n: too small for this many ranks");
-	int rows = (int)(n / size) + (rank < n % size), first = 0;
-	MPI_Exscan(&rows, &first, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-	if (rank == 0)
-		first = 0;
+	/* Rows by weight: 1 for every rank, load_share for the loaded one. Rank r starts at the
+	 * rounded share of the ranks before it, so the rows add up to n. */
+	double total = size - 1 + load_share;
+	int first = row_start(rank, n, total, load_rank, load_share);
+	int rows = row_start(rank + 1, n, total, load_rank, load_share) - first;
+	if (rows < 2)
+		bad("--n: too small for this many ranks and this --load-share");
 	double *g = calloc((size_t)(rows + 2) * (size_t)n, sizeof *g);
 	if (!g)
 		bad("out of memory");
@@ -154,9 +170,9 @@ int main(int argc, char **argv)
 		waitpid(hog, NULL, 0);
 	}
 	if (rank == 0)
-		printf("sor: %ld x %ld, %d ranks, %ld iterations, load %d %% on rank %d: elapsed %.3f s, "
+		printf("sor: %ld x %ld, %d ranks, %ld iterations, load %d %% on rank %d (share %.2f): elapsed %.3f s, "
 		       "residual %.6e\n",
-		       n, n, size, iters, load, load_rank, slowest, sqrt(residual));
+		       n, n, size, iters, load, load_rank, load_share, slowest, sqrt(residual));
 	free(g);
 	MPI_Finalize();
 	return 0;
