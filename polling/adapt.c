@@ -153,6 +153,7 @@ enum nt_poll_mode nt_adapt_mode(struct nt_adapt *a, uint64_t now_ns, uint64_t *s
 {
 	/* A trial that is clearly worse ends at once. */
 	if (a->phase == NT_ADAPT_TRIAL && a->trial.n >= NT_ADAPT_MIN_CYCLES &&
+	    now_ns + a->cfg.trial_ns >= a->phase_end_ns + a->cfg.trial_min_ns &&
 	    mean(&a->trial) > 1.25 * mean(&a->dwell)) {
 		a->aborted++;
 		judge(a, now_ns);

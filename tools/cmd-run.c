@@ -30,7 +30,8 @@ static const char usage[] =
 	"  --level L       timing (counter only), os (default: + OS counters), full (+ hardware)\n"
 	"  --wait W        blocking MPI calls wait by MPICH's own busy progress (mpich, the\n"
 	"                  default), a spinning test loop (busy), or the adaptive loop that\n"
-	"                  sleeps between tests while the CPU is shared (adaptive)\n"
+	"                  sleeps between tests while the CPU is shared (adaptive), or a test\n"
+	"                  loop that always naps between tests (sleep, for comparison)\n"
 	"  --inject SPEC   inject noise into the job, e.g.\n"
 	"                  period=10ms,detour=100us,mode=sync|unsync,ranks=1,3,seed=42\n"
 	"                  or trace=FILE (a trace from noisetool detour --trace); see\n"
@@ -144,8 +145,10 @@ int cmd_run(int argc, char **argv)
 			out = cli_value(&c);
 		} else if (cli_is(&c, "--wait")) {
 			wait = cli_value(&c);
-			if (strcmp(wait, "mpich") && strcmp(wait, "busy") && strcmp(wait, "adaptive"))
-				cli_usage_error(&c, "--wait: expected mpich, busy or adaptive, got '%s'",
+			if (strcmp(wait, "mpich") && strcmp(wait, "busy") && strcmp(wait, "adaptive") &&
+			    strcmp(wait, "sleep"))
+				cli_usage_error(&c,
+						"--wait: expected mpich, busy, adaptive or sleep, got '%s'",
 						wait);
 		} else if (cli_is(&c, "--inject")) {
 			inject = cli_value(&c);

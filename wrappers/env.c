@@ -71,7 +71,7 @@ int nt_env_parse(struct nt_env *env, const char *(*getenv_fn)(const char *), cha
 	static const char *const levels[] = { "timing", "os", "full", NULL };
 	static const char *const logs[] = { "mpiio", "per-rank", NULL };
 	static const char *const callsites[] = { "cached", "every-call", NULL };
-	static const char *const waits[] = { "mpich", "busy", "adaptive", NULL };
+	static const char *const waits[] = { "mpich", "busy", "adaptive", "sleep", NULL };
 	if (errors && size)
 		errors[0] = '\0';
 	*env = (struct nt_env){ .level = NT_PROBE_OS, .mem_bytes = 16u << 20, .out_dir = ".",

@@ -15,6 +15,12 @@
  * default 50 us slack a nap lasts ~60 us; a 1 us one would not sleep at all). */
 #define NAP_NS 10000
 #define NAP_SLACK_NS 1000
+/* A trial of the other mode lasts 200 ms and ends early only after 20 ms (5 ticks at HZ=250):
+ * between two MPI calls lies the application's compute, and a competitor takes the CPU in
+ * whole ticks, so 8 cycles of ~0.3 ms (SOR with a hog beside the loaded rank) said nothing
+ * about sleeping, and a 50 ms trial (12 ticks) chose right about half the time. */
+#define TRIAL_NS 200000000
+#define TRIAL_MIN_NS 20000000
 
 int nt_wait_mode_;
 __thread __attribute__((tls_model("initial-exec"))) uint64_t nt_wait_spin_until_cyc_;
@@ -27,6 +33,8 @@ int nt_mpiwait_start(enum nt_wait_mode mode)
 		return 0;
 	struct nt_poller_config cfg = NT_POLLER_CONFIG_DEFAULT;
 	cfg.timer_slack_ns = NAP_SLACK_NS;
+	cfg.trial_ns = TRIAL_NS;
+	cfg.trial_min_ns = TRIAL_MIN_NS;
 	int rc = nt_poller_create(&poller, &cfg);
 	if (rc)
 		return rc;
@@ -55,7 +63,7 @@ bool nt_mpiwait_blocking(uint64_t t0_cyc)
 		return true;
 	if (!mine())
 		return true;
-	if (nt_wait_mode_ == NT_WAIT_BUSY)
+	if (nt_wait_mode_ != NT_WAIT_ADAPTIVE)
 		return false;
 	uint64_t slice;
 	bool spin = nt_poller_decide(poller, &slice) == NT_MODE_SPIN;
@@ -79,7 +87,9 @@ bool nt_mpiwait_coll_blocking(MPI_Comm comm, uint64_t t0_cyc)
 		return true; /* no vote possible (table full, intercommunicator): MPICH's way */
 	if (cs->seq >= cs->vote_at_seq) {
 		/* Vote for what this rank holds to, not for a trial it may be running. */
-		int want_nb = nt_poller_preference(poller) == NT_MODE_SLEEP, agreed = 0;
+		int want_nb = nt_wait_mode_ == NT_WAIT_SLEEP ||
+			      nt_poller_preference(poller) == NT_MODE_SLEEP,
+		    agreed = 0;
 		MPI_Request r;
 		int rc = nt_mpiwait_request(PMPI_Iallreduce(&want_nb, &agreed, 1, MPI_INT, MPI_MAX,
 							    comm, &r),
@@ -97,25 +107,51 @@ bool nt_mpiwait_coll_blocking(MPI_Comm comm, uint64_t t0_cyc)
 
 /* Give the CPU away between two tests, while the adaptive choice is to sleep. Ranks sharing a
  * core hand it to each other best by yielding (4 ranks on 2 cores: 144 us per 8-byte allreduce
- * here, against 470 us with 10 us naps); but beside a task that does not yield, a yield lasts
- * a whole slice (4-8 ms here), so a long yield switches to naps for 50 ms. */
-#define LONG_YIELD_NS 200000
-#define NAPS_FOR_NS 50000000
+ * here, against 470 us with 10 us naps); but beside a task that does not yield, a yield often
+ * lasts a whole slice (4-8 ms here). So the mean yield (a moving average over the last few)
+ * decides: over 200 us, nap instead, and try a yield again after 50 ms, twice as long after
+ * each try that keeps the mean high, up to 3.2 s. One 4-8 ms yield every 50 ms had cost SOR
+ * with a hog beside the loaded rank 8 % of its time; with a hog about half the yields are
+ * short, so one short yield proves nothing. A trial of sleeping (while spinning is the choice)
+ * never yields when yields are long: a lost slice at its start made it look worse than it was,
+ * and adaptive waits never chose to sleep there. */
+#define LONG_YIELD_NS 200000.0
+#define NAPS_MIN_NS 50000000
+#define NAPS_MAX_NS 3200000000u
+
+static uint64_t naps, yields, long_yields; /* telemetry */
 
 static void between_tests(void)
 {
-	static uint64_t naps_until_ns;
+	static uint64_t naps_until_ns, naps_for_ns = NAPS_MIN_NS;
+	static double yield_mean_ns;
+	if (nt_wait_mode_ == NT_WAIT_SLEEP) {
+		naps++;
+		nt_poller_nap(poller, NAP_NS);
+		return;
+	}
 	if (nt_wait_mode_ != NT_WAIT_ADAPTIVE || nt_mpiwait_blocking(nt_clock_now_cyc()))
 		return; /* spin through the tests */
 	uint64_t t0 = nt_clock_monotonic_ns();
-	if (t0 < naps_until_ns) {
+	bool yields_long = yield_mean_ns > LONG_YIELD_NS;
+	if (t0 < naps_until_ns ||
+	    (yields_long && nt_poller_preference(poller) != NT_MODE_SLEEP)) {
+		naps++;
 		nt_poller_nap(poller, NAP_NS);
 		return;
 	}
 	sched_yield();
 	uint64_t t1 = nt_clock_monotonic_ns();
-	if (t1 - t0 > LONG_YIELD_NS)
-		naps_until_ns = t1 + NAPS_FOR_NS;
+	yield_mean_ns += ((double)(t1 - t0) - yield_mean_ns) / 4;
+	yields++;
+	long_yields += t1 - t0 > LONG_YIELD_NS;
+	if (yield_mean_ns > LONG_YIELD_NS) {
+		naps_until_ns = t1 + naps_for_ns;
+		if (yields_long && naps_for_ns < NAPS_MAX_NS)
+			naps_for_ns *= 2;
+	} else {
+		naps_for_ns = NAPS_MIN_NS;
+	}
 }
 
 int nt_mpiwait_request(int rc, MPI_Request *request, MPI_Status *status)
@@ -163,10 +199,14 @@ void nt_mpiwait_describe(char *buf, size_t size)
 	nt_poller_get_stats(poller, &s);
 	snprintf(buf, size,
 		 "waits %s: mode %s, %llu switches, CPU %s (competitor share %.2f), %llu trials "
-		 "(%llu cut short), last cycles spin %.1f us / sleep %.1f us",
-		 nt_wait_mode_ == NT_WAIT_BUSY ? "busy" : "adaptive",
+		 "(%llu cut short), last cycles spin %.1f us / sleep %.1f us; %llu naps, %llu yields "
+		 "(%llu long)",
+		 nt_wait_mode_ == NT_WAIT_BUSY	  ? "busy"
+		 : nt_wait_mode_ == NT_WAIT_SLEEP ? "sleep"
+						  : "adaptive",
 		 s.mode == NT_MODE_SPIN ? "spin" : "sleep", (unsigned long long)s.switches,
 		 s.contended ? "shared" : "free", s.competitor_share, (unsigned long long)s.trials,
 		 (unsigned long long)s.trials_aborted, s.trial_spin_cycle_ns / 1e3,
-		 s.trial_sleep_cycle_ns / 1e3);
+		 s.trial_sleep_cycle_ns / 1e3, (unsigned long long)naps, (unsigned long long)yields,
+		 (unsigned long long)long_yields);
 }

@@ -66,11 +66,14 @@ struct nt_poller_config {
 	uint64_t trial_ns;          /* on a shared CPU, try the other mode for up to this (50 ms) */
 	uint64_t dwell_ns;          /* and keep a choice at least this long (1 s; doubled while
 				     * trials confirm it, up to 16 s) */
+	uint64_t trial_min_ns;      /* a clearly worse trial ends after 8 cycles and at least
+				     * this long (default 0; MPI waits, whose cycles hold compute
+				     * and whole scheduler ticks, use 20 ms) */
 };
 
 #define NT_POLLER_CONFIG_DEFAULT                                                               \
 	{ NT_POLL_EPOLL, NT_POLICY_ADAPTIVE, 1000, 50000, 0, 0.05, 0.02, 10000000, 200000000,     \
-	  50000000, 1000000000 }
+	  50000000, 1000000000, 0 }
 
 /* What adaptive is doing now. */
 enum nt_poll_mode {
