@@ -120,6 +120,56 @@ static void split(const struct nt_log_record *l, const struct nt_log_record *m, 
 	out->ns[NT_CAUSE_UNEXPLAINED] += delay_ns > given ? (uint64_t)(delay_ns - given) : 0;
 }
 
+static double busy_ns(const struct member *x)
+{
+	const struct nt_log_record *r = x->rec;
+	return r->interval_ns > r->p2p_ns ? (double)(r->interval_ns - r->p2p_ns) : 0;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return (a > b) - (a < b);
+}
+
+/* When the members spent MPI time outside collectives since their previous collective instance
+ * (halo exchanges), a late rank's lateness is mostly absorbed there, by the ranks waiting for
+ * its messages, and hardly shows at the collective's entry. Then the rank that was busy
+ * longest in the interval (its time outside MPI) is the culprit, and its busy time over the
+ * median member's is the delay, when that exceeds the lateness at the entry. busy: scratch
+ * space for cnt values. */
+static void interval_culprit(const struct member *g, size_t cnt, double *busy,
+			     const struct member **late, const struct member **med, double *delay)
+{
+	bool p2p = false;
+	for (size_t q = 0; q < cnt; q++) {
+		if (!(g[q].rec->flags & NT_LOG_REC_INTERVAL))
+			return;
+		p2p |= g[q].rec->p2p_ns > 0;
+		busy[q] = busy_ns(&g[q]);
+	}
+	if (!p2p)
+		return;
+	size_t top = 0;
+	for (size_t q = 1; q < cnt; q++)
+		if (busy[q] > busy[top])
+			top = q;
+	double top_ns = busy[top];
+	qsort(busy, cnt, sizeof *busy, cmp_double);
+	double med_ns = busy[(cnt - 1) / 2];
+	if (top_ns - med_ns <= *delay)
+		return;
+	const struct member *m = &g[0];
+	for (size_t q = 0; q < cnt; q++)
+		if (busy_ns(&g[q]) == med_ns && q != top) {
+			m = &g[q];
+			break;
+		}
+	*late = &g[top];
+	*med = m;
+	*delay = top_ns - med_ns;
+}
+
 static void add(struct nt_culprit *c, uint64_t delay_ns, const struct nt_causes *k)
 {
 	c->delay_ns += delay_ns;
@@ -144,13 +194,15 @@ int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 	}
 	out->threshold_ns = 1000 + 2 * out->clock_error_ns;
 	struct member *m = malloc((n ? n : 1) * sizeof *m);
+	double *busy = malloc((n ? n : 1) * sizeof *busy);
 	out->ranks = calloc(log->nranks ? log->nranks : 1, sizeof *out->ranks);
 	out->nodes = calloc(log->nranks ? log->nranks : 1, sizeof *out->nodes);
 	size_t site_cap = 64;
 	out->sites = calloc(site_cap, sizeof *out->sites);
 	out->late = calloc(n ? n : 1, sizeof *out->late);
-	if (!m || !out->ranks || !out->nodes || !out->sites || !out->late) {
+	if (!m || !busy || !out->ranks || !out->nodes || !out->sites || !out->late) {
 		free(m);
+		free(busy);
 		nt_attrib_free(out);
 		return -ENOMEM;
 	}
@@ -178,6 +230,7 @@ int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 		out->instances_joined++;
 		const struct member *late = &m[j - 1], *med = &m[i + (cnt - 1) / 2];
 		double delay = late->arrival_ns - med->arrival_ns;
+		interval_culprit(&m[i], cnt, busy, &late, &med, &delay);
 		if (delay < (double)out->threshold_ns)
 			continue;
 		out->instances_late++;
@@ -229,6 +282,7 @@ int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 		add(&out->sites[s], (uint64_t)delay, &c);
 	}
 	free(m);
+	free(busy);
 	if (rc) {
 		nt_attrib_free(out);
 		return rc;

@@ -154,6 +154,8 @@ static void encode_payload(struct wbuf *w, const struct nt_log_rank *r)
 		w64(w, x->start_ns);
 		w64(w, x->duration_ns);
 		w64(w, x->phase_ns);
+		w64(w, x->interval_ns);
+		w64(w, x->p2p_ns);
 		const struct nt_log_window *v = &x->win;
 		w64(w, v->wall_ns);
 		w64(w, v->cpu_ns);
@@ -255,7 +257,7 @@ static void set_err(char *err, size_t errsz, const char *fmt, ...)
 }
 
 /* Smallest encoding of one site: two empty strings and the fixed fields. */
-enum { MIN_SITE_BYTES = 4 + 4 + 8 * 6 + 8 * NT_LOG_HIST_BINS + 4, RECORD_BYTES = 48 + 9 * 8 + 4 };
+enum { MIN_SITE_BYTES = 4 + 4 + 8 * 6 + 8 * NT_LOG_HIST_BINS + 4, RECORD_BYTES = 48 + 2 * 8 + 9 * 8 + 4 };
 
 static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_rank, char *err,
 		       size_t errsz)
@@ -353,6 +355,8 @@ static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_
 		x->start_ns = r64(&b);
 		x->duration_ns = r64(&b);
 		x->phase_ns = r64(&b);
+		x->interval_ns = r64(&b);
+		x->p2p_ns = r64(&b);
 		struct nt_log_window *v = &x->win;
 		v->wall_ns = r64(&b);
 		v->cpu_ns = r64(&b);
@@ -397,6 +401,11 @@ int nt_log_decode(const unsigned char *buf, size_t len, struct nt_log *log, char
 	if (log->version > NT_LOG_VERSION) {
 		set_err(err, errsz, "log version %u is newer than this reader (%u)", log->version,
 			NT_LOG_VERSION);
+		return -ENOTSUP;
+	}
+	if (log->version < NT_LOG_VERSION) {
+		set_err(err, errsz, "log version %u is older than this reader (%u): run the job again "
+			"with this build", log->version, NT_LOG_VERSION);
 		return -ENOTSUP;
 	}
 	if (get32(buf + 12) != NT_LOG_HEADER_BYTES) {

@@ -38,8 +38,12 @@ struct nt_thread {
 	MPI_Comm last_comm;       /* one-entry communicator cache */
 	struct nt_comm *last_comm_state;
 	unsigned comm_gen;        /* nt_comm_gen_ when the cache was filled */
-	uint64_t probe_due_cyc;   /* a call whose phase ends after this closes a probe window
-				   * (UINT64_MAX: no probe on this thread) */
+	uint64_t probe_due_cyc;   /* a collective instance whose phase ends after this closes a
+				   * probe window (UINT64_MAX: no probe on this thread) */
+	/* The interval since the previous blocking collective instance returned: where it
+	 * ended (0: none yet) and the time spent in other MPI calls since (point-to-point
+	 * waits, where a rank absorbs most of another's lateness in halo exchanges). */
+	uint64_t coll_exit_cyc, p2p_cyc;
 };
 
 extern NT_TLS struct nt_thread nt_thread_;
@@ -64,9 +68,11 @@ void nt_call_slow_extras(void);
 extern int nt_slow_extras_;
 extern volatile unsigned nt_comm_gen_; /* bumped when a communicator is freed */
 struct nt_comm *nt_call_comm_miss(struct nt_thread *t, MPI_Comm comm);
-/* Keep a record of this instance (slow, or the site's sample). */
+/* Keep a record of this instance (slow, or the site's sample). interval_cyc and p2p_cyc: the
+ * interval since the thread's previous collective instance and its other MPI time (0, 0 when
+ * unknown). */
 void nt_call_record(struct nt_site *s, uint64_t comm_id, uint64_t seq, const struct nt_call *c,
-		    uint64_t phase_cyc);
+		    uint64_t phase_cyc, uint64_t interval_cyc, uint64_t p2p_cyc);
 
 /* A collective instance: its (communicator id, sequence number), and a record when it matters;
  * a nonblocking one is timed later, from its start to its completion. */
@@ -85,9 +91,21 @@ nt_call_instance(struct nt_thread *t, struct nt_site *s, MPI_Comm comm, MPI_Requ
 		return;
 	}
 	nt_sites_add(s, d, bytes);
-	s->phase_cyc += phase;
-	if (NT_UNLIKELY(d > s->slow_cyc || phase > s->slow_phase_cyc || s->calls >= s->refresh_at))
-		nt_call_record(s, comm_id, seq, c, phase);
+	/* The interval since the previous collective instance (the phase when there is none):
+	 * a late rank's interval is long, and so are those of the ranks that waited for it in
+	 * point-to-point calls, which a phase (since the last MPI call) misses. */
+	uint64_t interval = t->coll_exit_cyc ? c->t0_cyc - t->coll_exit_cyc : phase;
+	s->phase_cyc += interval;
+	/* Probe windows end at collective instances only, so that a window spans whole
+	 * intervals between them (point-to-point phases included). */
+	if (NT_UNLIKELY(c->t0_cyc >= t->probe_due_cyc))
+		t->probe_due_cyc = nt_window_close(c->t1_cyc);
+	if (NT_UNLIKELY(d > s->slow_cyc || interval > s->slow_phase_cyc ||
+			s->calls >= s->refresh_at))
+		nt_call_record(s, comm_id, seq, c, phase, t->coll_exit_cyc ? interval : 0,
+			       t->p2p_cyc);
+	t->coll_exit_cyc = c->t1_cyc;
+	t->p2p_cyc = 0;
 }
 
 /* NOISETOOL_WAIT: whether the blocking call about to start at t0 runs as it is (always, unless
@@ -125,8 +143,6 @@ nt_call_end(const struct nt_call *c, enum nt_fn fn, void *ret, MPI_Comm comm,
 	uint64_t d = c->t1_cyc - c->t0_cyc;
 	uint64_t phase = c->t0_cyc - t->last_exit_cyc;
 	t->last_exit_cyc = c->t1_cyc; /* the next phase starts here */
-	if (NT_UNLIKELY(c->t0_cyc >= t->probe_due_cyc))
-		t->probe_due_cyc = nt_window_close(c->t1_cyc);
 	struct nt_site *s = t->last_site;
 	if (NT_UNLIKELY((uintptr_t)ret != t->last_ret || (unsigned)fn != t->last_fn))
 		s = nt_call_site_miss(t, fn, ret);
@@ -146,6 +162,7 @@ nt_call_end(const struct nt_call *c, enum nt_fn fn, void *ret, MPI_Comm comm,
 			nt_call_instance(t, s, comm, nb_request, c, d, phase, bytes);
 		} else {
 			nt_sites_add(s, d, bytes);
+			t->p2p_cyc += d;
 		}
 		if (nb_request || p_request)
 			s->nonblocking = 1;

@@ -113,6 +113,8 @@ static int encode_rank(const struct nt_runtime *rt, unsigned char **buf, size_t 
 			.start_ns = (uint64_t)(nt_clocksync_local_ns(x->t0_cyc) - local_init),
 			.duration_ns = (uint64_t)nt_clock_cyc_to_ns(x->d_cyc),
 			.phase_ns = (uint64_t)nt_clock_cyc_to_ns(x->phase_cyc),
+			.interval_ns = (uint64_t)nt_clock_cyc_to_ns(x->interval_cyc),
+			.p2p_ns = (uint64_t)nt_clock_cyc_to_ns(x->p2p_cyc),
 			.win = {
 				.wall_ns = (uint64_t)nt_clock_cyc_to_ns(x->win.wall_cyc),
 				.cpu_ns = x->win.cpu_ns,

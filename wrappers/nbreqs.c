@@ -168,7 +168,7 @@ void nt_wait_complete(const struct nt_reqsnap *snap, const MPI_Request *reqs, ui
 		nt_sites_add(p.site, d, p.bytes);
 		if (d > p.site->slow_cyc || p.site->calls >= p.site->refresh_at) {
 			struct nt_call c = { p.t0_cyc, t1_cyc };
-			nt_call_record(p.site, p.comm_id, p.seq, &c, p.phase_cyc);
+			nt_call_record(p.site, p.comm_id, p.seq, &c, p.phase_cyc, 0, 0);
 		}
 	}
 }

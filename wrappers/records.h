@@ -14,6 +14,7 @@
 #define NT_REC_SAMPLE 2u     /* a sample: the call that refreshed the site's thresholds */
 #define NT_REC_LONG_PHASE 4u /* the phase before it over 1.5x the site's mean phase */
 #define NT_REC_WINDOW 8u     /* win holds the probe window that ended with this call */
+#define NT_REC_INTERVAL 16u  /* interval_cyc and p2p_cyc are known */
 
 struct nt_record {
 	uint64_t comm_id;
@@ -23,6 +24,8 @@ struct nt_record {
 	uint64_t t0_cyc;    /* entry */
 	uint64_t d_cyc;     /* time in the call */
 	uint64_t phase_cyc; /* the compute phase before it (since the previous MPI call's exit) */
+	uint64_t interval_cyc; /* since the thread's previous blocking collective instance returned */
+	uint64_t p2p_cyc;   /* time in other MPI calls within that interval */
 	struct nt_window win;
 };
 

@@ -42,15 +42,17 @@ struct nt_comm *nt_call_comm_miss(struct nt_thread *t, MPI_Comm comm)
 }
 
 void nt_call_record(struct nt_site *s, uint64_t comm_id, uint64_t seq, const struct nt_call *c,
-		    uint64_t phase_cyc)
+		    uint64_t phase_cyc, uint64_t interval_cyc, uint64_t p2p_cyc)
 {
 	uint64_t d = c->t1_cyc - c->t0_cyc;
 	uint32_t flags = (d > s->slow_cyc ? NT_REC_SLOW : 0) |
-			 (phase_cyc > s->slow_phase_cyc ? NT_REC_LONG_PHASE : 0);
+			 ((interval_cyc ? interval_cyc : phase_cyc) > s->slow_phase_cyc
+				  ? NT_REC_LONG_PHASE : 0);
 	if (s->calls >= s->refresh_at) {
 		flags |= NT_REC_SAMPLE;
-		/* Refresh the thresholds from the means so far: a call over 3x the mean, a phase
-		 * over 1.5x the mean phase (and 2 us more). Often at first, then every 1024. */
+		/* Refresh the thresholds from the means so far: a call over 3x the mean, an
+		 * interval (or phase) over 1.5x the mean one (and 2 us more). Often at first, then
+		 * every 1024. */
 		s->refresh_at = s->refresh_at < 1024 ? 2 * s->refresh_at : s->refresh_at + 1024;
 		s->slow_cyc = 3 * (s->total_cyc / s->calls);
 		uint64_t mean_phase = s->phase_cyc / s->calls;
@@ -59,11 +61,18 @@ void nt_call_record(struct nt_site *s, uint64_t comm_id, uint64_t seq, const str
 	}
 	const struct nt_window *w = nt_window_last();
 	struct nt_thread *t = &nt_thread_;
-	if ((flags & NT_REC_LONG_PHASE) && w->end_cyc != c->t1_cyc &&
-	    t->probe_due_cyc != UINT64_MAX && nt_window_affordable(phase_cyc))
-		t->probe_due_cyc = nt_window_close(c->t1_cyc); /* a long phase ends its window */
+	/* A record ends its window when the read costs at most 5 % of the span it covers: the
+	 * phase, or the whole interval since the previous collective (samples come at the same
+	 * instance on every member, so that their windows can be compared). Records are rare
+	 * (slow calls, long phases, one in 1024), and the rate limit counts these reads too. */
+	uint64_t span = phase_cyc > interval_cyc ? phase_cyc : interval_cyc;
+	if (w->end_cyc != c->t1_cyc && t->probe_due_cyc != UINT64_MAX &&
+	    nt_window_affordable(span))
+		t->probe_due_cyc = nt_window_close(c->t1_cyc);
 	if (w->end_cyc == c->t1_cyc)
 		flags |= NT_REC_WINDOW;
+	if (interval_cyc)
+		flags |= NT_REC_INTERVAL;
 	struct nt_record r = {
 		.comm_id = comm_id,
 		.seq = seq,
@@ -72,6 +81,8 @@ void nt_call_record(struct nt_site *s, uint64_t comm_id, uint64_t seq, const str
 		.t0_cyc = c->t0_cyc,
 		.d_cyc = d,
 		.phase_cyc = phase_cyc,
+		.interval_cyc = interval_cyc,
+		.p2p_cyc = p2p_cyc,
 	};
 	if (flags & NT_REC_WINDOW)
 		r.win = *w;

@@ -30,8 +30,9 @@ struct nt_site {
 	uint64_t min_cyc, max_cyc;
 	uint64_t hist[NT_SITE_HIST];
 	uint64_t slow_cyc;               /* a call longer than this is recorded (3x the mean) */
-	uint64_t phase_cyc;              /* sum of the phases before its blocking calls */
-	uint64_t slow_phase_cyc;         /* a longer phase is recorded (1.5x the mean phase) */
+	uint64_t phase_cyc;              /* sum of the intervals (since the previous collective
+					  * instance; else phases) before its blocking calls */
+	uint64_t slow_phase_cyc;         /* a longer one is recorded (1.5x the mean) */
 	uint64_t refresh_at;             /* calls at which the thresholds are refreshed next (and
 					  * that call is kept as a sample): 8, 16, ... 1024, then
 					  * every 1024 */

@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define NT_LOG_VERSION 1
+#define NT_LOG_VERSION 2
 #define NT_LOG_HEADER_BYTES 64
 #define NT_LOG_HIST_BINS 48
 #define NT_LOG_MAX_DEPTH 32
@@ -44,6 +44,7 @@ struct nt_log_site {
 #define NT_LOG_REC_SAMPLE 2u     /* one in 1024 calls of its site */
 #define NT_LOG_REC_LONG_PHASE 4u /* its phase over 3x the site's mean phase */
 #define NT_LOG_REC_WINDOW 8u     /* win holds the probe window that ended with this call */
+#define NT_LOG_REC_INTERVAL 16u  /* interval_ns and p2p_ns are known */
 
 /* What the OS did to the rank's thread in a probe window (a span of one or more phases that
  * ended with the record's call). valid: NT_SRC_* bits of the sources behind the values. */
@@ -64,6 +65,8 @@ struct nt_log_record {
 	uint64_t start_ns;     /* entry, ns since this rank's MPI_Init (local clock) */
 	uint64_t duration_ns;  /* time in the call */
 	uint64_t phase_ns;     /* compute phase before it */
+	uint64_t interval_ns;  /* since the rank's previous blocking collective instance returned */
+	uint64_t p2p_ns;       /* time in other MPI calls (point-to-point) within that interval */
 	struct nt_log_window win; /* when flags has NT_LOG_REC_WINDOW */
 };
 
