@@ -135,4 +135,20 @@ TEST_CASE("adaptive: on a shared CPU it keeps the mode whose cycles are shorter"
 			CHECK(d.mode() == NT_MODE_SLEEP);
 		}
 	}
+	SECTION("cycles within 5 % (SOR beside a hog): sleeping wins, it hands the CPU over")
+	{
+		d.events(25, NT_MODE_SPIN, 300);
+		REQUIRE(d.mode() == NT_MODE_SLEEP);
+		d.events(50, NT_MODE_SLEEP, 312); // 4 % longer
+		CHECK(d.mode() == NT_MODE_SLEEP);
+		CHECK(d.a.chosen == NT_MODE_SLEEP);
+	}
+	SECTION("sleeping 8 % worse: spinning stays")
+	{
+		d.events(25, NT_MODE_SPIN, 300);
+		REQUIRE(d.mode() == NT_MODE_SLEEP);
+		d.events(50, NT_MODE_SLEEP, 324);
+		CHECK(d.mode() == NT_MODE_SPIN);
+		CHECK(d.a.chosen == NT_MODE_SPIN);
+	}
 }
