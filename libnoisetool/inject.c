@@ -4,7 +4,6 @@
  * replays the trace in a loop. */
 #include "nt-config.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -19,6 +18,8 @@
 #include <noisetool/inject.h>
 #include <noisetool/noise.h>
 
+#include "util.h"
+
 __attribute__((format(printf, 3, 4))) static void fail(char *err, size_t errsz, const char *fmt, ...)
 {
 	if (!err || !errsz)
@@ -32,31 +33,7 @@ __attribute__((format(printf, 3, 4))) static void fail(char *err, size_t errsz, 
 /* "100us" -> ns. A bare number is us. Returns 0 or -EINVAL. */
 static int parse_duration(const char *s, size_t len, uint64_t *out_ns)
 {
-	char buf[64];
-	if (len == 0 || len >= sizeof buf)
-		return -EINVAL;
-	memcpy(buf, s, len);
-	buf[len] = 0;
-	char *end;
-	errno = 0;
-	double v = strtod(buf, &end);
-	if (end == buf || errno || !(v >= 0) || buf[0] == '-' || isspace((unsigned char)buf[0]))
-		return -EINVAL;
-	double scale = 1e3;
-	if (strcmp(end, "ns") == 0)
-		scale = 1;
-	else if (strcmp(end, "us") == 0 || *end == 0)
-		scale = 1e3;
-	else if (strcmp(end, "ms") == 0)
-		scale = 1e6;
-	else if (strcmp(end, "s") == 0)
-		scale = 1e9;
-	else
-		return -EINVAL;
-	if (v * scale > 3600e9)
-		return -EINVAL;
-	*out_ns = (uint64_t)(v * scale + 0.5);
-	return 0;
+	return nt_parse_duration_ns(s, len, 1e3, out_ns);
 }
 
 /* One element of a ranks list: "3" or "8-11". */

@@ -1,6 +1,8 @@
 /* Small private helpers shared by the core. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -38,4 +40,35 @@ int nt_site_identity_cmp(const struct nt_log_site *a, const struct nt_log_site *
 	if ((c = strcmp(ma, mb)))
 		return c;
 	return (a->offset > b->offset) - (a->offset < b->offset);
+}
+
+int nt_parse_duration_ns(const char *s, size_t len, double bare_ns, uint64_t *out_ns)
+{
+	char buf[64];
+	if (!s || !out_ns || len == 0 || len >= sizeof buf)
+		return -EINVAL;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	char *end;
+	errno = 0;
+	double v = strtod(buf, &end);
+	if (end == buf || errno || !(v >= 0) || buf[0] == '-' || isspace((unsigned char)buf[0]))
+		return -EINVAL;
+	double scale;
+	if (strcmp(end, "ns") == 0)
+		scale = 1;
+	else if (strcmp(end, "us") == 0)
+		scale = 1e3;
+	else if (*end == 0)
+		scale = bare_ns;
+	else if (strcmp(end, "ms") == 0)
+		scale = 1e6;
+	else if (strcmp(end, "s") == 0)
+		scale = 1e9;
+	else
+		return -EINVAL;
+	if (v * scale > 3600e9)
+		return -EINVAL;
+	*out_ns = (uint64_t)(v * scale + 0.5);
+	return 0;
 }

@@ -9,6 +9,11 @@
  * on failure buf is the empty string. */
 int nt_read_first_line(const char *path, char *buf, size_t size);
 
+/* A duration of len characters at s: a number with the suffix ns, us, ms or s, or a bare number
+ * in units of bare_ns (1 = ns, 1e3 = us). Non-negative, at most an hour, rounded to whole ns.
+ * Returns 0, or -EINVAL for anything else. */
+int nt_parse_duration_ns(const char *s, size_t len, double bare_ns, uint64_t *out_ns);
+
 struct nt_log_site;
 
 /* Order of two call sites by identity: function, module file name (not its path: ranks may

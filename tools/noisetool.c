@@ -1,4 +1,5 @@
-/* noisetool: measure a node's noise signature (detour, ftq); later: run, report, simulate. */
+/* noisetool: measure a node's noise signature (detour, ftq), run and report MPI jobs, and
+ * simulate what the noise does to collectives at scale. */
 #include "nt-config.h"
 
 #include <stdio.h>
@@ -20,6 +21,7 @@ static const char usage[] =
 	"  ftq        measure it with fixed time (or work) quanta\n"
 	"  run        run an MPI job with the wrapper library preloaded, print its report\n"
 	"  report     the report of an MPI job's log (.ntlog)\n"
+	"  simulate   predict what a noise signature does to collectives at 10^5-10^6+ ranks\n"
 	"  version    print the version and the optional features built in\n"
 	"\n"
 	"'noisetool COMMAND --help' describes each command.\n";
@@ -69,6 +71,7 @@ int main(int argc, char **argv)
 		{ "ftq", cmd_ftq },
 		{ "report", cmd_report },
 		{ "run", cmd_run },
+		{ "simulate", cmd_simulate },
 		{ "version", cmd_version },
 	};
 	if (argc < 2) {

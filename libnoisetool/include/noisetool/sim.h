@@ -1,0 +1,192 @@
+/* The collective simulator behind `noisetool simulate`: LogGP messages, round-structured
+ * collective algorithms over flat per-rank arrays, and per-rank noise that delays a rank only
+ * while it is busy (absorption). Deterministic for a given seed. Model: doc/simulate.md. */
+#ifndef NOISETOOL_SIM_H
+#define NOISETOOL_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <noisetool/common.h>
+#include <noisetool/detour.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NT_SIM_MAX_RANKS (1ull << 30)   /* largest simulated job */
+#define NT_SIM_RING_MAX_RANKS 16384     /* ring algorithms are O(P^2) messages */
+#define NT_SIM_MAX_RANK_COUNTS 64       /* entries of one --ranks list */
+#define NT_SIM_MAX_SOURCES 16           /* detour processes in one node model */
+
+enum nt_sim_collective {
+	NT_SIM_BARRIER,
+	NT_SIM_BCAST,
+	NT_SIM_REDUCE,
+	NT_SIM_ALLREDUCE,
+	NT_SIM_ALLGATHER,
+	NT_SIM_ALLTOALL,
+};
+
+enum nt_sim_algorithm {
+	NT_SIM_ALG_DEFAULT = 0, /* the collective's default (below) */
+	NT_SIM_DISSEMINATION,   /* barrier (default) */
+	NT_SIM_BINOMIAL,        /* bcast, reduce (default), root 0 */
+	NT_SIM_RECURSIVE_DOUBLING, /* allreduce (default), extra ranks folded in */
+	NT_SIM_RING,            /* allgather, alltoall (pairwise exchange) */
+	NT_SIM_BRUCK,           /* allgather, alltoall (default) */
+};
+
+/* LogGP parameters, in ns (G in ns per byte). */
+struct nt_sim_loggp {
+	double L_ns;          /* wire latency */
+	double o_ns;          /* send and receive overhead (busy time) */
+	double g_ns;          /* minimum gap between two send starts of one rank */
+	double G_ns_per_byte; /* per additional byte of a message */
+};
+
+/* Measured on this machine (2 vCPUs, MPICH 4.0.2 ch4 shared memory, -bind-to core) with
+ * `noisetool simulate --calibrate`, three runs: L 20/23/24 ns, o 78 ns (o_send 77.8, o_recv
+ * 78.8-87.8), g 67-73 ns, G 0.123 ns/B (half round trip 8 B 180 ns, 1 MiB 123 us). An 8-byte
+ * MPI_Allreduce took 300-308 ns in the same runs, against the model's 2o + L = 180 ns: the
+ * collective's own software path is not in LogGP. */
+#define NT_SIM_LOGGP_DEFAULT ((struct nt_sim_loggp){ 22, 78, 71, 0.123 })
+
+struct nt_sim_noise; /* opaque: per-rank detour processes */
+
+/* Progress: fraction of the current rank count's simulation done, in [0, 1]. */
+typedef void (*nt_sim_progress_fn)(void *ctx, double fraction);
+
+struct nt_sim_config {
+	enum nt_sim_collective collective;
+	enum nt_sim_algorithm algorithm; /* NT_SIM_ALG_DEFAULT: the collective's default */
+	uint64_t bytes;                  /* message size; per-rank block for allgather/alltoall */
+	struct nt_sim_loggp loggp;
+	uint64_t iterations;             /* bulk-synchronous loop: compute, then the collective */
+	uint64_t compute_ns;             /* compute per iteration on every rank (0: none) */
+	const struct nt_sim_noise *noise; /* NULL: noise-free only */
+	nt_sim_progress_fn progress;     /* optional */
+	void *progress_ctx;
+};
+
+struct nt_sim_result {
+	uint64_t ranks;
+	uint64_t time_ns_noise_free; /* the last rank's finish, noise switched off */
+	uint64_t time_ns_noisy;      /* the same with the noise (equal without noise) */
+	double magnification;        /* noisy / noise-free */
+	uint64_t events;             /* events of one simulated run: sends + receives + compute phases */
+	double events_per_s;         /* events simulated (both runs) per second of wall time */
+	double seconds;              /* wall time of both runs */
+};
+
+/* Check that the configuration can simulate `ranks` ranks: known collective and algorithm
+ * (NT_SIM_ALG_DEFAULT resolved), ring at most NT_SIM_RING_MAX_RANKS, 1..NT_SIM_MAX_RANKS ranks,
+ * non-negative finite LogGP parameters, iterations >= 1. Returns 0, or -EINVAL with the reason
+ * in err. */
+NT_API int nt_sim_check(const struct nt_sim_config *cfg, uint64_t ranks, char *err, size_t errsz);
+
+/* Simulate `ranks` ranks twice, noise-free and (with cfg->noise) noisy, into *out. Memory: 24
+ * bytes per rank, freed before returning. Returns 0, -EINVAL (nt_sim_check fails), -ENOMEM. */
+NT_API int nt_sim_run(const struct nt_sim_config *cfg, uint64_t ranks, struct nt_sim_result *out);
+
+/* A whole `noisetool simulate` run, for the writers. */
+struct nt_sim_report {
+	const struct nt_sim_config *cfg;
+	bool sync;
+	uint64_t seed;
+	double freq_hz;                 /* periodic noise (--noise), else 0 */
+	uint64_t period_ns;             /* its detour length */
+	const char *const *signatures;  /* or the signature files */
+	size_t nsignatures;
+	const struct nt_sim_result *results; /* ascending by ranks */
+	size_t nresults;
+};
+
+/* The JSON document (doc/simulate.md, schema "noisetool-simulate/1"). 0 or -EIO. */
+NT_API int nt_sim_write_json(FILE *f, const struct nt_sim_report *rep);
+
+/* The table: a header line, then one row per rank count. 0 or -EIO. */
+NT_API int nt_sim_write_text(FILE *f, const struct nt_sim_report *rep);
+
+/* The algorithm that NT_SIM_ALG_DEFAULT stands for. */
+NT_API enum nt_sim_algorithm nt_sim_default_algorithm(enum nt_sim_collective c);
+
+/* Names as on the command line ("allreduce", "recursive-doubling"); "?" when unknown. */
+NT_API const char *nt_sim_collective_name(enum nt_sim_collective c);
+NT_API const char *nt_sim_algorithm_name(enum nt_sim_algorithm a);
+/* Name to enum. 0 or -EINVAL. */
+NT_API int nt_sim_collective_parse(const char *s, enum nt_sim_collective *out);
+NT_API int nt_sim_algorithm_parse(const char *s, enum nt_sim_algorithm *out);
+
+/* "1024,4096", "2^10-2^21", "1024-2097152" (a range: every power of two in it), mixed; values
+ * 1..NT_SIM_MAX_RANKS, written as numbers or 2^k. Writes the sorted unique counts to out
+ * (at most max). Returns the count, or -EINVAL with the reason in err. */
+NT_API int nt_sim_parse_ranks(const char *s, uint64_t *out, size_t max, char *err, size_t errsz);
+
+/* "freq=1kHz,period=2.5us" (either order): freq in Hz, kHz, MHz or a bare number of Hz;
+ * period (the detour's duration) in ns (default), us, ms or s. The period must be shorter than
+ * 1/freq. Returns 0, or -EINVAL with the reason in err. */
+NT_API int nt_sim_parse_noise(const char *s, double *freq_hz, uint64_t *period_ns, char *err,
+			      size_t errsz);
+
+/* "L,o,g,G" in ns (G in ns per byte), each finite and >= 0. 0 or -EINVAL with err. */
+NT_API int nt_sim_parse_loggp(const char *s, struct nt_sim_loggp *out, char *err, size_t errsz);
+
+/* --- The noise model: a set of node models; rank r follows model r mod count. --- */
+
+/* An empty noise model (no detours until models are added). 0 or -ENOMEM. */
+NT_API int nt_sim_noise_new(struct nt_sim_noise **out);
+
+/* A new, empty node model. Returns its index (>= 0), -EINVAL or -ENOMEM. */
+NT_API int nt_sim_noise_add_model(struct nt_sim_noise *n);
+
+/* Periodic detours of duration_ns every 1/freq_hz, the first at phase_ns (< the period) when
+ * synchronized; unsynchronized ranks get a random phase each. 0, or -EINVAL (bad model, the
+ * detour not shorter than the period, the model's noise ratio reaching 1, the model holding
+ * NT_SIM_MAX_SOURCES processes already), -ENOMEM. The same limits hold for the two below. */
+NT_API int nt_sim_noise_add_comb(struct nt_sim_noise *n, int model, double freq_hz,
+				 uint64_t duration_ns, uint64_t phase_ns);
+
+/* Rare detours: a Poisson process of rate_hz whose durations are drawn uniformly from
+ * durations_ns[0..count). 0, -EINVAL (bad model, count 0, a zero duration, rate not positive,
+ * noise ratio reaching 1) or -ENOMEM. */
+NT_API int nt_sim_noise_add_rare(struct nt_sim_noise *n, int model, double rate_hz,
+				 const uint64_t *durations_ns, size_t count);
+
+/* A trace replayed in a loop whose length is its last end; synchronized ranks start it at
+ * offset 0, unsynchronized ranks at a random offset. Overlapping detours are merged. 0, or
+ * -EINVAL (bad model, empty trace, the trace leaving no time for work), -ENOMEM. */
+NT_API int nt_sim_noise_add_trace(struct nt_sim_noise *n, int model, const struct nt_detour *d,
+				  size_t count);
+
+/* Add the node models of one signature file: a `noisetool detour|ftq --json` document (one
+ * model per CPU entry: its periodic components and rare long detours) or a TSV trace
+ * (start_ns<TAB>duration_ns, one model). Returns the number of models added (>= 1), -errno of
+ * fopen (e.g. -ENOENT; the file is unreadable), -EINVAL (malformed or unusable; err says why),
+ * -ENOMEM. */
+NT_API int nt_sim_noise_load(struct nt_sim_noise *n, const char *path, char *err, size_t errsz);
+
+/* Synchronized (the same detours on every rank of a model) or not, and the seed of every random
+ * draw. Default: unsynchronized, seed 1. */
+NT_API void nt_sim_noise_set_sync(struct nt_sim_noise *n, bool sync, uint64_t seed);
+
+/* Node models in n. */
+NT_API size_t nt_sim_noise_models(const struct nt_sim_noise *n);
+
+/* Long-run share of time that model spends in detours (0..1), 0 for a bad model. */
+NT_API double nt_sim_noise_ratio(const struct nt_sim_noise *n, int model);
+
+/* When work of work_ns, started by rank at t_ns, ends: the first time by which work_ns of
+ * detour-free time has passed (a start inside a detour waits for its end). Cost O(1 + detours
+ * hit). n may be NULL (no noise): t_ns + work_ns. */
+NT_API uint64_t nt_sim_noise_advance(const struct nt_sim_noise *n, uint64_t rank, uint64_t t_ns,
+				     uint64_t work_ns);
+
+NT_API void nt_sim_noise_free(struct nt_sim_noise *n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NOISETOOL_SIM_H */

@@ -1,0 +1,387 @@
+/* The simulator's engine: LogGP messages and the collective algorithms, simulated round by
+ * round over three flat per-rank arrays (no event queue, no per-message allocation). */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <noisetool/clock.h>
+#include <noisetool/sim.h>
+
+/* One simulated run. Per rank: t (when it is free next), aux (a send's end or a message's
+ * arrival, per algorithm) and next_send (the earliest start of its next send: g). */
+struct run {
+	const struct nt_sim_noise *noise; /* NULL: noise-free */
+	uint64_t P;
+	uint64_t L_ns, o_ns, g_ns;
+	double G_ns_per_byte;
+	uint64_t *t_ns, *aux_ns, *next_send_ns;
+	uint64_t events;
+	/* progress */
+	nt_sim_progress_fn progress;
+	void *progress_ctx;
+	double done, total, base; /* rounds done and per run; base: fraction before this run */
+};
+
+static inline uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+static inline uint64_t busy(const struct run *r, uint64_t rank, uint64_t t_ns, uint64_t w_ns)
+{
+	return r->noise ? nt_sim_noise_advance(r->noise, rank, t_ns, w_ns) : t_ns + w_ns;
+}
+
+/* Wire time of a k-byte message: L + (k - 1) G. */
+static uint64_t xfer_ns(const struct run *r, uint64_t bytes)
+{
+	return r->L_ns + (uint64_t)llround((double)(bytes ? bytes - 1 : 0) * r->G_ns_per_byte);
+}
+
+/* rank starts a send when it is free at t and g has passed since its last send start; the
+ * send overhead o keeps it busy. Returns when the overhead ends. */
+static inline uint64_t send_end(struct run *r, uint64_t rank, uint64_t t_ns)
+{
+	uint64_t s = max_u64(t_ns, r->next_send_ns[rank]);
+	r->next_send_ns[rank] = s + r->g_ns;
+	return busy(r, rank, s, r->o_ns);
+}
+
+/* rank, free at t, receives a message that arrives at arrival: o once both hold. */
+static inline uint64_t recv_end(const struct run *r, uint64_t rank, uint64_t t_ns, uint64_t arrival_ns)
+{
+	return busy(r, rank, max_u64(t_ns, arrival_ns), r->o_ns);
+}
+
+static void round_done(struct run *r)
+{
+	r->done += 1;
+	if (r->progress)
+		r->progress(r->progress_ctx, r->base + 0.5 * r->done / r->total);
+}
+
+/* One round of a shift pattern: every rank sends `bytes` to (rank + d) mod P, then receives
+ * from (rank - d) mod P (dissemination, Bruck, ring, pairwise exchange). */
+static void shift_round(struct run *r, uint64_t d, uint64_t bytes)
+{
+	uint64_t P = r->P, x = xfer_ns(r, bytes);
+	uint64_t *t = r->t_ns, *se = r->aux_ns;
+	for (uint64_t i = 0; i < P; i++)
+		se[i] = send_end(r, i, t[i]);
+	for (uint64_t i = 0; i < P; i++) {
+		uint64_t src = i >= d ? i - d : i + P - d;
+		t[i] = recv_end(r, i, se[i], se[src] + x);
+	}
+	r->events += 2 * P;
+	round_done(r);
+}
+
+static void barrier_dissemination(struct run *r)
+{
+	for (uint64_t d = 1; d < r->P; d <<= 1)
+		shift_round(r, d, 0);
+}
+
+/* MPICH's recursive doubling: with P = 2^k + rem, the first 2*rem ranks fold pairwise (the
+ * even one sends to the odd one and sits out), 2^k ranks exchange in k rounds, then the odd
+ * ones send the result back. */
+static void allreduce_recursive_doubling(struct run *r, uint64_t bytes)
+{
+	uint64_t P = r->P, pof2 = 1, x = xfer_ns(r, bytes);
+	uint64_t *t = r->t_ns;
+	while (pof2 * 2 <= P)
+		pof2 *= 2;
+	uint64_t rem = P - pof2;
+	for (uint64_t i = 0; i < rem; i++) {
+		uint64_t ev = 2 * i, od = 2 * i + 1;
+		t[ev] = send_end(r, ev, t[ev]);
+		t[od] = recv_end(r, od, t[od], t[ev] + x);
+	}
+	r->events += 2 * rem;
+	for (uint64_t mask = 1; mask < pof2; mask <<= 1) {
+		for (uint64_t nr = 0; nr < pof2; nr++) {
+			if (nr & mask)
+				continue;
+			uint64_t nb = nr | mask;
+			uint64_t a = nr < rem ? 2 * nr + 1 : nr + rem;
+			uint64_t b = nb < rem ? 2 * nb + 1 : nb + rem;
+			uint64_t sa = send_end(r, a, t[a]), sb = send_end(r, b, t[b]);
+			t[a] = recv_end(r, a, sa, sb + x);
+			t[b] = recv_end(r, b, sb, sa + x);
+		}
+		r->events += 2 * pof2;
+		round_done(r);
+	}
+	for (uint64_t i = 0; i < rem; i++) {
+		uint64_t ev = 2 * i, od = 2 * i + 1;
+		t[od] = send_end(r, od, t[od]);
+		t[ev] = recv_end(r, ev, t[ev], t[od] + x);
+	}
+	r->events += 2 * rem;
+}
+
+/* MPICH's binomial broadcast from rank 0: rank i receives from i - lowbit(i), then sends to
+ * i + m for m = lowbit(i)/2 .. 1 (the root: from the largest power of two below P). Parents
+ * have lower ranks, so one ascending sweep sees every arrival before its receive. */
+static void bcast_binomial(struct run *r, uint64_t bytes)
+{
+	uint64_t P = r->P, x = xfer_ns(r, bytes), top = 1;
+	uint64_t *t = r->t_ns, *arr = r->aux_ns;
+	while (top < P)
+		top <<= 1;
+	for (uint64_t i = 0; i < P; i++) {
+		uint64_t low = i ? i & -i : top;
+		if (i)
+			t[i] = recv_end(r, i, t[i], arr[i]);
+		for (uint64_t m = low >> 1; m; m >>= 1) {
+			if (i + m >= P)
+				continue;
+			t[i] = send_end(r, i, t[i]);
+			arr[i + m] = t[i] + x;
+		}
+	}
+	r->events += 2 * (P - 1);
+	round_done(r);
+}
+
+/* MPICH's binomial reduce to rank 0: rank i receives from i + m for m = 1, 2, .. < lowbit(i)
+ * in that order, then sends to i - lowbit(i). Children have higher ranks: one descending
+ * sweep. aux holds each rank's message arrival at its parent. */
+static void reduce_binomial(struct run *r, uint64_t bytes)
+{
+	uint64_t P = r->P, x = xfer_ns(r, bytes), top = 1;
+	uint64_t *t = r->t_ns, *arr = r->aux_ns;
+	while (top < P)
+		top <<= 1;
+	for (uint64_t i = P; i-- > 0;) {
+		uint64_t low = i ? i & -i : top;
+		for (uint64_t m = 1; m < low && i + m < P; m <<= 1)
+			t[i] = recv_end(r, i, t[i], arr[i + m]);
+		if (i) {
+			t[i] = send_end(r, i, t[i]);
+			arr[i] = t[i] + x;
+		}
+	}
+	r->events += 2 * (P - 1);
+	round_done(r);
+}
+
+/* Bruck allgather: round k sends min(2^k, P - 2^k) blocks to rank - 2^k. */
+static void allgather_bruck(struct run *r, uint64_t bytes)
+{
+	for (uint64_t d = 1; d < r->P; d <<= 1) {
+		uint64_t blocks = d < r->P - d ? d : r->P - d;
+		shift_round(r, r->P - d, blocks * bytes);
+	}
+}
+
+/* Bruck alltoall: round k sends the blocks whose index has bit k set to rank + 2^k. */
+static void alltoall_bruck(struct run *r, uint64_t bytes)
+{
+	uint64_t P = r->P;
+	for (uint64_t d = 1; d < P; d <<= 1) {
+		uint64_t blocks = (P / (2 * d)) * d + (P % (2 * d) > d ? P % (2 * d) - d : 0);
+		shift_round(r, d, blocks * bytes);
+	}
+}
+
+/* Ring allgather (P - 1 rounds to rank + 1) or pairwise-exchange alltoall (round i: to
+ * rank + i). */
+static void ring(struct run *r, uint64_t bytes, bool alltoall)
+{
+	for (uint64_t i = 1; i < r->P; i++)
+		shift_round(r, alltoall ? i : 1, bytes);
+}
+
+/* Rounds per iteration, for the progress fraction. */
+static double rounds_per_iteration(enum nt_sim_collective c, enum nt_sim_algorithm a, uint64_t P)
+{
+	double lg = 0;
+	for (uint64_t d = 1; d < P; d <<= 1)
+		lg++;
+	if (c == NT_SIM_BCAST || c == NT_SIM_REDUCE)
+		return 1;
+	if (a == NT_SIM_RING)
+		return (double)(P - 1);
+	if (c == NT_SIM_ALLREDUCE)
+		return lg > 0 && (P & (P - 1)) ? lg - 1 : lg;
+	return lg;
+}
+
+static int check_fail(char *err, size_t errsz, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int check_fail(char *err, size_t errsz, const char *fmt, ...)
+{
+	if (err && errsz) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errsz, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+enum nt_sim_algorithm nt_sim_default_algorithm(enum nt_sim_collective c)
+{
+	switch (c) {
+	case NT_SIM_BARRIER:
+		return NT_SIM_DISSEMINATION;
+	case NT_SIM_BCAST:
+	case NT_SIM_REDUCE:
+		return NT_SIM_BINOMIAL;
+	case NT_SIM_ALLREDUCE:
+		return NT_SIM_RECURSIVE_DOUBLING;
+	case NT_SIM_ALLGATHER:
+	case NT_SIM_ALLTOALL:
+		return NT_SIM_BRUCK;
+	}
+	return NT_SIM_ALG_DEFAULT;
+}
+
+int nt_sim_check(const struct nt_sim_config *cfg, uint64_t ranks, char *err, size_t errsz)
+{
+	if (!cfg)
+		return -EINVAL;
+	enum nt_sim_collective c = cfg->collective;
+	enum nt_sim_algorithm a = cfg->algorithm ? cfg->algorithm : nt_sim_default_algorithm(c);
+	bool ok;
+	switch (c) {
+	case NT_SIM_BARRIER:
+		ok = a == NT_SIM_DISSEMINATION;
+		break;
+	case NT_SIM_BCAST:
+	case NT_SIM_REDUCE:
+		ok = a == NT_SIM_BINOMIAL;
+		break;
+	case NT_SIM_ALLREDUCE:
+		ok = a == NT_SIM_RECURSIVE_DOUBLING;
+		break;
+	case NT_SIM_ALLGATHER:
+	case NT_SIM_ALLTOALL:
+		ok = a == NT_SIM_RING || a == NT_SIM_BRUCK;
+		break;
+	default:
+		return check_fail(err, errsz, "unknown collective");
+	}
+	if (!ok)
+		return check_fail(err, errsz, "%s has no algorithm '%s' (it has: %s)",
+				  nt_sim_collective_name(c), nt_sim_algorithm_name(a),
+				  c == NT_SIM_BARRIER ? "dissemination"
+				  : c == NT_SIM_BCAST || c == NT_SIM_REDUCE ? "binomial"
+				  : c == NT_SIM_ALLREDUCE ? "recursive-doubling" : "ring, bruck");
+	if (ranks < 1 || ranks > NT_SIM_MAX_RANKS)
+		return check_fail(err, errsz, "%llu ranks: the simulator takes 1 to 2^30",
+				  (unsigned long long)ranks);
+	if (a == NT_SIM_RING && ranks > NT_SIM_RING_MAX_RANKS)
+		return check_fail(err, errsz, "the ring algorithm sends O(P^2) messages: at most %u "
+				  "ranks (use bruck)", NT_SIM_RING_MAX_RANKS);
+	const struct nt_sim_loggp *p = &cfg->loggp;
+	double v[4] = { p->L_ns, p->o_ns, p->g_ns, p->G_ns_per_byte };
+	for (int i = 0; i < 4; i++)
+		if (!(v[i] >= 0) || v[i] > 1e12)
+			return check_fail(err, errsz, "LogGP parameters must be finite and >= 0");
+	if (cfg->iterations < 1)
+		return check_fail(err, errsz, "at least one iteration");
+	return 0;
+}
+
+/* One run: the bulk-synchronous loop, noise from r->noise. Returns the last rank's finish. */
+static uint64_t simulate(struct run *r, const struct nt_sim_config *cfg, enum nt_sim_algorithm a)
+{
+	uint64_t P = r->P;
+	memset(r->t_ns, 0, P * sizeof *r->t_ns);
+	memset(r->aux_ns, 0, P * sizeof *r->aux_ns);
+	memset(r->next_send_ns, 0, P * sizeof *r->next_send_ns);
+	r->events = 0;
+	r->done = 0;
+	for (uint64_t it = 0; it < cfg->iterations; it++) {
+		if (cfg->compute_ns) {
+			for (uint64_t i = 0; i < P; i++)
+				r->t_ns[i] = busy(r, i, r->t_ns[i], cfg->compute_ns);
+			r->events += P;
+		}
+		switch (cfg->collective) {
+		case NT_SIM_BARRIER:
+			barrier_dissemination(r);
+			break;
+		case NT_SIM_BCAST:
+			bcast_binomial(r, cfg->bytes);
+			break;
+		case NT_SIM_REDUCE:
+			reduce_binomial(r, cfg->bytes);
+			break;
+		case NT_SIM_ALLREDUCE:
+			allreduce_recursive_doubling(r, cfg->bytes);
+			break;
+		case NT_SIM_ALLGATHER:
+			if (a == NT_SIM_RING)
+				ring(r, cfg->bytes, false);
+			else
+				allgather_bruck(r, cfg->bytes);
+			break;
+		case NT_SIM_ALLTOALL:
+			if (a == NT_SIM_RING)
+				ring(r, cfg->bytes, true);
+			else
+				alltoall_bruck(r, cfg->bytes);
+			break;
+		}
+	}
+	uint64_t end = 0;
+	for (uint64_t i = 0; i < P; i++)
+		end = max_u64(end, r->t_ns[i]);
+	return end;
+}
+
+int nt_sim_run(const struct nt_sim_config *cfg, uint64_t ranks, struct nt_sim_result *out)
+{
+	if (!cfg || !out || nt_sim_check(cfg, ranks, NULL, 0) != 0)
+		return -EINVAL;
+	enum nt_sim_algorithm a = cfg->algorithm ? cfg->algorithm
+						 : nt_sim_default_algorithm(cfg->collective);
+	struct run r = {
+		.P = ranks,
+		.L_ns = (uint64_t)llround(cfg->loggp.L_ns),
+		.o_ns = (uint64_t)llround(cfg->loggp.o_ns),
+		.g_ns = (uint64_t)llround(cfg->loggp.g_ns),
+		.G_ns_per_byte = cfg->loggp.G_ns_per_byte,
+		.progress = cfg->progress,
+		.progress_ctx = cfg->progress_ctx,
+	};
+	r.total = (double)cfg->iterations * fmax(1, rounds_per_iteration(cfg->collective, a, ranks));
+	r.t_ns = malloc(ranks * sizeof *r.t_ns);
+	r.aux_ns = malloc(ranks * sizeof *r.aux_ns);
+	r.next_send_ns = malloc(ranks * sizeof *r.next_send_ns);
+	if (!r.t_ns || !r.aux_ns || !r.next_send_ns) {
+		free(r.t_ns);
+		free(r.aux_ns);
+		free(r.next_send_ns);
+		return -ENOMEM;
+	}
+	uint64_t t0 = nt_clock_monotonic_ns();
+	*out = (struct nt_sim_result){ .ranks = ranks };
+	out->time_ns_noise_free = simulate(&r, cfg, a);
+	uint64_t events = r.events;
+	r.base = 0.5;
+	if (cfg->noise) {
+		r.noise = cfg->noise;
+		out->time_ns_noisy = simulate(&r, cfg, a);
+		events += r.events;
+	} else {
+		out->time_ns_noisy = out->time_ns_noise_free;
+	}
+	uint64_t t1 = nt_clock_monotonic_ns();
+	out->events = r.events;
+	out->seconds = (double)(t1 - t0) * 1e-9;
+	out->events_per_s = out->seconds > 0 ? (double)events / out->seconds : 0;
+	out->magnification = out->time_ns_noise_free
+				     ? (double)out->time_ns_noisy / (double)out->time_ns_noise_free
+				     : 1.0;
+	free(r.t_ns);
+	free(r.aux_ns);
+	free(r.next_send_ns);
+	return 0;
+}

@@ -1,0 +1,311 @@
+/* `noisetool simulate`: what a noise signature does to a collective at 10^5-10^6+ ranks
+ * (LogGP, per-rank detours, absorption; doc/simulate.md), and `--calibrate` for LogGP. */
+#include "nt-config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include <noisetool/clock.h>
+#include <noisetool/outfile.h>
+#include <noisetool/sim.h>
+
+#include "cli.h"
+#include "commands.h"
+
+extern char **environ;
+
+#define MAX_SIGNATURES 256
+
+static const char usage[] =
+	"Usage: noisetool simulate --ranks N[,N...] --collective C [--algorithm A] [--bytes B]\n"
+	"                          (--noise freq=F,period=D | --signature FILE[,FILE...])\n"
+	"                          (--sync | --unsync) [--seed S] [--iterations N]\n"
+	"                          [--compute-us C] [--loggp L,o,g,G] [--json FILE]\n"
+	"       noisetool simulate --calibrate\n"
+	"\n"
+	"Predict what node noise does to a collective at scale: every rank follows the LogGP model\n"
+	"(a message of k bytes: o busy on the sender, L + (k-1)G on the wire, o busy on the\n"
+	"receiver; sends of one rank at least g apart), and detours delay a rank only while it is\n"
+	"busy (compute, send and receive overhead), never while it waits. Each rank count is\n"
+	"simulated without and with the noise; the table shows both and their ratio.\n"
+	"\n"
+	"  --ranks LIST        rank counts: 1024,4096 or ranges of powers of two, 2^10-2^21 or\n"
+	"                      1024-2097152 (1 to 2^30)\n"
+	"  --collective C      barrier, bcast, reduce, allreduce, allgather, alltoall\n"
+	"  --algorithm A       barrier: dissemination; bcast, reduce: binomial (root 0);\n"
+	"                      allreduce: recursive-doubling; allgather, alltoall: bruck (default)\n"
+	"                      or ring (O(P^2) messages, at most 16384 ranks)\n"
+	"  --bytes B           message size; per-rank block for allgather/alltoall (default 8;\n"
+	"                      barrier messages are empty)\n"
+	"  --noise SPEC        periodic detours: freq=10Hz|1kHz|1000, period=250us|2.5us|1ms|800\n"
+	"                      (the detour's length; a bare number is ns)\n"
+	"  --signature FILES   node signatures from `noisetool detour|ftq --json` (periodic\n"
+	"                      components and rare long detours) or --trace (replayed in a loop);\n"
+	"                      rank r follows model r mod n (one model per file and CPU)\n"
+	"  --sync              every rank's detours at the same times (a --noise run starts just\n"
+	"                      as a detour ends)\n"
+	"  --unsync            each rank at its own seeded random phase / offset\n"
+	"  --seed S            seed of every random draw (default 1)\n"
+	"  --iterations N      bulk-synchronous loop: N times compute, then the collective\n"
+	"                      (default 1)\n"
+	"  --compute-us C      compute per iteration on every rank, in us (default 0)\n"
+	"  --loggp L,o,g,G     network in ns, G in ns per byte (default measured here:\n"
+	"                      22,78,71,0.123)\n"
+	"  --json FILE         also write the results as JSON (doc/simulate.md); - = stdout only\n"
+	"  --calibrate         measure L, o, g, G with a 2-rank MPI ping-pong (mpiexec -n 2\n"
+	"                      -bind-to core) and print the --loggp line\n"
+	"  -h, --help          this text\n"
+	"\n"
+	"Events are message sends + receives + compute phases of one simulated run; events/s\n"
+	"counts both runs (noise-free and noisy) per second of wall time.\n"
+	"\n"
+	"Exit status: 0 done, 1 a signature file is unreadable or an output failed, 2 bad\n"
+	"arguments (including a malformed signature file).\n";
+
+static int calibrate(const char *cmd)
+{
+#ifdef NT_LOGGP_PINGPONG
+	const char *candidates[] = { NT_LOGGP_PINGPONG, NT_LOGGP_PINGPONG_INSTALLED };
+	const char *prog = NULL;
+	for (size_t i = 0; i < 2 && !prog; i++)
+		if (access(candidates[i], X_OK) == 0)
+			prog = candidates[i];
+	if (!prog) {
+		fprintf(stderr, "%s: the ping-pong program is missing (%s)\n", cmd,
+			NT_LOGGP_PINGPONG_INSTALLED);
+		return NT_EXIT_FAIL;
+	}
+	char *argv[] = { "mpiexec", "-n", "2", "-bind-to", "core", (char *)prog, NULL };
+	pid_t pid;
+	int rc = posix_spawnp(&pid, "mpiexec", NULL, NULL, argv, environ);
+	if (rc) {
+		fprintf(stderr, "%s: cannot run mpiexec: %s\n", cmd, strerror(rc));
+		return NT_EXIT_FAIL;
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return NT_EXIT_FAIL;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "%s: the ping-pong failed\n", cmd);
+		return NT_EXIT_FAIL;
+	}
+	return NT_EXIT_OK;
+#else
+	fprintf(stderr, "%s: --calibrate needs MPI; this noisetool was built without it\n", cmd);
+	return NT_EXIT_FAIL;
+#endif
+}
+
+struct progress_state {
+	struct progress p;
+	uint64_t ranks;
+	uint64_t t0_ns, last_ns;
+};
+
+static void on_progress(void *ctx, double fraction)
+{
+	struct progress_state *s = ctx;
+	uint64_t now = nt_clock_monotonic_ns();
+	if (now - s->last_ns < 250000000u || now - s->t0_ns < 3000000000u)
+		return;
+	s->last_ns = now;
+	fprintf(stderr, "\r%s: %llu ranks, %.0f %% ", s->p.what, (unsigned long long)s->ranks,
+		fraction * 100);
+	fflush(stderr);
+}
+
+/* Split "a,b,c" into paths (in place). Returns the count. */
+static size_t split_list(char *s, const char **out, size_t max)
+{
+	size_t n = 0;
+	for (char *tok = strtok(s, ","); tok && n < max; tok = strtok(NULL, ","))
+		out[n++] = tok;
+	return n;
+}
+
+int cmd_simulate(int argc, char **argv)
+{
+	const char *cmd = "noisetool simulate";
+	struct nt_sim_config cfg = { .bytes = 8, .loggp = NT_SIM_LOGGP_DEFAULT, .iterations = 1 };
+	uint64_t ranks[NT_SIM_MAX_RANK_COUNTS];
+	int nranks = 0;
+	bool have_coll = false, have_sync = false, sync = false;
+	const char *noise_spec = NULL, *json_path = NULL;
+	char *sig_list = NULL;
+	uint64_t seed = 1;
+	char err[512];
+
+	struct cli c;
+	cli_init(&c, cmd, argc, argv);
+	if (argc == 0)
+		cli_usage_error(&c, "missing --ranks and --collective");
+	while (cli_next(&c)) {
+		if (cli_is(&c, "--help") || cli_is(&c, "-h")) {
+			fputs(usage, stdout);
+			return NT_EXIT_OK;
+		} else if (cli_is(&c, "--calibrate")) {
+			cli_flag(&c);
+			if (argc != 1)
+				cli_usage_error(&c, "--calibrate takes no other options");
+			return calibrate(cmd);
+		} else if (cli_is(&c, "--ranks")) {
+			nranks = nt_sim_parse_ranks(cli_value(&c), ranks, NT_SIM_MAX_RANK_COUNTS, err,
+						    sizeof err);
+			if (nranks < 0)
+				cli_usage_error(&c, "--ranks %s", err);
+		} else if (cli_is(&c, "--collective")) {
+			const char *v = cli_value(&c);
+			if (nt_sim_collective_parse(v, &cfg.collective))
+				cli_usage_error(&c, "--collective: '%s' is not one of barrier, bcast, "
+						    "reduce, allreduce, allgather, alltoall", v);
+			have_coll = true;
+		} else if (cli_is(&c, "--algorithm")) {
+			const char *v = cli_value(&c);
+			if (nt_sim_algorithm_parse(v, &cfg.algorithm))
+				cli_usage_error(&c, "--algorithm: '%s' is not one of dissemination, "
+						    "binomial, recursive-doubling, ring, bruck", v);
+		} else if (cli_is(&c, "--bytes")) {
+			cfg.bytes = cli_u64(&c, 0, 1ull << 40);
+		} else if (cli_is(&c, "--noise")) {
+			noise_spec = cli_value(&c);
+		} else if (cli_is(&c, "--signature")) {
+			sig_list = strdup(cli_value(&c));
+			if (!sig_list)
+				return NT_EXIT_FAIL;
+		} else if (cli_is(&c, "--sync") || cli_is(&c, "--unsync")) {
+			cli_flag(&c);
+			if (have_sync && sync != cli_is(&c, "--sync"))
+				cli_usage_error(&c, "--sync and --unsync exclude each other");
+			sync = cli_is(&c, "--sync");
+			have_sync = true;
+		} else if (cli_is(&c, "--seed")) {
+			seed = cli_u64(&c, 0, UINT64_MAX);
+		} else if (cli_is(&c, "--iterations")) {
+			cfg.iterations = cli_u64(&c, 1, 1000000000);
+		} else if (cli_is(&c, "--compute-us")) {
+			cfg.compute_ns = (uint64_t)llround(cli_double(&c, 0, 3.6e9) * 1000.0);
+		} else if (cli_is(&c, "--loggp")) {
+			if (nt_sim_parse_loggp(cli_value(&c), &cfg.loggp, err, sizeof err))
+				cli_usage_error(&c, "--loggp %s", err);
+		} else if (cli_is(&c, "--json")) {
+			json_path = cli_value(&c);
+		} else {
+			cli_unknown(&c);
+		}
+	}
+	if (nranks <= 0)
+		cli_usage_error(&c, "missing --ranks");
+	if (!have_coll)
+		cli_usage_error(&c, "missing --collective");
+	if (!noise_spec == !sig_list)
+		cli_usage_error(&c, "give one of --noise and --signature");
+	if (!have_sync)
+		cli_usage_error(&c, "give one of --sync and --unsync");
+	for (int i = 0; i < nranks; i++)
+		if (nt_sim_check(&cfg, ranks[i], err, sizeof err))
+			cli_usage_error(&c, "%s", err);
+
+	struct nt_sim_report rep = { .cfg = &cfg, .sync = sync, .seed = seed };
+	struct nt_sim_noise *noise = NULL;
+	const char *sigs[MAX_SIGNATURES];
+	if (nt_sim_noise_new(&noise)) {
+		fprintf(stderr, "%s: out of memory\n", cmd);
+		return NT_EXIT_FAIL;
+	}
+	int status = NT_EXIT_OK;
+	if (noise_spec) {
+		if (nt_sim_parse_noise(noise_spec, &rep.freq_hz, &rep.period_ns, err, sizeof err))
+			cli_usage_error(&c, "--noise %s", err);
+		uint64_t period = (uint64_t)llround(1e9 / rep.freq_hz);
+		int m = nt_sim_noise_add_model(noise);
+		/* Synchronized: the run starts just as every rank's detour ends. */
+		if (m < 0 || nt_sim_noise_add_comb(noise, m, rep.freq_hz, rep.period_ns,
+						   period - rep.period_ns) != 0)
+			cli_usage_error(&c, "--noise '%s': the detour must be shorter than the period",
+					noise_spec);
+	} else {
+		rep.nsignatures = split_list(sig_list, sigs, MAX_SIGNATURES);
+		rep.signatures = sigs;
+		if (rep.nsignatures == 0)
+			cli_usage_error(&c, "--signature needs a file name");
+		for (size_t i = 0; i < rep.nsignatures; i++) {
+			int rc = nt_sim_noise_load(noise, sigs[i], err, sizeof err);
+			if (rc == -EINVAL) {
+				fprintf(stderr, "%s: %s: %s\n", cmd, sigs[i], err);
+				status = NT_EXIT_USAGE;
+			} else if (rc < 0) {
+				fprintf(stderr, "%s: cannot read '%s': %s\n", cmd, sigs[i], strerror(-rc));
+				status = NT_EXIT_FAIL;
+			}
+			if (rc < 0)
+				goto out;
+		}
+	}
+	nt_sim_noise_set_sync(noise, sync, seed);
+	cfg.noise = noise;
+
+	struct nt_outfile json;
+	if (json_path) {
+		int rc = nt_outfile_open(&json, json_path, false);
+		if (rc) {
+			fprintf(stderr, "%s: cannot write '%s': %s\n", cmd, json_path, strerror(-rc));
+			status = NT_EXIT_FAIL;
+			goto out;
+		}
+	}
+	struct nt_sim_result *res = calloc((size_t)nranks, sizeof *res);
+	if (!res) {
+		status = NT_EXIT_FAIL;
+		goto out_json;
+	}
+	struct progress_state ps = { .t0_ns = nt_clock_monotonic_ns() };
+	progress_init(&ps.p, cmd, 1e9, 0); /* enabled on a terminal; shown after 3 s */
+	if (ps.p.enabled) {
+		cfg.progress = on_progress;
+		cfg.progress_ctx = &ps;
+	}
+	for (int i = 0; i < nranks; i++) {
+		ps.ranks = ranks[i];
+		int rc = nt_sim_run(&cfg, ranks[i], &res[i]);
+		if (rc) {
+			progress_done(&ps.p);
+			fprintf(stderr, "%s: %llu ranks: %s\n", cmd, (unsigned long long)ranks[i],
+				rc == -ENOMEM ? "out of memory (24 bytes per rank)" : strerror(-rc));
+			status = NT_EXIT_FAIL;
+			goto out_res;
+		}
+	}
+	if (ps.p.enabled && nt_clock_monotonic_ns() - ps.t0_ns >= 3000000000u)
+		progress_done(&ps.p);
+	rep.results = res;
+	rep.nresults = (size_t)nranks;
+	if (!json_path || strcmp(json_path, "-") != 0) {
+		if (nt_sim_write_text(stdout, &rep) != 0 || fflush(stdout) != 0) {
+			fprintf(stderr, "%s: writing the table failed\n", cmd);
+			status = NT_EXIT_FAIL;
+		}
+	}
+	if (json_path) {
+		if (nt_sim_write_json(json.f, &rep) != 0 || nt_outfile_commit(&json) != 0) {
+			fprintf(stderr, "%s: writing '%s' failed\n", cmd, json_path);
+			status = NT_EXIT_FAIL;
+		}
+		json_path = NULL;
+	}
+out_res:
+	free(res);
+out_json:
+	if (json_path)
+		nt_outfile_abort(&json);
+out:
+	nt_sim_noise_free(noise);
+	free(sig_list);
+	return status;
+}
