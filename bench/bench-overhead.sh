@@ -39,9 +39,12 @@ run() {
 	local pad
 	pad=$(printf "%*s" $((1024 + base - size)) "" | tr ' ' x)
 	timeout 300 mpiexec -n 2 -bind-to core "${args[@]}" -genv NOISETOOL_BENCH_PAD "$pad" \
+		-genv NOISETOOL_OUT "$logs" \
 		"$PROG" "$BATCHES" 2>/dev/null | awk '/median_per_call_ns/ { print $2 }'
 }
 
+logs=$(mktemp -d) # every mode gets it (equal environments); the logs are not kept
+trap 'rm -rf "$logs"' EXIT
 declare -A med
 printf "bench-overhead: %d pairs, %d batches of 100 calls per run, 2 ranks, -bind-to core\n\n" \
 	"$PAIRS" "$BATCHES"
