@@ -67,7 +67,7 @@ int nt_poller_create(struct nt_poller **out, const struct nt_poller_config *cfg)
 	    (c->policy == NT_POLICY_TIMED && c->timed_ns == 0) ||
 	    (c->policy == NT_POLICY_ADAPTIVE &&
 	     (!(c->free_share > 0) || !(c->contended_share > c->free_share) || c->measure_ns == 0 ||
-	      c->reprobe_ns == 0 || c->trial_ns == 0)))
+	      c->reprobe_ns == 0 || c->trial_ns == 0 || !(c->sleep_win > 0 && c->sleep_win <= 2))))
 		return -EINVAL;
 	struct nt_poller *p = calloc(1, sizeof *p);
 	if (!p)

@@ -21,6 +21,8 @@
  * about sleeping, and a 50 ms trial (12 ticks) chose right about half the time. */
 #define TRIAL_NS 200000000
 #define TRIAL_MIN_NS 20000000
+/* Sleeping wins a trial when its cycles are at most 5 % longer (adapt.c). */
+#define SLEEP_WIN 1.05
 
 int nt_wait_mode_;
 __thread __attribute__((tls_model("initial-exec"))) uint64_t nt_wait_spin_until_cyc_;
@@ -35,6 +37,7 @@ int nt_mpiwait_start(enum nt_wait_mode mode)
 	cfg.timer_slack_ns = NAP_SLACK_NS;
 	cfg.trial_ns = TRIAL_NS;
 	cfg.trial_min_ns = TRIAL_MIN_NS;
+	cfg.sleep_win = SLEEP_WIN;
 	int rc = nt_poller_create(&poller, &cfg);
 	if (rc)
 		return rc;

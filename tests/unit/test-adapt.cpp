@@ -135,13 +135,23 @@ TEST_CASE("adaptive: on a shared CPU it keeps the mode whose cycles are shorter"
 			CHECK(d.mode() == NT_MODE_SLEEP);
 		}
 	}
-	SECTION("cycles within 5 % (SOR beside a hog): sleeping wins, it hands the CPU over")
+	SECTION("cycles within 5 % (SOR beside a hog): with MPI waits' sleep_win sleeping wins")
 	{
+		d.cfg.sleep_win = 1.05;
+		nt_adapt_init(&d.a, &d.cfg, d.now);
+		d.spin(20, 0.5);
 		d.events(25, NT_MODE_SPIN, 300);
 		REQUIRE(d.mode() == NT_MODE_SLEEP);
 		d.events(50, NT_MODE_SLEEP, 312); // 4 % longer
 		CHECK(d.mode() == NT_MODE_SLEEP);
 		CHECK(d.a.chosen == NT_MODE_SLEEP);
+	}
+	SECTION("cycles within 5 %, the default sleep_win: spinning stays")
+	{
+		d.events(25, NT_MODE_SPIN, 300);
+		REQUIRE(d.mode() == NT_MODE_SLEEP);
+		d.events(50, NT_MODE_SLEEP, 290); // 3 % shorter: not enough
+		CHECK(d.mode() == NT_MODE_SPIN);
 	}
 	SECTION("sleeping 8 % worse: spinning stays")
 	{

@@ -69,11 +69,15 @@ struct nt_poller_config {
 	uint64_t trial_min_ns;      /* a clearly worse trial ends after 8 cycles and at least
 				     * this long (default 0; MPI waits, whose cycles hold compute
 				     * and whole scheduler ticks, use 20 ms) */
+	double sleep_win;           /* a trial of sleeping wins when its mean cycle is under this
+				     * times spinning's (0.9: 10 % better, as any switch; MPI
+				     * waits, which care for throughput, use 1.05: sleeping hands
+				     * the CPU over and the scheduler then favours the sleeper) */
 };
 
 #define NT_POLLER_CONFIG_DEFAULT                                                               \
 	{ NT_POLL_EPOLL, NT_POLICY_ADAPTIVE, 1000, 50000, 0, 0.05, 0.02, 10000000, 200000000,     \
-	  50000000, 1000000000, 0 }
+	  50000000, 1000000000, 0, 0.9 }
 
 /* What adaptive is doing now. */
 enum nt_poll_mode {
