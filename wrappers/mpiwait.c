@@ -111,13 +111,14 @@ bool nt_mpiwait_coll_blocking(MPI_Comm comm, uint64_t t0_cyc)
 /* Give the CPU away between two tests, while the adaptive choice is to sleep. Ranks sharing a
  * core hand it to each other best by yielding (4 ranks on 2 cores: 144 us per 8-byte allreduce
  * here, against 470 us with 10 us naps); but beside a task that does not yield, a yield often
- * lasts a whole slice (4-8 ms here). So the mean yield (a moving average over the last few)
- * decides: over 200 us, nap instead, and try a yield again after 50 ms, twice as long after
- * each try that keeps the mean high, up to 3.2 s. One 4-8 ms yield every 50 ms had cost SOR
- * with a hog beside the loaded rank 8 % of its time; with a hog about half the yields are
- * short, so one short yield proves nothing. A trial of sleeping (while spinning is the choice)
- * never yields when yields are long: a lost slice at its start made it look worse than it was,
- * and adaptive waits never chose to sleep there. */
+ * lasts a whole slice (4-8 ms here). So a long yield that leaves the mean yield (a moving
+ * average over the last few) over 200 us starts naps, for 50 ms, twice as long after each
+ * further such yield, up to 3.2 s; short yields bring the mean down again (4 ranks on 2 cores
+ * see a long yield now and then, which must not turn into seconds of naps). One 4-8 ms yield
+ * every 50 ms had cost SOR with a hog beside the loaded rank 8 % of its time; with a hog about
+ * half the yields are short. A trial of sleeping (while spinning is the choice) never yields
+ * when yields are long: a lost slice at its start made it look worse than it was, and adaptive
+ * waits never chose to sleep there. */
 #define LONG_YIELD_NS 200000.0
 #define NAPS_MIN_NS 50000000
 #define NAPS_MAX_NS 3200000000u
@@ -145,14 +146,15 @@ static void between_tests(void)
 	}
 	sched_yield();
 	uint64_t t1 = nt_clock_monotonic_ns();
+	bool long_yield = t1 - t0 > LONG_YIELD_NS;
 	yield_mean_ns += ((double)(t1 - t0) - yield_mean_ns) / 4;
 	yields++;
-	long_yields += t1 - t0 > LONG_YIELD_NS;
-	if (yield_mean_ns > LONG_YIELD_NS) {
+	long_yields += long_yield;
+	if (long_yield && yield_mean_ns > LONG_YIELD_NS) {
 		naps_until_ns = t1 + naps_for_ns;
 		if (yields_long && naps_for_ns < NAPS_MAX_NS)
 			naps_for_ns *= 2;
-	} else {
+	} else if (yield_mean_ns <= LONG_YIELD_NS) {
 		naps_for_ns = NAPS_MIN_NS;
 	}
 }

@@ -66,9 +66,10 @@ struct nt_poller_config {
 	uint64_t trial_ns;          /* on a shared CPU, try the other mode for up to this (50 ms) */
 	uint64_t dwell_ns;          /* and keep a choice at least this long (1 s; doubled while
 				     * trials confirm it, up to 16 s) */
-	uint64_t trial_min_ns;      /* a clearly worse trial ends after 8 cycles and at least
-				     * this long (default 0; MPI waits, whose cycles hold compute
-				     * and whole scheduler ticks, use 20 ms) */
+	uint64_t trial_min_ns;      /* a clearly worse trial of sleeping ends after 8 cycles and
+				     * at least this long, and the first look at spinning on a newly shared
+				     * CPU lasts this long (default 0: half a trial; MPI waits,
+				     * whose cycles hold compute and whole ticks, use 20 ms) */
 	double sleep_win;           /* a trial of sleeping wins when its mean cycle is under this
 				     * times spinning's (0.9: 10 % better, as any switch; MPI
 				     * waits, which care for throughput, use 1.05: sleeping hands
