@@ -2,7 +2,6 @@
  * and rare long detours per CPU) or a TSV trace, turned into node models of an nt_sim_noise. */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,19 +10,10 @@
 #include <noisetool/sim.h>
 
 #include "jsonread.h"
+#include "util.h"
 
 #define MAX_FILE_BYTES (64u << 20)
 
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errsz, const char *fmt, ...)
-{
-	if (err && errsz) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errsz, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
 
 /* A number member >= min, or a failure naming where. */
 static int get_num(const struct nt_jvalue *obj, const char *key, double min, const char *where,
@@ -31,9 +21,9 @@ static int get_num(const struct nt_jvalue *obj, const char *key, double min, con
 {
 	const struct nt_jvalue *v = nt_jvalue_get(obj, key);
 	if (!v || v->type != NT_JNUMBER)
-		return fail(err, errsz, "%s: \"%s\" is missing or not a number", where, key);
+		return nt_err_invalid(err, errsz, "%s: \"%s\" is missing or not a number", where, key);
 	if (!(v->number >= min) || v->number > 1e18)
-		return fail(err, errsz, "%s: \"%s\" is out of range (%g)", where, key, v->number);
+		return nt_err_invalid(err, errsz, "%s: \"%s\" is out of range (%g)", where, key, v->number);
 	*out = v->number;
 	return 0;
 }
@@ -45,7 +35,7 @@ static int load_cpu(struct nt_sim_noise *n, const struct nt_jvalue *cpu, size_t 
 	char where[96];
 	snprintf(where, sizeof where, "cpus[%zu]", idx);
 	if (cpu->type != NT_JOBJECT)
-		return fail(err, errsz, "%s is not an object", where);
+		return nt_err_invalid(err, errsz, "%s is not an object", where);
 	double elapsed;
 	int rc = get_num(cpu, "elapsed_ns", 1, where, &elapsed, err, errsz);
 	if (rc)
@@ -55,7 +45,7 @@ static int load_cpu(struct nt_sim_noise *n, const struct nt_jvalue *cpu, size_t 
 		return model;
 	const struct nt_jvalue *per = nt_jvalue_get(cpu, "periodic");
 	if (!per || per->type != NT_JARRAY)
-		return fail(err, errsz, "%s: \"periodic\" is missing or not an array", where);
+		return nt_err_invalid(err, errsz, "%s: \"periodic\" is missing or not an array", where);
 	for (size_t i = 0; i < per->n; i++) {
 		char w[128];
 		snprintf(w, sizeof w, "%s.periodic[%zu]", where, i);
@@ -73,14 +63,14 @@ static int load_cpu(struct nt_sim_noise *n, const struct nt_jvalue *cpu, size_t 
 			phase = 0;
 		rc = nt_sim_noise_add_comb(n, model, f, dur, phase);
 		if (rc == -EINVAL)
-			return fail(err, errsz, "%s: a %g ns detour at %g Hz is not shorter than its "
+			return nt_err_invalid(err, errsz, "%s: a %g ns detour at %g Hz is not shorter than its "
 				    "period, or the CPU's noise adds up to 100 %%", w, typ, f);
 		if (rc)
 			return rc;
 	}
 	const struct nt_jvalue *rare = nt_jvalue_get(cpu, "rare_long");
 	if (!rare || rare->type != NT_JOBJECT)
-		return fail(err, errsz, "%s: \"rare_long\" is missing or not an object", where);
+		return nt_err_invalid(err, errsz, "%s: \"rare_long\" is missing or not an object", where);
 	snprintf(where, sizeof where, "cpus[%zu].rare_long", idx);
 	double count, threshold;
 	if ((rc = get_num(rare, "count", 0, where, &count, err, errsz)) ||
@@ -88,7 +78,7 @@ static int load_cpu(struct nt_sim_noise *n, const struct nt_jvalue *cpu, size_t 
 		return rc;
 	const struct nt_jvalue *longest = nt_jvalue_get(rare, "longest");
 	if (!longest || longest->type != NT_JARRAY)
-		return fail(err, errsz, "%s: \"longest\" is missing or not an array", where);
+		return nt_err_invalid(err, errsz, "%s: \"longest\" is missing or not an array", where);
 	if (count < 1)
 		return 0;
 	size_t nd = longest->n ? longest->n : 1;
@@ -108,7 +98,7 @@ static int load_cpu(struct nt_sim_noise *n, const struct nt_jvalue *cpu, size_t 
 	if (longest->n == 0) { /* only the count: take the threshold as their length */
 		if (threshold < 1) {
 			free(dur);
-			return fail(err, errsz, "%s: a count but neither detours nor a threshold",
+			return nt_err_invalid(err, errsz, "%s: a count but neither detours nor a threshold",
 				    where);
 		}
 		dur[0] = (uint64_t)llround(threshold);
@@ -116,7 +106,7 @@ static int load_cpu(struct nt_sim_noise *n, const struct nt_jvalue *cpu, size_t 
 	rc = nt_sim_noise_add_rare(n, model, count / (elapsed * 1e-9), dur, nd);
 	free(dur);
 	if (rc == -EINVAL)
-		return fail(err, errsz, "%s: %g detours in %g ns leave no time for work", where,
+		return nt_err_invalid(err, errsz, "%s: %g detours in %g ns leave no time for work", where,
 			    count, elapsed);
 	return rc;
 }
@@ -132,9 +122,9 @@ static int load_json(struct nt_sim_noise *n, const char *text, size_t len, char 
 	const struct nt_jvalue *cpus = nt_jvalue_get(&doc, "cpus");
 	if (doc.type != NT_JOBJECT || !schema || schema->type != NT_JSTRING ||
 	    strcmp(schema->string, "noisetool-noise/1") != 0)
-		rc = fail(err, errsz, "not a noise signature (\"schema\": \"noisetool-noise/1\")");
+		rc = nt_err_invalid(err, errsz, "not a noise signature (\"schema\": \"noisetool-noise/1\")");
 	else if (!cpus || cpus->type != NT_JARRAY || cpus->n == 0)
-		rc = fail(err, errsz, "\"cpus\" is missing, not an array or empty");
+		rc = nt_err_invalid(err, errsz, "\"cpus\" is missing, not an array or empty");
 	size_t before = nt_sim_noise_models(n);
 	for (size_t i = 0; rc == 0 && i < cpus->n; i++)
 		rc = load_cpu(n, &cpus->items[i], i, err, errsz);
@@ -149,18 +139,18 @@ static int load_tsv(struct nt_sim_noise *n, FILE *f, char *err, size_t errsz)
 	char why[200] = "";
 	int rc = nt_trace_read(f, &d, &nd, why, sizeof why);
 	if (rc == -EINVAL)
-		return fail(err, errsz, "%s", why[0] ? why : "not a start_ns<TAB>duration_ns trace");
+		return nt_err_invalid(err, errsz, "%s", why[0] ? why : "not a start_ns<TAB>duration_ns trace");
 	if (rc)
 		return rc;
 	if (nd == 0) {
 		free(d);
-		return fail(err, errsz, "no detours in the trace");
+		return nt_err_invalid(err, errsz, "no detours in the trace");
 	}
 	int model = nt_sim_noise_add_model(n);
 	rc = model < 0 ? model : nt_sim_noise_add_trace(n, model, d, nd);
 	free(d);
 	if (rc == -EINVAL)
-		return fail(err, errsz, "the trace's detours leave no time for work");
+		return nt_err_invalid(err, errsz, "the trace's detours leave no time for work");
 	return rc ? rc : 1;
 }
 
@@ -192,12 +182,12 @@ int nt_sim_noise_load(struct nt_sim_noise *n, const char *path, char *err, size_
 		if (ferror(f))
 			rc = -EIO;
 		else if (len == MAX_FILE_BYTES)
-			rc = fail(err, errsz, "larger than %u MiB", MAX_FILE_BYTES >> 20);
+			rc = nt_err_invalid(err, errsz, "larger than %u MiB", MAX_FILE_BYTES >> 20);
 		else
 			rc = load_json(n, buf, len, err, errsz);
 		free(buf);
 	} else if (c == EOF) {
-		rc = ferror(f) ? -EIO : fail(err, errsz, "empty file");
+		rc = ferror(f) ? -EIO : nt_err_invalid(err, errsz, "empty file");
 	} else {
 		rewind(f);
 		rc = load_tsv(n, f, err, errsz);

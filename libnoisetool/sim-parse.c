@@ -3,7 +3,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,16 +11,6 @@
 
 #include "util.h"
 
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errsz, const char *fmt, ...)
-{
-	if (err && errsz) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errsz, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
 
 static const char *const coll_names[] = {
 	[NT_SIM_BARRIER] = "barrier", [NT_SIM_BCAST] = "bcast",
@@ -108,7 +97,7 @@ int nt_sim_parse_ranks(const char *s, uint64_t *out, size_t max, char *err, size
 	if (!s || !out || max == 0)
 		return -EINVAL;
 	if (!*s)
-		return fail(err, errsz, "empty rank list");
+		return nt_err_invalid(err, errsz, "empty rank list");
 	size_t n = 0;
 	const char *p = s;
 	while (*p) {
@@ -119,19 +108,19 @@ int nt_sim_parse_ranks(const char *s, uint64_t *out, size_t max, char *err, size
 		if (dash) {
 			if (parse_count(p, (size_t)(dash - p), &a) ||
 			    parse_count(dash + 1, len - (size_t)(dash - p) - 1, &b))
-				return fail(err, errsz, "'%.*s': expected a count like 4096 or 2^12, or a "
+				return nt_err_invalid(err, errsz, "'%.*s': expected a count like 4096 or 2^12, or a "
 					    "range like 2^10-2^21", (int)len, p);
 			if (b < a)
-				return fail(err, errsz, "'%.*s': the range ends before it starts",
+				return nt_err_invalid(err, errsz, "'%.*s': the range ends before it starts",
 					    (int)len, p);
 		} else if (parse_count(p, len, &a)) {
-			return fail(err, errsz, "'%.*s': expected a count like 4096 or 2^12, or a "
+			return nt_err_invalid(err, errsz, "'%.*s': expected a count like 4096 or 2^12, or a "
 				    "range like 2^10-2^21", (int)len, p);
 		} else {
 			b = a;
 		}
 		if (a < 1 || b > NT_SIM_MAX_RANKS)
-			return fail(err, errsz, "'%.*s': rank counts are 1 to 2^30", (int)len, p);
+			return nt_err_invalid(err, errsz, "'%.*s': rank counts are 1 to 2^30", (int)len, p);
 		size_t before = n;
 		if (!dash) {
 			if (n >= max)
@@ -146,12 +135,12 @@ int nt_sim_parse_ranks(const char *s, uint64_t *out, size_t max, char *err, size
 			out[n++] = v;
 		}
 		if (n == before)
-			return fail(err, errsz, "'%.*s': no power of two in the range", (int)len, p);
+			return nt_err_invalid(err, errsz, "'%.*s': no power of two in the range", (int)len, p);
 		p += len;
 		if (comma) {
 			p++;
 			if (!*p)
-				return fail(err, errsz, "'%s': ends with a comma", s);
+				return nt_err_invalid(err, errsz, "'%s': ends with a comma", s);
 		}
 	}
 	qsort(out, n, sizeof *out, cmp_u64);
@@ -161,7 +150,7 @@ int nt_sim_parse_ranks(const char *s, uint64_t *out, size_t max, char *err, size
 			out[u++] = out[i];
 	return (int)u;
 too_many:
-	return fail(err, errsz, "'%s': more than %zu rank counts", s, max);
+	return nt_err_invalid(err, errsz, "'%s': more than %zu rank counts", s, max);
 }
 
 /* "1kHz", "10Hz", "1000" (Hz) -> Hz. */
@@ -204,34 +193,34 @@ int nt_sim_parse_noise(const char *s, double *freq_hz, uint64_t *period_ns, char
 		size_t len = comma ? (size_t)(comma - p) : strlen(p);
 		const char *eq = memchr(p, '=', len);
 		if (!eq)
-			return fail(err, errsz, "'%.*s': expected key=value (keys: freq, period)",
+			return nt_err_invalid(err, errsz, "'%.*s': expected key=value (keys: freq, period)",
 				    (int)len, p);
 		size_t klen = (size_t)(eq - p), vlen = len - klen - 1;
 		if (klen == 4 && strncmp(p, "freq", 4) == 0) {
 			if (parse_freq(eq + 1, vlen, freq_hz))
-				return fail(err, errsz, "'%.*s': expected a frequency like 10Hz, 1kHz "
+				return nt_err_invalid(err, errsz, "'%.*s': expected a frequency like 10Hz, 1kHz "
 					    "or 1000", (int)len, p);
 			have_f = true;
 		} else if (klen == 6 && strncmp(p, "period", 6) == 0) {
 			if (nt_parse_duration_ns(eq + 1, vlen, 1, period_ns) || *period_ns == 0)
-				return fail(err, errsz, "'%.*s': expected a positive duration like "
+				return nt_err_invalid(err, errsz, "'%.*s': expected a positive duration like "
 					    "250us, 2.5us, 1ms or 800 (ns)", (int)len, p);
 			have_p = true;
 		} else {
-			return fail(err, errsz, "'%.*s': unknown key (keys: freq, period)", (int)len,
+			return nt_err_invalid(err, errsz, "'%.*s': unknown key (keys: freq, period)", (int)len,
 				    p);
 		}
 		p += len;
 		if (comma) {
 			p++;
 			if (!*p)
-				return fail(err, errsz, "'%s': ends with a comma", s);
+				return nt_err_invalid(err, errsz, "'%s': ends with a comma", s);
 		}
 	}
 	if (!have_f || !have_p)
-		return fail(err, errsz, "'%s': needs freq= and period=", s);
+		return nt_err_invalid(err, errsz, "'%s': needs freq= and period=", s);
 	if ((double)*period_ns >= 1e9 / *freq_hz)
-		return fail(err, errsz, "'%s': the period (the detour's length) must be shorter "
+		return nt_err_invalid(err, errsz, "'%s': the period (the detour's length) must be shorter "
 			    "than 1/freq", s);
 	return 0;
 }
@@ -259,6 +248,6 @@ int nt_sim_parse_loggp(const char *s, struct nt_sim_loggp *out, char *err, size_
 	*out = (struct nt_sim_loggp){ v[0], v[1], v[2], v[3] };
 	return 0;
 bad:
-	return fail(err, errsz, "'%s': expected L,o,g,G in ns (G in ns per byte), e.g. "
+	return nt_err_invalid(err, errsz, "'%s': expected L,o,g,G in ns (G in ns per byte), e.g. "
 		    "22,78,71,0.123", s);
 }

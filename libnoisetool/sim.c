@@ -2,13 +2,14 @@
  * round over three flat per-rank arrays (no event queue, no per-message allocation). */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <noisetool/clock.h>
 #include <noisetool/sim.h>
+
+#include "util.h"
 
 /* One simulated run. Per rank: t (when it is free next), aux (a send's end or a message's
  * arrival, per algorithm) and next_send (the earliest start of its next send: g). */
@@ -211,19 +212,6 @@ static double rounds_per_iteration(enum nt_sim_collective c, enum nt_sim_algorit
 	return lg;
 }
 
-static int check_fail(char *err, size_t errsz, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int check_fail(char *err, size_t errsz, const char *fmt, ...)
-{
-	if (err && errsz) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errsz, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
-
 enum nt_sim_algorithm nt_sim_default_algorithm(enum nt_sim_collective c)
 {
 	switch (c) {
@@ -264,27 +252,27 @@ int nt_sim_check(const struct nt_sim_config *cfg, uint64_t ranks, char *err, siz
 		ok = a == NT_SIM_RING || a == NT_SIM_BRUCK;
 		break;
 	default:
-		return check_fail(err, errsz, "unknown collective");
+		return nt_err_invalid(err, errsz, "unknown collective");
 	}
 	if (!ok)
-		return check_fail(err, errsz, "%s has no algorithm '%s' (it has: %s)",
+		return nt_err_invalid(err, errsz, "%s has no algorithm '%s' (it has: %s)",
 				  nt_sim_collective_name(c), nt_sim_algorithm_name(a),
 				  c == NT_SIM_BARRIER ? "dissemination"
 				  : c == NT_SIM_BCAST || c == NT_SIM_REDUCE ? "binomial"
 				  : c == NT_SIM_ALLREDUCE ? "recursive-doubling" : "ring, bruck");
 	if (ranks < 1 || ranks > NT_SIM_MAX_RANKS)
-		return check_fail(err, errsz, "%llu ranks: the simulator takes 1 to 2^30",
+		return nt_err_invalid(err, errsz, "%llu ranks: the simulator takes 1 to 2^30",
 				  (unsigned long long)ranks);
 	if (a == NT_SIM_RING && ranks > NT_SIM_RING_MAX_RANKS)
-		return check_fail(err, errsz, "the ring algorithm sends O(P^2) messages: at most %u "
+		return nt_err_invalid(err, errsz, "the ring algorithm sends O(P^2) messages: at most %u "
 				  "ranks (use bruck)", NT_SIM_RING_MAX_RANKS);
 	const struct nt_sim_loggp *p = &cfg->loggp;
 	double v[4] = { p->L_ns, p->o_ns, p->g_ns, p->G_ns_per_byte };
 	for (int i = 0; i < 4; i++)
 		if (!(v[i] >= 0) || v[i] > 1e12)
-			return check_fail(err, errsz, "LogGP parameters must be finite and >= 0");
+			return nt_err_invalid(err, errsz, "LogGP parameters must be finite and >= 0");
 	if (cfg->iterations < 1)
-		return check_fail(err, errsz, "at least one iteration");
+		return nt_err_invalid(err, errsz, "at least one iteration");
 	return 0;
 }
 

@@ -1,6 +1,8 @@
 /* Small private helpers shared by the core. */
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,4 +73,15 @@ int nt_parse_duration_ns(const char *s, size_t len, double bare_ns, uint64_t *ou
 		return -EINVAL;
 	*out_ns = (uint64_t)(v * scale + 0.5);
 	return 0;
+}
+
+int nt_err_invalid(char *err, size_t errsz, const char *fmt, ...)
+{
+	if (err && errsz) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errsz, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
 }

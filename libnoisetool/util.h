@@ -20,4 +20,9 @@ struct nt_log_site;
  * load it from different places), offset. 0 when they are the same site. */
 int nt_site_identity_cmp(const struct nt_log_site *a, const struct nt_log_site *b);
 
+/* Write the message into err (when err and errsz) and return -EINVAL: a parser's one-line
+ * reason for refusing its input. */
+__attribute__((format(printf, 3, 4))) int nt_err_invalid(char *err, size_t errsz,
+							 const char *fmt, ...);
+
 #endif /* LIBNOISETOOL_UTIL_H */
