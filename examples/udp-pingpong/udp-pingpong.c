@@ -430,6 +430,56 @@ static int parse_list(const char *opt, const char *v, long *out, int max, long m
 	return n;
 }
 
+/* Adaptive against the best fixed policy of the same round, as ratios taken round by round:
+ * the rounds run minutes apart, and this VM's speed drifts between them by as much as 10 %
+ * (a run's busy p99 ranged 54-103 us over the rounds of one cell), so medians of absolute
+ * values compare different machines; a round's policies ran seconds apart. Prints the medians
+ * over the rounds of adaptive's mean and p99 over the best fixed policy's, and of its mean
+ * over busy's. */
+static void print_ratios(const enum nt_poll_policy *pols, int npol, struct cell runs[][MAX_REPEAT],
+			 bool ok[][MAX_REPEAT], int repeat)
+{
+	int ad = -1, busy = -1;
+	for (int pi = 0; pi < npol; pi++) {
+		if (pols[pi] == NT_POLICY_ADAPTIVE)
+			ad = pi;
+		if (pols[pi] == NT_POLICY_BUSY)
+			busy = pi;
+	}
+	if (ad < 0 || npol < 2)
+		return;
+	double mean[MAX_REPEAT], p99[MAX_REPEAT], vs_busy[MAX_REPEAT];
+	int n = 0, nb = 0;
+	for (int r = 0; r < repeat; r++) {
+		double best_mean = 0, best_p99 = 0;
+		bool all = ok[ad][r];
+		for (int pi = 0; pi < npol && all; pi++) {
+			if (pi == ad)
+				continue;
+			all = ok[pi][r];
+			const struct rtt_stats *x = &runs[pi][r].rtt;
+			if (all && (best_mean == 0 || x->mean_us < best_mean))
+				best_mean = x->mean_us;
+			if (all && (best_p99 == 0 || x->p99_us < best_p99))
+				best_p99 = x->p99_us;
+		}
+		if (!all || best_mean <= 0 || best_p99 <= 0)
+			continue;
+		mean[n] = runs[ad][r].rtt.mean_us / best_mean;
+		p99[n++] = runs[ad][r].rtt.p99_us / best_p99;
+		if (busy >= 0 && runs[busy][r].rtt.mean_us > 0)
+			vs_busy[nb++] = runs[ad][r].rtt.mean_us / runs[busy][r].rtt.mean_us;
+	}
+	if (!n)
+		return;
+	printf("%-6s adaptive / best fixed, median of %d rounds: mean x%.3f, p99 x%.3f", "", n,
+	       median_of(mean, n), median_of(p99, n));
+	if (nb)
+		printf("; mean / busy x%.3f", median_of(vs_busy, nb));
+	printf("\n");
+	fflush(stdout);
+}
+
 static int matrix(int argc, char **argv)
 {
 	double seconds = 2, warmup = 0.5;
@@ -484,7 +534,8 @@ static int matrix(int argc, char **argv)
 		fprintf(csv, "size,work_us,load_pct,policy,run,mean_us,median_us,p99_us,p999_us,max_us,"
 			     "round_trips,lost,competitor_share\n");
 	printf("udp-pingpong matrix: server on CPU %d with the load, client on CPU %d, backend %s, "
-	       "%d rounds of %.1f s per cell after %.1f s of warm-up (medians of the rounds)\n",
+	       "%d rounds of %.1f s per cell after %.1f s of warm-up\n(medians of the rounds; "
+	       "adaptive's ratios to the others are taken round by round, then their median)\n",
 	       server_cpu, client_cpu, nt_poll_backend_name(backend), repeat, seconds, warmup);
 	int status = 0;
 	for (int si = 0; si < nsizes; si++) {
@@ -554,6 +605,7 @@ static int matrix(int argc, char **argv)
 					       (unsigned long long)trips, median_of(share, n));
 					fflush(stdout);
 				}
+				print_ratios(pols, npol, runs, ok, repeat);
 			}
 		}
 	}
