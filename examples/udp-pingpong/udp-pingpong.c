@@ -54,7 +54,9 @@ static const char usage[] =
 	"        server and a client for S seconds (default 2, after 0.5 s of warm-up), R times\n"
 	"        (default 3) in rounds whose policy order rotates, and prints the table: the\n"
 	"        medians over the rounds of mean, p99, p99.9 RTT and the competitor's measured CPU\n"
-	"        share (the CSV has every run).\n";
+	"        share, and under each row adaptive's mean and p99 over the best fixed policy's\n"
+	"        and its mean over busy's, as ratios taken round by round, then their median\n"
+	"        (the CSV has every run).\n";
 
 static volatile sig_atomic_t stop;
 
