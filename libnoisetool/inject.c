@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,16 +18,6 @@
 #include <noisetool/noise.h>
 
 #include "util.h"
-
-__attribute__((format(printf, 3, 4))) static void fail(char *err, size_t errsz, const char *fmt, ...)
-{
-	if (!err || !errsz)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errsz, fmt, ap);
-	va_end(ap);
-}
 
 /* "100us" -> ns. A bare number is us. Returns 0 or -EINVAL. */
 static int parse_duration(const char *s, size_t len, uint64_t *out_ns)
@@ -81,7 +70,7 @@ int nt_inject_parse(const char *spec, struct nt_inject_spec *out, char *err, siz
 			if (parse_ranks_item(p, len, out) < 0)
 				goto bad_ranks;
 		} else if (!eq) {
-			fail(err, errsz, "'%s': expected key=value (keys: period, detour, mode, ranks, seed, trace)",
+			nt_err_set(err, errsz, "'%s': expected key=value (keys: period, detour, mode, ranks, seed, trace)",
 			     item);
 			return -EINVAL;
 		} else {
@@ -103,7 +92,7 @@ int nt_inject_parse(const char *spec, struct nt_inject_spec *out, char *err, siz
 				else if (vlen == 6 && strncmp(v, "unsync", 6) == 0)
 					out->mode = NT_INJECT_UNSYNC;
 				else {
-					fail(err, errsz, "'%s': mode is sync or unsync", item);
+					nt_err_set(err, errsz, "'%s': mode is sync or unsync", item);
 					return -EINVAL;
 				}
 			} else if (klen == 4 && strncmp(p, "seed", 4) == 0) {
@@ -113,7 +102,7 @@ int nt_inject_parse(const char *spec, struct nt_inject_spec *out, char *err, siz
 				errno = 0;
 				out->seed = strtoull(buf, &end, 10);
 				if (!vlen || *end || errno || buf[0] == '-') {
-					fail(err, errsz, "'%s': seed is a whole number", item);
+					nt_err_set(err, errsz, "'%s': seed is a whole number", item);
 					return -EINVAL;
 				}
 			} else if (klen == 5 && strncmp(p, "ranks", 5) == 0) {
@@ -123,39 +112,39 @@ int nt_inject_parse(const char *spec, struct nt_inject_spec *out, char *err, siz
 					goto bad_ranks;
 			} else if (klen == 5 && strncmp(p, "trace", 5) == 0) {
 				if (vlen == 0 || vlen >= sizeof out->trace) {
-					fail(err, errsz, "'%s': trace needs a file name", item);
+					nt_err_set(err, errsz, "'%s': trace needs a file name", item);
 					return -EINVAL;
 				}
 				memcpy(out->trace, v, vlen);
 				out->trace[vlen] = 0;
 			} else {
-				fail(err, errsz, "'%s': unknown key (keys: period, detour, mode, ranks, seed, trace)",
+				nt_err_set(err, errsz, "'%s': unknown key (keys: period, detour, mode, ranks, seed, trace)",
 				     item);
 				return -EINVAL;
 			}
 		}
 		p += len + (comma ? 1 : 0);
 		if (comma && !*p) {
-			fail(err, errsz, "'%s': ends with a comma", spec);
+			nt_err_set(err, errsz, "'%s': ends with a comma", spec);
 			return -EINVAL;
 		}
 		continue;
 bad_duration:
-		fail(err, errsz, "'%s': expected a positive duration like 100us, 2.5ms or 1s", item);
+		nt_err_set(err, errsz, "'%s': expected a positive duration like 100us, 2.5ms or 1s", item);
 		return -EINVAL;
 bad_ranks:
-		fail(err, errsz, "'%s': ranks is a list of ranks and ranges like 1,3,8-11 (at most 256)",
+		nt_err_set(err, errsz, "'%s': ranks is a list of ranks and ranges like 1,3,8-11 (at most 256)",
 		     item);
 		return -EINVAL;
 	}
 	if (out->trace[0])
 		return 0;
 	if (!have_period || !have_detour) {
-		fail(err, errsz, "'%s': needs period= and detour= (or trace=FILE)", spec);
+		nt_err_set(err, errsz, "'%s': needs period= and detour= (or trace=FILE)", spec);
 		return -EINVAL;
 	}
 	if (out->detour_ns >= out->period_ns) {
-		fail(err, errsz, "'%s': the detour must be shorter than the period", spec);
+		nt_err_set(err, errsz, "'%s': the detour must be shorter than the period", spec);
 		return -EINVAL;
 	}
 	return 0;
@@ -242,20 +231,20 @@ static int load_trace(const char *path, char *err, size_t errsz)
 	FILE *f = fopen(path, "r");
 	if (!f) {
 		int e = errno;
-		fail(err, errsz, "trace '%s': %s", path, strerror(e));
+		nt_err_set(err, errsz, "trace '%s': %s", path, strerror(e));
 		return -e;
 	}
 	char why[256] = "";
 	int rc = nt_trace_read(f, &inj.trace, &inj.ntrace, why, sizeof why);
 	fclose(f);
 	if (rc < 0) {
-		fail(err, errsz, "trace '%s': %s", path, why[0] ? why : strerror(-rc));
+		nt_err_set(err, errsz, "trace '%s': %s", path, why[0] ? why : strerror(-rc));
 		return rc;
 	}
 	if (inj.ntrace == 0) {
 		free(inj.trace);
 		inj.trace = NULL;
-		fail(err, errsz, "trace '%s': no detours in it", path);
+		nt_err_set(err, errsz, "trace '%s': no detours in it", path);
 		return -EINVAL;
 	}
 	inj.trace_origin_ns = inj.trace[0].start_ns;
@@ -318,7 +307,7 @@ int nt_inject_start(const struct nt_inject_spec *s, int rank, int64_t global_min
 	return 0;
 fail_errno:;
 	int e = errno;
-	fail(err, errsz, "injector: %s", strerror(e));
+	nt_err_set(err, errsz, "injector: %s", strerror(e));
 	free(inj.trace);
 	inj.trace = NULL;
 	return -e;

@@ -1,7 +1,6 @@
 /* The .ntlog job log: encoding of rank blocks and a reader that validates everything. */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +8,8 @@
 #include <unistd.h>
 
 #include <noisetool/ntlog.h>
+
+#include "util.h"
 
 static const unsigned char file_magic[8] = { 'N', 'T', 'L', 'O', 'G', '\r', '\n', 0x1a };
 static const unsigned char rank_magic[4] = { 'N', 'T', 'R', 'K' };
@@ -243,19 +244,6 @@ static const char *rstr(struct rbuf *r)
 	return s;
 }
 
-static void set_err(char *err, size_t errsz, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errsz, const char *fmt, ...)
-{
-	if (!err || !errsz)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errsz, fmt, ap);
-	va_end(ap);
-}
-
 /* Smallest encoding of one site: two empty strings and the fixed fields. */
 enum { MIN_SITE_BYTES = 4 + 4 + 8 * 6 + 8 * NT_LOG_HIST_BINS + 4, RECORD_BYTES = 48 + 2 * 8 + 9 * 8 + 4 };
 
@@ -264,7 +252,7 @@ static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_
 {
 	size_t start = r->pos;
 	if (r->len - r->pos < RANK_HEADER_BYTES || memcmp(r->p + r->pos, rank_magic, 4) != 0) {
-		set_err(err, errsz, "rank block %u at byte %zu: missing or truncated header",
+		nt_err_set(err, errsz, "rank block %u at byte %zu: missing or truncated header",
 			expect_rank, start);
 		return -EINVAL;
 	}
@@ -274,22 +262,22 @@ static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_
 	uint32_t reserved = get32(r->p + r->pos + 20);
 	r->pos += RANK_HEADER_BYTES;
 	if (reserved != 0) {
-		set_err(err, errsz, "rank block at byte %zu: corrupt header", start);
+		nt_err_set(err, errsz, "rank block at byte %zu: corrupt header", start);
 		return -EINVAL;
 	}
 	if (rank != expect_rank) {
-		set_err(err, errsz, "rank block at byte %zu is rank %u, expected %u", start, rank,
+		nt_err_set(err, errsz, "rank block at byte %zu is rank %u, expected %u", start, rank,
 			expect_rank);
 		return -EINVAL;
 	}
 	if (plen > r->len - r->pos) {
-		set_err(err, errsz, "rank %u: block of %llu bytes runs past the end of the file "
+		nt_err_set(err, errsz, "rank %u: block of %llu bytes runs past the end of the file "
 				    "(truncated?)",
 			rank, (unsigned long long)plen);
 		return -EINVAL;
 	}
 	if (nt_crc32(0, r->p + r->pos, plen) != crc) {
-		set_err(err, errsz, "rank %u: checksum mismatch (corrupt block at byte %zu)", rank,
+		nt_err_set(err, errsz, "rank %u: checksum mismatch (corrupt block at byte %zu)", rank,
 			start);
 		return -EINVAL;
 	}
@@ -375,7 +363,7 @@ static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_
 		b.bad = true;
 	r->pool_used = b.pool_used;
 	if (b.bad) {
-		set_err(err, errsz, "rank %u: malformed block contents", rank);
+		nt_err_set(err, errsz, "rank %u: malformed block contents", rank);
 		return -EINVAL;
 	}
 	r->pos += plen;
@@ -388,28 +376,28 @@ int nt_log_decode(const unsigned char *buf, size_t len, struct nt_log *log, char
 	if (!buf || !log)
 		return -EINVAL;
 	memset(log, 0, sizeof *log);
-	set_err(err, errsz, "ok");
+	nt_err_set(err, errsz, "ok");
 	if (len < NT_LOG_HEADER_BYTES || memcmp(buf, file_magic, 8) != 0) {
-		set_err(err, errsz, "not a noisetool log (bad magic)");
+		nt_err_set(err, errsz, "not a noisetool log (bad magic)");
 		return -EINVAL;
 	}
 	if (get32(buf + 60) != nt_crc32(0, buf, 60)) {
-		set_err(err, errsz, "header checksum mismatch (corrupt header)");
+		nt_err_set(err, errsz, "header checksum mismatch (corrupt header)");
 		return -EINVAL;
 	}
 	log->version = get32(buf + 8);
 	if (log->version > NT_LOG_VERSION) {
-		set_err(err, errsz, "log version %u is newer than this reader (%u)", log->version,
+		nt_err_set(err, errsz, "log version %u is newer than this reader (%u)", log->version,
 			NT_LOG_VERSION);
 		return -ENOTSUP;
 	}
 	if (log->version < NT_LOG_VERSION) {
-		set_err(err, errsz, "log version %u is older than this reader (%u): run the job again "
+		nt_err_set(err, errsz, "log version %u is older than this reader (%u): run the job again "
 			"with this build", log->version, NT_LOG_VERSION);
 		return -ENOTSUP;
 	}
 	if (get32(buf + 12) != NT_LOG_HEADER_BYTES) {
-		set_err(err, errsz, "unexpected header size %u", get32(buf + 12));
+		nt_err_set(err, errsz, "unexpected header size %u", get32(buf + 12));
 		return -EINVAL;
 	}
 	log->nranks = get32(buf + 16);
@@ -419,7 +407,7 @@ int nt_log_decode(const unsigned char *buf, size_t len, struct nt_log *log, char
 	memcpy(&log->clock_hz, &hz_bits, 8);
 	log->created_unix_ns = get64(buf + 40);
 	if (log->nranks == 0 || log->nranks > (len - NT_LOG_HEADER_BYTES) / RANK_HEADER_BYTES) {
-		set_err(err, errsz, "header claims %u ranks, which the file size cannot hold "
+		nt_err_set(err, errsz, "header claims %u ranks, which the file size cannot hold "
 				    "(truncated?)",
 			log->nranks);
 		return -EINVAL;
@@ -440,7 +428,7 @@ int nt_log_decode(const unsigned char *buf, size_t len, struct nt_log *log, char
 		log->flags |= log->ranks[i].flags;
 	}
 	if (r.pos != len) {
-		set_err(err, errsz, "%zu unexpected bytes after the last rank block", len - r.pos);
+		nt_err_set(err, errsz, "%zu unexpected bytes after the last rank block", len - r.pos);
 		nt_log_free(log);
 		return -EINVAL;
 	}
@@ -489,7 +477,7 @@ int nt_log_read_file(const char *path, struct nt_log *log, char *err, size_t err
 	size_t len = 0;
 	int rc = append_file(path, &buf, &len);
 	if (rc) {
-		set_err(err, errsz, "cannot read: %s", rc == -EFBIG ? "not a regular file, or larger "
+		nt_err_set(err, errsz, "cannot read: %s", rc == -EFBIG ? "not a regular file, or larger "
 								     "than 1 GiB"
 								   : strerror(-rc));
 		free(buf);
@@ -503,7 +491,7 @@ int nt_log_read_file(const char *path, struct nt_log *log, char *err, size_t err
 			snprintf(part, sizeof part, "%s.part%u", path, r);
 			rc = append_file(part, &buf, &len);
 			if (rc) {
-				set_err(err, errsz, "per-rank part %s: %s", part, strerror(-rc));
+				nt_err_set(err, errsz, "per-rank part %s: %s", part, strerror(-rc));
 				free(buf);
 				return rc;
 			}

@@ -75,13 +75,25 @@ int nt_parse_duration_ns(const char *s, size_t len, double bare_ns, uint64_t *ou
 	return 0;
 }
 
+static void err_vset(char *err, size_t errsz, const char *fmt, va_list ap)
+{
+	if (err && errsz)
+		vsnprintf(err, errsz, fmt, ap);
+}
+
+void nt_err_set(char *err, size_t errsz, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	err_vset(err, errsz, fmt, ap);
+	va_end(ap);
+}
+
 int nt_err_invalid(char *err, size_t errsz, const char *fmt, ...)
 {
-	if (err && errsz) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errsz, fmt, ap);
-		va_end(ap);
-	}
+	va_list ap;
+	va_start(ap, fmt);
+	err_vset(err, errsz, fmt, ap);
+	va_end(ap);
 	return -EINVAL;
 }

@@ -20,8 +20,10 @@ struct nt_log_site;
  * load it from different places), offset. 0 when they are the same site. */
 int nt_site_identity_cmp(const struct nt_log_site *a, const struct nt_log_site *b);
 
-/* Write the message into err (when err and errsz) and return -EINVAL: a parser's one-line
- * reason for refusing its input. */
+/* Write the message into err (when err and errsz): a reader's one-line reason. */
+__attribute__((format(printf, 3, 4))) void nt_err_set(char *err, size_t errsz, const char *fmt,
+						      ...);
+/* The same, returning -EINVAL: a parser refusing its input. */
 __attribute__((format(printf, 3, 4))) int nt_err_invalid(char *err, size_t errsz,
 							 const char *fmt, ...);
 
