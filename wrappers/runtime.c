@@ -45,9 +45,10 @@ void nt_call_record(struct nt_site *s, uint64_t comm_id, uint64_t seq, const str
 		    uint64_t phase_cyc, uint64_t interval_cyc, uint64_t p2p_cyc)
 {
 	uint64_t d = c->t1_cyc - c->t0_cyc;
+	/* The interval holds the phase; without one, the phase is all there is. */
+	uint64_t span = interval_cyc ? interval_cyc : phase_cyc;
 	uint32_t flags = (d > s->slow_cyc ? NT_REC_SLOW : 0) |
-			 ((interval_cyc ? interval_cyc : phase_cyc) > s->slow_phase_cyc
-				  ? NT_REC_LONG_PHASE : 0);
+			 (span > s->slow_phase_cyc ? NT_REC_LONG_PHASE : 0);
 	if (s->calls >= s->refresh_at) {
 		flags |= NT_REC_SAMPLE;
 		/* Refresh the thresholds from the means so far: a call over 3x the mean, an
@@ -65,7 +66,6 @@ void nt_call_record(struct nt_site *s, uint64_t comm_id, uint64_t seq, const str
 	 * phase, or the whole interval since the previous collective (samples come at the same
 	 * instance on every member, so that their windows can be compared). Records are rare
 	 * (slow calls, long phases, one in 1024), and the rate limit counts these reads too. */
-	uint64_t span = phase_cyc > interval_cyc ? phase_cyc : interval_cyc;
 	if (w->end_cyc != c->t1_cyc && t->probe_due_cyc != UINT64_MAX &&
 	    nt_window_affordable(span))
 		t->probe_due_cyc = nt_window_close(c->t1_cyc);
