@@ -120,15 +120,15 @@ static void split(const struct nt_log_record *l, const struct nt_log_record *m, 
 	out->ns[NT_CAUSE_UNEXPLAINED] += delay_ns > given ? (uint64_t)(delay_ns - given) : 0;
 }
 
-static double busy_ns(const struct member *x)
-{
-	const struct nt_log_record *r = x->rec;
-	return r->interval_ns > r->p2p_ns ? (double)(r->interval_ns - r->p2p_ns) : 0;
-}
+/* A member's busy time in the interval before an instance: the interval minus its MPI time. */
+struct busy {
+	double ns;
+	const struct member *m;
+};
 
-static int cmp_double(const void *x, const void *y)
+static int cmp_busy(const void *x, const void *y)
 {
-	double a = *(const double *)x, b = *(const double *)y;
+	double a = ((const struct busy *)x)->ns, b = ((const struct busy *)y)->ns;
 	return (a > b) - (a < b);
 }
 
@@ -137,37 +137,29 @@ static int cmp_double(const void *x, const void *y)
  * its messages, and hardly shows at the collective's entry. Then the rank that was busy
  * longest in the interval (its time outside MPI) is the culprit, and its busy time over the
  * median member's is the delay, when that exceeds the lateness at the entry. busy: scratch
- * space for cnt values. */
-static void interval_culprit(const struct member *g, size_t cnt, double *busy,
+ * space for cnt members. */
+static void interval_culprit(const struct member *g, size_t cnt, struct busy *busy,
 			     const struct member **late, const struct member **med, double *delay)
 {
 	bool p2p = false;
 	for (size_t q = 0; q < cnt; q++) {
-		if (!(g[q].rec->flags & NT_LOG_REC_INTERVAL))
+		const struct nt_log_record *r = g[q].rec;
+		if (!(r->flags & NT_LOG_REC_INTERVAL))
 			return;
-		p2p |= g[q].rec->p2p_ns > 0;
-		busy[q] = busy_ns(&g[q]);
+		p2p |= r->p2p_ns > 0;
+		busy[q] = (struct busy){
+			r->interval_ns > r->p2p_ns ? (double)(r->interval_ns - r->p2p_ns) : 0, &g[q]
+		};
 	}
 	if (!p2p)
 		return;
-	size_t top = 0;
-	for (size_t q = 1; q < cnt; q++)
-		if (busy[q] > busy[top])
-			top = q;
-	double top_ns = busy[top];
-	qsort(busy, cnt, sizeof *busy, cmp_double);
-	double med_ns = busy[(cnt - 1) / 2];
-	if (top_ns - med_ns <= *delay)
+	qsort(busy, cnt, sizeof *busy, cmp_busy);
+	const struct busy *top = &busy[cnt - 1], *mid = &busy[(cnt - 1) / 2];
+	if (top->ns - mid->ns <= *delay)
 		return;
-	const struct member *m = &g[0];
-	for (size_t q = 0; q < cnt; q++)
-		if (busy_ns(&g[q]) == med_ns && q != top) {
-			m = &g[q];
-			break;
-		}
-	*late = &g[top];
-	*med = m;
-	*delay = top_ns - med_ns;
+	*late = top->m;
+	*med = mid->m;
+	*delay = top->ns - mid->ns;
 }
 
 static void add(struct nt_culprit *c, uint64_t delay_ns, const struct nt_causes *k)
@@ -194,7 +186,7 @@ int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 	}
 	out->threshold_ns = 1000 + 2 * out->clock_error_ns;
 	struct member *m = malloc((n ? n : 1) * sizeof *m);
-	double *busy = malloc((n ? n : 1) * sizeof *busy);
+	struct busy *busy = malloc((n ? n : 1) * sizeof *busy);
 	out->ranks = calloc(log->nranks ? log->nranks : 1, sizeof *out->ranks);
 	out->nodes = calloc(log->nranks ? log->nranks : 1, sizeof *out->nodes);
 	size_t site_cap = 64;
