@@ -5,22 +5,10 @@ set -u
 NT=${1:?usage: test-cli.sh path/to/noisetool}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-pass=0
-
-ok()   { pass=$((pass + 1)); }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/cli-check.sh"
 
 # expect_usage_error ARGS...: exit 2, exactly one line on stderr, nothing on stdout.
-expect_usage_error() {
-	"$NT" "$@" >"$tmp/out" 2>"$tmp/err"
-	local rc=$? lines
-	lines=$(wc -l <"$tmp/err")
-	if [ $rc -ne 2 ]; then fail "'$*' exited $rc, want 2"; return; fi
-	if [ "$lines" -ne 1 ]; then fail "'$*' wrote $lines lines to stderr, want 1"; cat "$tmp/err"; return; fi
-	if [ -s "$tmp/out" ]; then fail "'$*' wrote to stdout"; return; fi
-	ok
-}
+expect_usage_error() { expect_status 2 "$NT" "$@"; }
 
 for sub in detour ftq version; do
 	"$NT" $sub --help >"$tmp/out" 2>&1 && grep -q "Usage: noisetool $sub" "$tmp/out" && ok ||
@@ -84,5 +72,4 @@ ncpu=$(nproc)
 "$NT" ftq --fwq --seconds 0.3 --quantum-us 50 --cpu 0 --json "$tmp/w.json" >/dev/null 2>&1 &&
 	grep -q '"method": "fwq"' "$tmp/w.json" && ok || fail "fwq json"
 
-echo "$pass passed, $fails failed"
-[ $fails -eq 0 ]
+summary

@@ -6,23 +6,13 @@ set -u
 NT=${1:?usage: test-simulate.sh path/to/noisetool}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-pass=0
+. "$(dirname "$0")/cli-check.sh"
 
-ok()   { pass=$((pass + 1)); }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-# expect_status RC ARGS...: exit RC, exactly one line on stderr, nothing on stdout.
-expect_status() {
-	local want=$1
+# expect_sim RC ARGS...: `noisetool simulate ARGS` exits RC with one line on stderr.
+expect_sim() {
+	local rc=$1
 	shift
-	"$NT" simulate "$@" >"$tmp/out" 2>"$tmp/err"
-	local rc=$? lines
-	lines=$(wc -l <"$tmp/err")
-	if [ $rc -ne "$want" ]; then fail "'$*' exited $rc, want $want"; cat "$tmp/err"; return; fi
-	if [ "$lines" -ne 1 ]; then fail "'$*' wrote $lines lines to stderr, want 1"; cat "$tmp/err"; return; fi
-	if [ -s "$tmp/out" ]; then fail "'$*' wrote to stdout"; return; fi
-	ok
+	expect_status "$rc" "$NT" simulate "$@"
 }
 
 "$NT" simulate --help >"$tmp/out" 2>&1 && grep -q "Usage: noisetool simulate" "$tmp/out" && ok ||
@@ -30,24 +20,24 @@ expect_status() {
 "$NT" --help | grep -q simulate && ok || fail "noisetool --help lists simulate"
 
 base=(--collective allreduce --noise freq=1kHz,period=25us)
-expect_status 2
-expect_status 2 --ranks 1024 --collective allreduce --unsync
-expect_status 2 --ranks 1024 "${base[@]}"
-expect_status 2 --ranks 1024 "${base[@]}" --sync --unsync
-expect_status 2 --ranks 0 "${base[@]}" --sync
-expect_status 2 --ranks 5-3 "${base[@]}" --sync
-expect_status 2 --ranks 2^31 "${base[@]}" --sync
-expect_status 2 --ranks 1024, "${base[@]}" --sync
-expect_status 2 --ranks 1024 --collective scatter --noise freq=1kHz,period=25us --sync
-expect_status 2 --ranks 1024 --collective allreduce --noise freq=1kHz --sync
-expect_status 2 --ranks 1024 --collective allreduce --noise freq=1kHz,period=2ms --sync
-expect_status 2 --ranks 1024 --collective allreduce --noise freq=1kHz,period=1xs --sync
-expect_status 2 --ranks 1024 "${base[@]}" --signature x.json --sync
-expect_status 2 --ranks 1024 "${base[@]}" --sync --algorithm ring
-expect_status 2 --ranks 65536 --collective alltoall --algorithm ring --noise freq=1kHz,period=25us --sync
-expect_status 2 --ranks 1024 "${base[@]}" --sync --loggp 1,2,3
-expect_status 2 --ranks 1024 "${base[@]}" --sync --iterations 0
-expect_status 2 --ranks 1024 "${base[@]}" --sync --bogus
+expect_sim 2
+expect_sim 2 --ranks 1024 --collective allreduce --unsync
+expect_sim 2 --ranks 1024 "${base[@]}"
+expect_sim 2 --ranks 1024 "${base[@]}" --sync --unsync
+expect_sim 2 --ranks 0 "${base[@]}" --sync
+expect_sim 2 --ranks 5-3 "${base[@]}" --sync
+expect_sim 2 --ranks 2^31 "${base[@]}" --sync
+expect_sim 2 --ranks 1024, "${base[@]}" --sync
+expect_sim 2 --ranks 1024 --collective scatter --noise freq=1kHz,period=25us --sync
+expect_sim 2 --ranks 1024 --collective allreduce --noise freq=1kHz --sync
+expect_sim 2 --ranks 1024 --collective allreduce --noise freq=1kHz,period=2ms --sync
+expect_sim 2 --ranks 1024 --collective allreduce --noise freq=1kHz,period=1xs --sync
+expect_sim 2 --ranks 1024 "${base[@]}" --signature x.json --sync
+expect_sim 2 --ranks 1024 "${base[@]}" --sync --algorithm ring
+expect_sim 2 --ranks 65536 --collective alltoall --algorithm ring --noise freq=1kHz,period=25us --sync
+expect_sim 2 --ranks 1024 "${base[@]}" --sync --loggp 1,2,3
+expect_sim 2 --ranks 1024 "${base[@]}" --sync --iterations 0
+expect_sim 2 --ranks 1024 "${base[@]}" --sync --bogus
 "$NT" simulate --ranks 65536 --collective alltoall --algorithm ring "${base[@]:2}" --sync 2>&1 |
 	grep -q "O(P^2)" && ok || fail "the ring refusal says why"
 
@@ -93,12 +83,12 @@ EOF
 awk '$1 == 1024 && $4 > 1.0 { found = 1 } END { exit !found }' "$tmp/out" && ok ||
 	{ fail "signature noise slows the barrier"; cat "$tmp/out"; }
 echo '{ "schema": "noisetool-noise/1", "cpus": [ }' >"$tmp/bad.json"
-expect_status 2 --ranks 8 --collective barrier --signature "$tmp/bad.json" --sync
+expect_sim 2 --ranks 8 --collective barrier --signature "$tmp/bad.json" --sync
 grep -q "bad.json" "$tmp/err" && ok || fail "bad signature message names the file"
 printf '1\t2\nx\n' >"$tmp/bad.tsv"
-expect_status 2 --ranks 8 --collective barrier --signature "$tmp/bad.tsv" --sync
+expect_sim 2 --ranks 8 --collective barrier --signature "$tmp/bad.tsv" --sync
 grep -q "line 2" "$tmp/err" && ok || fail "bad trace message names the line"
-expect_status 1 --ranks 8 --collective barrier --signature "$tmp/nonexistent.tsv" --sync
+expect_sim 1 --ranks 8 --collective barrier --signature "$tmp/nonexistent.tsv" --sync
 
 # The 2-rank validation setup: bulk-synchronous allreduce with 200 Hz x 200 us unsync noise.
 "$NT" simulate --ranks 2 --collective allreduce --noise freq=200Hz,period=200us --unsync \
@@ -106,5 +96,4 @@ expect_status 1 --ranks 8 --collective barrier --signature "$tmp/nonexistent.tsv
 	fail "2-rank validation setup"
 grep -q '"magnification": 1.0[3-9]' "$tmp/v.json" && ok || { fail "2-rank magnification ~ 1.04-1.09"; cat "$tmp/v.json"; }
 
-echo "$pass passed, $fails failed"
-[ $fails -eq 0 ]
+summary
