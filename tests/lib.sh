@@ -1,0 +1,97 @@
+# Sourced by the shell tests: skips with a reason, the CPUs of this process's affinity mask
+# (never a hard-coded CPU number or nproc's count of the machine), MPI process binding inside
+# that mask, bounded CPU hogs that are always reaped, and scratch directories removed at exit.
+#
+#   . "$(dirname "$0")/../lib.sh"      (or ../lib.sh from tests/integration)
+#
+# The sourcing script must not set its own EXIT trap: it registers what to undo with
+# nt_on_exit instead.
+
+NT_SKIP=77
+NT_ON_EXIT=()
+
+nt_at_exit() {
+	local c
+	for c in "${NT_ON_EXIT[@]}"; do
+		eval "$c"
+	done
+}
+trap nt_at_exit EXIT
+
+# nt_on_exit CMD: run CMD (a string, eval'd) when the script exits, in the order registered.
+nt_on_exit() { NT_ON_EXIT+=("$1"); }
+
+# nt_skip REASON...: the test cannot run here (a precondition the machine lacks): exit 77.
+nt_skip() {
+	echo "SKIP: $*"
+	exit $NT_SKIP
+}
+
+# nt_tmpdir: a scratch directory in $tmp, removed at exit.
+nt_tmpdir() {
+	tmp=$(mktemp -d) || exit 1
+	nt_on_exit "rm -rf '$tmp'"
+}
+
+# nt_cpus: the CPUs this process may run on, one per line, ascending.
+nt_cpus() {
+	local list part
+	list=$(awk '/^Cpus_allowed_list:/ { print $2 }' /proc/self/status)
+	IFS=, read -r -a parts <<<"$list"
+	for part in "${parts[@]}"; do
+		case "$part" in
+		*-*) seq "${part%-*}" "${part#*-}" ;;
+		*) echo "$part" ;;
+		esac
+	done
+}
+
+# nt_ncpus: how many CPUs this process may run on.
+nt_ncpus() { nt_cpus | wc -l; }
+
+# nt_need_mpiexec: skip without MPICH's launcher.
+nt_need_mpiexec() {
+	command -v mpiexec >/dev/null || nt_skip "no mpiexec (apt-get install mpich)"
+}
+
+# nt_need_cpus N WHY: skip unless this process may run on N CPUs or more.
+nt_need_cpus() {
+	local have
+	have=$(nt_ncpus)
+	[ "$have" -ge "$1" ] || nt_skip "needs $1 CPUs in the affinity mask, has $have: $2"
+}
+
+# nt_bind NP: hydra's binding of NP ranks round-robin onto the allowed CPUs
+# ("-bind-to user:0,1,0,1"). -bind-to core would place ranks on CPUs outside the mask (under
+# taskset -c 1 it put rank 0 on CPU 0).
+nt_bind() {
+	local np=$1 cpus list="" i
+	mapfile -t cpus < <(nt_cpus)
+	for ((i = 0; i < np; i++)); do
+		list+="${list:+,}${cpus[i % ${#cpus[@]}]}"
+	done
+	echo "-bind-to user:$list"
+}
+
+# nt_rank_cpu NP RANK: the CPU nt_bind NP gives RANK.
+nt_rank_cpu() {
+	local cpus
+	mapfile -t cpus < <(nt_cpus)
+	echo "${cpus[$2 % ${#cpus[@]}]}"
+}
+
+# nt_hog CPU: a spinning process pinned to CPU at the default priority, until nt_hog_stop or
+# the script's exit (bounded to 15 minutes in any case). Its pid is in $NT_HOG.
+nt_hog() {
+	taskset -c "$1" timeout 900 sh -c 'while :; do :; done' &
+	NT_HOG=$!
+	nt_on_exit "kill $NT_HOG 2>/dev/null; wait $NT_HOG 2>/dev/null"
+}
+
+# nt_hog_stop: stop the latest hog now.
+nt_hog_stop() {
+	[ -n "${NT_HOG:-}" ] || return 0
+	kill "$NT_HOG" 2>/dev/null
+	wait "$NT_HOG" 2>/dev/null
+	NT_HOG=
+}
