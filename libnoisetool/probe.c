@@ -28,7 +28,7 @@ struct nt_probe {
 	const struct nt_probe_source_ops *open_ops[NSOURCES];
 	void *state[NSOURCES];
 	int nopen;
-	struct nt_ratelimit rl;
+	uint64_t read_cost_cyc;           /* one full read, measured at open */
 	struct nt_probe_stats stats;
 };
 
@@ -42,10 +42,10 @@ int nt_probe_open(struct nt_probe **out, const struct nt_probe_config *cfg)
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
-	struct nt_probe_config c = { .level = NT_PROBE_OS, .budget = 0.01 };
+	struct nt_probe_config c = { .level = NT_PROBE_OS };
 	if (cfg)
 		c = *cfg;
-	if (c.level < NT_PROBE_TIMING || c.level > NT_PROBE_FULL || !(c.budget > 0 && c.budget <= 1))
+	if (c.level < NT_PROBE_TIMING || c.level > NT_PROBE_FULL)
 		return -EINVAL;
 
 	nt_clock_init();
@@ -70,14 +70,11 @@ int nt_probe_open(struct nt_probe **out, const struct nt_probe_config *cfg)
 		p->working |= bits;
 	}
 
-	/* Seed the rate limiter with the measured cost of a full read. */
-	p->rl.budget = c.budget;
+	/* The cost of a full read, for the report (and the first read warms every source). */
 	struct nt_probe_sample s;
 	uint64_t t0 = nt_clock_now_cyc();
 	nt_probe_read(p, &s);
-	uint64_t t1 = nt_clock_now_cyc();
-	p->rl.cost_cyc = t1 - t0;
-	p->rl.last_cyc = t1;
+	p->read_cost_cyc = nt_clock_now_cyc() - t0;
 	p->stats.reads = 0;
 	*out = p;
 	return 0;
@@ -138,20 +135,6 @@ int nt_probe_read(struct nt_probe *p, struct nt_probe_sample *s)
 	return 0;
 }
 
-int nt_probe_window_read(struct nt_probe *p, uint64_t now_cyc, struct nt_probe_sample *s)
-{
-	if (!p || !s)
-		return -EINVAL;
-	if (!nt_ratelimit_due(&p->rl, now_cyc)) {
-		p->stats.skipped++;
-		return 0;
-	}
-	nt_probe_read(p, s);
-	uint64_t end = nt_clock_now_cyc();
-	nt_ratelimit_done(&p->rl, end, end - s->counter_cyc);
-	return 1;
-}
-
 static uint64_t sub(uint64_t a, uint64_t b)
 {
 	return b >= a ? b - a : 0;
@@ -186,5 +169,5 @@ void nt_probe_get_stats(const struct nt_probe *p, struct nt_probe_stats *st)
 	if (!p || !st)
 		return;
 	*st = p->stats;
-	st->read_cost_ns = nt_clock_cyc_to_ns(p->rl.cost_cyc);
+	st->read_cost_ns = nt_clock_cyc_to_ns(p->read_cost_cyc);
 }

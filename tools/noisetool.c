@@ -48,7 +48,7 @@ static int cmd_version(int argc, char **argv)
 	       ci->clocksource[0] ? ci->clocksource : "?");
 	/* Which OS sources the probe can read on this machine, at the fullest level. */
 	struct nt_probe *probe;
-	struct nt_probe_config pc = { .level = NT_PROBE_FULL, .budget = 0.01 };
+	struct nt_probe_config pc = { .level = NT_PROBE_FULL };
 	if (nt_probe_open(&probe, &pc) == 0) {
 		uint32_t src = nt_probe_sources(probe);
 		printf("probe sources:");

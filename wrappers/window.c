@@ -15,7 +15,7 @@ uint64_t nt_window_open(enum nt_probe_level level, uint64_t now_cyc)
 {
 	if (level == NT_PROBE_TIMING)
 		return UINT64_MAX;
-	struct nt_probe_config cfg = { .level = level, .budget = 0.01 };
+	struct nt_probe_config cfg = { .level = level };
 	if (nt_probe_open(&probe, &cfg) != 0)
 		return UINT64_MAX;
 	uint64_t t0 = nt_clock_now_cyc();

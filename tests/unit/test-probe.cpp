@@ -201,32 +201,11 @@ TEST_CASE("the probe on this thread", "[probe]")
 		CHECK(d.cpu_ns == 0);
 	}
 
-	SECTION("a window read is skipped until the budget allows it")
-	{
-		struct nt_probe_sample s;
-		std::memset(&s, 0, sizeof s);
-		// Right after open the last read was a moment ago: not due.
-		CHECK(nt_probe_window_read(g.p, nt_clock_now_cyc(), &s) == 0);
-		CHECK(s.valid == 0); // untouched
-		struct nt_probe_stats st;
-		nt_probe_get_stats(g.p, &st);
-		CHECK(st.skipped == 1);
-		CHECK(st.reads == 0);
-		// A second later (in counter time) it is due.
-		uint64_t later = nt_clock_now_cyc() + nt_clock_ns_to_cyc(1e9);
-		CHECK(nt_probe_window_read(g.p, later, &s) == 1);
-		CHECK((s.valid & NT_SRC_COUNTER) != 0);
-		nt_probe_get_stats(g.p, &st);
-		CHECK(st.reads == 1);
-		CHECK(st.skipped == 1);
-	}
-
 	SECTION("NULL arguments")
 	{
 		struct nt_probe_sample s;
 		CHECK(nt_probe_read(nullptr, &s) == -EINVAL);
 		CHECK(nt_probe_read(g.p, nullptr) == -EINVAL);
-		CHECK(nt_probe_window_read(nullptr, 0, &s) == -EINVAL);
 		CHECK(nt_probe_sources(nullptr) == 0);
 		nt_probe_close(nullptr); // accepted
 	}
@@ -238,20 +217,6 @@ TEST_CASE("nt_probe_open configurations", "[probe]")
 	struct nt_probe_config cfg;
 	std::memset(&cfg, 0, sizeof cfg);
 	cfg.level = NT_PROBE_OS;
-	cfg.budget = 0.01;
-
-	SECTION("budget 0 gives -EINVAL")
-	{
-		cfg.budget = 0;
-		CHECK(nt_probe_open(&g.p, &cfg) == -EINVAL);
-		CHECK(g.p == nullptr);
-	}
-
-	SECTION("budget above 1 gives -EINVAL")
-	{
-		cfg.budget = 1.5;
-		CHECK(nt_probe_open(&g.p, &cfg) == -EINVAL);
-	}
 
 	SECTION("level 7 gives -EINVAL")
 	{

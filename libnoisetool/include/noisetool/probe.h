@@ -71,16 +71,14 @@ struct nt_probe_delta {
 
 struct nt_probe_config {
 	enum nt_probe_level level;
-	double budget;     /* max fraction of wall time spent reading OS counters (default 0.01) */
 	bool disable_papi; /* skip PAPI even when built in */
 };
 
 /* Counters of the probe's own behaviour, for the report. */
 struct nt_probe_stats {
 	uint64_t reads;              /* full OS-counter reads done */
-	uint64_t skipped;            /* window reads skipped by the rate limiter */
 	uint64_t failures[NT_SRC_COUNT]; /* failed reads per source bit index */
-	double read_cost_ns;         /* current estimate of one full read */
+	double read_cost_ns;         /* one full read, measured at open */
 };
 
 /* Rate limiter: allow a read only when the reads so far cost at most `budget` of wall time.
@@ -108,7 +106,7 @@ static inline void nt_ratelimit_done(struct nt_ratelimit *rl, uint64_t now_cyc, 
 struct nt_probe;
 
 /* Open a probe for the calling thread (the schedstat file and PAPI event set are bound to it).
- * cfg may be NULL for defaults (level os, budget 1 %). Sources that fail are left out and
+ * cfg may be NULL for defaults (level os). Sources that fail are left out and
  * reported by nt_probe_sources(). Returns 0, -EINVAL on a bad config, -ENOMEM. */
 NT_API int nt_probe_open(struct nt_probe **out, const struct nt_probe_config *cfg);
 
@@ -124,12 +122,6 @@ NT_API const char *nt_probe_source_name(uint32_t source_bit);
 /* Read every enabled source now. Always fills counter_cyc; a failing source is counted in the
  * stats and left out of sample->valid. Returns 0, or -EINVAL on NULL arguments. */
 NT_API int nt_probe_read(struct nt_probe *probe, struct nt_probe_sample *sample);
-
-/* Rate-limited read at a phase boundary: reads the OS counters only when the budget allows
- * (see nt_ratelimit_due), so that a window may span several phases. Returns 1 when sample was
- * filled, 0 when the read was skipped (sample untouched), -EINVAL on NULL arguments. */
-NT_API int nt_probe_window_read(struct nt_probe *probe, uint64_t now_cyc,
-				struct nt_probe_sample *sample);
 
 /* delta = b - a. */
 NT_API void nt_probe_delta(const struct nt_probe_sample *a, const struct nt_probe_sample *b,
