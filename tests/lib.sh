@@ -95,3 +95,7 @@ nt_hog_stop() {
 	wait "$NT_HOG" 2>/dev/null
 	NT_HOG=
 }
+
+# nt_preload LIB: the LD_PRELOAD value that loads LIB into a job. Under a sanitizer test setup
+# NT_PRELOAD_FIRST names the sanitizer's runtime, which must come first.
+nt_preload() { echo "${NT_PRELOAD_FIRST:+$NT_PRELOAD_FIRST:}$1"; }
