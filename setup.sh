@@ -4,7 +4,11 @@
 #                     print which rank made its collectives late, and why
 #   ./setup.sh test   install what is missing, build, run the whole test suite
 #   ./setup.sh build  install what is missing and build only
-# Idempotent: packages already there are not reinstalled, an existing build is reused.
+#   ./setup.sh sanitize  the suites under ASan+UBSan and the threaded MPI test under TSan
+#                     (separate build directories; see doc/testing.md)
+# Idempotent: packages already there are not reinstalled, an existing build is reused. Every
+# feature is required (a missing dependency is an error naming its package, never a smaller
+# suite), and a test run that executed fewer tests than the suite defines fails.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -13,7 +17,7 @@ PACKAGES=(gcc g++ gfortran pkg-config meson ninja-build mpich libmpich-dev libpa
           libunwind-dev catch2 zlib1g-dev binutils bc)
 
 usage() {
-	sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 missing_packages() {
@@ -35,8 +39,7 @@ install_deps() {
 	missing=$(missing_packages)
 	[ -z "$missing" ] && return 0
 	if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
-		echo "setup.sh: missing packages; run as root:" >&2
-		echo "  apt-get update && apt-get install -y --no-install-recommends $missing" >&2
+		echo "setup.sh: missing packages $missing; as root: apt-get update && apt-get install -y --no-install-recommends $missing" >&2
 		exit 1
 	fi
 	echo "setup.sh: installing $missing"
@@ -46,25 +49,82 @@ install_deps() {
 	apt-get install -y -q --no-install-recommends $missing >/dev/null
 }
 
-build() {
-	if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-		meson setup "$BUILD_DIR" --werror -Dbuildtype=debugoptimized
+# Every integration is required: configured as 'auto', a machine without Catch2 ran "No tests
+# defined." and one without MPICH did not even register the MPI tests, both as a pass.
+FEATURES=(-Dpapi=enabled -Dlibunwind=enabled -Dwrappers=enabled -Dtests=enabled -Dexamples=true)
+
+# The package that provides a dependency meson could not find.
+package_of() {
+	case "$1" in
+	catch2) echo catch2 ;;
+	mpich | ompi-c | mpi | MPI*) echo "mpich libmpich-dev" ;;
+	papi) echo libpapi-dev ;;
+	libunwind) echo libunwind-dev ;;
+	threads | m) echo libc6-dev ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# Configure (or re-configure an existing build directory with the required features); a
+# missing dependency gives one line with the package to install.
+configure() {
+	local out rc=0
+	local again=()
+	[ -f "$BUILD_DIR/build.ninja" ] && again=(--reconfigure)
+	out=$(meson setup "${again[@]}" "$BUILD_DIR" --werror -Dbuildtype=debugoptimized \
+		--wrap-mode=nodownload "${FEATURES[@]}" 2>&1) || rc=$?
+	[ $rc -eq 0 ] && return 0
+	local dep
+	dep=$(printf '%s\n' "$out" | sed -n 's/.*Dependency "\([^"]*\)".* not found.*/\1/p' | head -n 1)
+	[ -n "$dep" ] || dep=$(printf '%s\n' "$out" |
+		sed -n 's/.*[Dd]ependency \([A-Za-z0-9_.+-]*\) found: NO.*/\1/p' | tail -n 1)
+	case "$dep" in mpich | ompi-c | mpi) dep="MPI (pkg-config mpich)" ;; esac
+	if [ -n "$dep" ]; then
+		echo "setup.sh: meson cannot find $dep, which the test suite needs; install it: apt-get install -y $(package_of "$dep")" >&2
+	else
+		printf '%s\n' "$out" | tail -n 20 >&2
+		echo "setup.sh: meson setup failed in $BUILD_DIR (the lines above say why)" >&2
 	fi
+	exit 1
+}
+
+build() {
+	configure
 	meson compile -C "$BUILD_DIR"
 }
 
+# Run the whole suite; the closing line counts passes, failures and skips, and a run that
+# executed fewer tests than the suite defines (or none) fails.
 run_tests() {
-	local log rc=0
+	local log rc=0 defined
+	defined=$(meson test -C "$BUILD_DIR" --list 2>/dev/null | grep -c ' / ' || true)
+	if [ "$defined" -eq 0 ]; then
+		echo "setup.sh: the suite defines no tests (is Catch2 installed? apt-get install -y catch2)" >&2
+		echo "tests: 0 passed, 0 failed, 0 skipped"
+		return 1
+	fi
 	log=$(mktemp)
 	meson test -C "$BUILD_DIR" --print-errorlogs --num-processes 2 | tee "$log" || rc=$?
-	# A closing line any CI understands.
-	local ok fail skip
+	local ok fail skip to xfail xpass
 	ok=$(awk '/^Ok:/ {print $2}' "$log")
 	fail=$(awk '/^Fail:/ {print $2}' "$log")
 	skip=$(awk '/^Skipped:/ {print $2}' "$log")
 	to=$(awk '/^Timeout:/ {print $2}' "$log")
+	xfail=$(awk '/^Expected Fail:/ {print $2}' "$log")
+	xpass=$(awk '/^Unexpected Pass:/ {print $2}' "$log")
 	rm -f "$log"
-	echo "tests: ${ok:-0} passed, $(( ${fail:-0} + ${to:-0} )) failed, ${skip:-0} skipped"
+	local ran=$((${ok:-0} + ${fail:-0} + ${skip:-0} + ${to:-0} + ${xfail:-0} + ${xpass:-0}))
+	if [ "$ran" -lt "$defined" ]; then
+		echo "setup.sh: the suite defines $defined tests but $ran ran" >&2
+		rc=1
+	fi
+	if [ "${skip:-0}" -gt 0 ]; then # each skip with the reason the test gave
+		awk '/^test: / { t = $0; sub(/^test: +/, "", t) }
+		     /^result: / { skip = /exit status 77/; said = 0 }
+		     skip && !said && /SKIP: / { sub(/.*SKIP: /, ""); print "skipped: " t ": " $0; said = 1 }' \
+			"$BUILD_DIR/meson-logs/testlog.txt"
+	fi
+	echo "tests: ${ok:-0} passed, $(( ${fail:-0} + ${to:-0} + ${xpass:-0} )) failed, ${skip:-0} skipped"
 	return $rc
 }
 
@@ -111,6 +171,10 @@ test)
 build)
 	install_deps
 	build
+	;;
+sanitize)
+	install_deps
+	bash tests/sanitize.sh
 	;;
 -h | --help | help)
 	usage
