@@ -96,6 +96,18 @@ static void split(const struct nt_log_record *l, const struct nt_log_record *m, 
 	double scale = 0;
 	if (m && (m->flags & NT_LOG_REC_WINDOW) && m->win.wall_ns) {
 		window_causes(&m->win, cm);
+		/* m's window ends at its exit, so it holds m's wait for L inside this instance.
+		 * What the OS took from m while it waited did not make m arrive any later: the
+		 * part that counts against L is at most the window's time before m's arrival.
+		 * Under a CPU hog on every core, m waiting out L's 4 ms preemption was itself
+		 * preempted for half of it; subtracted whole, that left L's lateness half
+		 * unexplained. */
+		double before = m->duration_ns < m->win.wall_ns
+					? (double)(m->win.wall_ns - m->duration_ns) : 0;
+		double os = cm[NT_CAUSE_PREEMPTION] + cm[NT_CAUSE_BLOCKED] + cm[NT_CAUSE_PAGE_FAULT];
+		if (os > before)
+			for (int k = 0; k < NT_CAUSE_COUNT; k++)
+				cm[k] *= before / os;
 		scale = (double)l->win.wall_ns / (double)m->win.wall_ns; /* as a rate */
 		if (l->win.instructions && m->win.instructions &&
 		    l->win.instructions > m->win.instructions) {

@@ -32,7 +32,8 @@ struct fake_log {
 	}
 	// One instance on one rank: its arrival, interval, point-to-point time and window.
 	void add(uint32_t rank, uint64_t seq, uint64_t start_ns, uint64_t interval_ns,
-		 uint64_t p2p_ns, uint64_t wall_ns, uint64_t cpu_ns, uint64_t run_delay_ns)
+		 uint64_t p2p_ns, uint64_t wall_ns, uint64_t cpu_ns, uint64_t run_delay_ns,
+		 uint64_t duration_ns = 1000)
 	{
 		nt_log_record x{};
 		x.comm_id = 0;
@@ -40,7 +41,7 @@ struct fake_log {
 		x.flags = NT_LOG_REC_SAMPLE | NT_LOG_REC_WINDOW |
 			  (interval_ns ? NT_LOG_REC_INTERVAL : 0);
 		x.start_ns = start_ns;
-		x.duration_ns = 1000;
+		x.duration_ns = duration_ns;
 		x.interval_ns = interval_ns;
 		x.p2p_ns = p2p_ns;
 		x.win.wall_ns = wall_ns;
@@ -76,6 +77,42 @@ TEST_CASE("attribution joins instances and names the late rank and its cause", "
 		CHECK(a.ranks[0].rank == 1);
 		CHECK(a.ranks[0].delay_ns == 500000);
 		CHECK(a.ranks[0].causes.ns[NT_CAUSE_PREEMPTION] > 490000);
+		nt_attrib_free(&a);
+	}
+
+	SECTION("what the OS took from the median rank while it waited does not excuse the late one")
+	{
+		fake_log f;
+		// Each rank shares its CPU with a hog. Rank 1 loses 4.2 ms in its 100 us phase and
+		// arrives 4.2 ms late; rank 0 waits those 4.2 ms in the call, and is itself off the
+		// CPU for 2.2 ms of the wait. Both windows are 4.4 ms long and end at the exits.
+		f.add(0, 5, 1000000, 0, 0, 4400000, 2200000, 2200000, 4200000);
+		f.add(1, 5, 5200000, 0, 0, 4400000, 200000, 4200000, 1000);
+		f.finish();
+		nt_attrib a;
+		REQUIRE(nt_attrib_build(&f.log, &a) == 0);
+		REQUIRE(a.nranks == 1);
+		CHECK(a.ranks[0].rank == 1);
+		CHECK(a.ranks[0].delay_ns == 4200000);
+		// Rank 0's run delay before its arrival is at most 200 us of its window.
+		CHECK(a.ranks[0].causes.ns[NT_CAUSE_PREEMPTION] >= 4000000);
+		nt_attrib_free(&a);
+	}
+
+	SECTION("noise common to both phases is subtracted")
+	{
+		fake_log f;
+		// Both ranks lose 300 us to run delay before arriving; rank 1 is 50 us later for
+		// a reason the counters do not see.
+		f.add(0, 6, 1000000, 0, 0, 1000000, 700000, 300000, 50000);
+		f.add(1, 6, 1050000, 0, 0, 1000000, 700000, 300000, 1000);
+		f.finish();
+		nt_attrib a;
+		REQUIRE(nt_attrib_build(&f.log, &a) == 0);
+		REQUIRE(a.nranks == 1);
+		CHECK(a.ranks[0].delay_ns == 50000);
+		CHECK(a.ranks[0].causes.ns[NT_CAUSE_PREEMPTION] == 0);
+		CHECK(a.ranks[0].causes.ns[NT_CAUSE_UNEXPLAINED] == 50000);
 		nt_attrib_free(&a);
 	}
 
