@@ -1,0 +1,61 @@
+/* The recording policy's decisions: records kept, thresholds, the window limiter. */
+#include "recpolicy.h"
+
+void nt_recpolicy_init(struct nt_rec_thresholds *th)
+{
+	th->slow_cyc = UINT64_MAX;
+	th->slow_span_cyc = UINT64_MAX;
+	th->refresh_at = NT_REC_REFRESH_FIRST;
+}
+
+uint32_t nt_recpolicy_flags(const struct nt_rec_thresholds *th, uint64_t calls, uint64_t d_cyc,
+			    uint64_t span_cyc)
+{
+	return (d_cyc > th->slow_cyc ? NT_REC_SLOW : 0) |
+	       (span_cyc > th->slow_span_cyc ? NT_REC_LONG_PHASE : 0) |
+	       (calls >= th->refresh_at ? NT_REC_SAMPLE : 0);
+}
+
+void nt_recpolicy_refresh(struct nt_rec_thresholds *th, uint64_t calls, uint64_t total_cyc,
+			  uint64_t span_sum_cyc, uint64_t floor_cyc)
+{
+	/* Often at first, while the means settle, then every 1024: a sample is also a record
+	 * that every member of the communicator keeps at the same instance. */
+	th->refresh_at = th->refresh_at < NT_REC_REFRESH_EVERY ? 2 * th->refresh_at
+							       : th->refresh_at + NT_REC_REFRESH_EVERY;
+	th->slow_cyc = 3 * (total_cyc / calls);
+	uint64_t mean_span = span_sum_cyc / calls;
+	th->slow_span_cyc = mean_span + (mean_span / 2 > floor_cyc ? mean_span / 2 : floor_cyc);
+}
+
+uint32_t nt_recpolicy_record_flags(uint64_t window_end_cyc, uint64_t t1_cyc,
+				   uint64_t interval_cyc)
+{
+	return (window_end_cyc == t1_cyc ? NT_REC_WINDOW : 0) |
+	       (interval_cyc ? NT_REC_INTERVAL : 0);
+}
+
+void nt_recpolicy_read_init(struct nt_ratelimit *rl)
+{
+	*rl = (struct nt_ratelimit){ .budget = NT_REC_READ_BUDGET };
+}
+
+uint64_t nt_recpolicy_read_done(struct nt_ratelimit *rl, uint64_t end_cyc, uint64_t cost_cyc)
+{
+	/* Taken whole, one 200 us detour in a read pushed the next read 2.6 ms away here. */
+	if (rl->cost_cyc && cost_cyc > 2 * rl->cost_cyc)
+		cost_cyc = 2 * rl->cost_cyc;
+	nt_ratelimit_done(rl, end_cyc, cost_cyc);
+	return end_cyc + (uint64_t)((double)rl->cost_cyc / rl->budget);
+}
+
+bool nt_recpolicy_read_affordable(const struct nt_ratelimit *rl, uint64_t span_cyc)
+{
+	return span_cyc >= 20 * rl->cost_cyc;
+}
+
+bool nt_recpolicy_record_ends_window(const struct nt_ratelimit *rl, uint64_t window_end_cyc,
+				     uint64_t t1_cyc, uint64_t span_cyc)
+{
+	return window_end_cyc != t1_cyc && nt_recpolicy_read_affordable(rl, span_cyc);
+}

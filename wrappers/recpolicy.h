@@ -1,0 +1,92 @@
+/* The recording policy, apart from MPI, the clock and the probe so that tests drive it with
+ * made-up times: which collective instances are kept as records and with which flags, the call
+ * site's thresholds behind that, and when the probe reads that close windows are due. */
+#ifndef WRAPPERS_RECPOLICY_H
+#define WRAPPERS_RECPOLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <noisetool/common.h>
+#include <noisetool/probe.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NT_REC_SLOW 1u       /* time in the call over 3x the site's mean */
+#define NT_REC_SAMPLE 2u     /* a sample: the call that refreshed the site's thresholds */
+#define NT_REC_LONG_PHASE 4u /* the span before it over 1.5x the site's mean span, 2 us more */
+#define NT_REC_WINDOW 8u     /* win holds the probe window that ended with this call */
+#define NT_REC_INTERVAL 16u  /* interval_cyc and p2p_cyc are known */
+
+#define NT_REC_SPAN_FLOOR_NS 2000 /* a long span is at least this much over the mean one */
+#define NT_REC_REFRESH_FIRST 8    /* the first sample; doubling up to ... */
+#define NT_REC_REFRESH_EVERY 1024 /* ... this, then this far apart */
+
+/* A call site's thresholds (kept in its struct nt_site). A span is the interval since the
+ * thread's previous blocking collective instance when there is one, else the phase. */
+struct nt_rec_thresholds {
+	uint64_t slow_cyc;      /* a call longer than this is kept (3x the mean) */
+	uint64_t slow_span_cyc; /* after a longer span too (1.5x the mean one, 2 us more) */
+	uint64_t refresh_at;    /* calls at which the thresholds are refreshed next (and that
+				 * call is kept as a sample): 8, 16, ... 1024, then every 1024 */
+};
+
+/* Thresholds of a site with no calls yet: nothing is slow or long before the first sample. */
+void nt_recpolicy_init(struct nt_rec_thresholds *th);
+
+/* Whether the site's instance number calls (counted already) that spent d_cyc in the call
+ * after span_cyc is kept. The per-call fast path: inline, the three thresholds compared. */
+static inline __attribute__((always_inline)) bool
+nt_recpolicy_wanted(const struct nt_rec_thresholds *th, uint64_t calls, uint64_t d_cyc,
+		    uint64_t span_cyc)
+{
+	return NT_UNLIKELY(d_cyc > th->slow_cyc) || NT_UNLIKELY(span_cyc > th->slow_span_cyc) ||
+	       NT_UNLIKELY(calls >= th->refresh_at);
+}
+
+/* The NT_REC_SLOW, NT_REC_LONG_PHASE and NT_REC_SAMPLE flags of that instance, from the
+ * thresholds it was judged by: non-zero exactly when nt_recpolicy_wanted(). */
+uint32_t nt_recpolicy_flags(const struct nt_rec_thresholds *th, uint64_t calls, uint64_t d_cyc,
+			    uint64_t span_cyc);
+
+/* After a sample: the next one is due, and the thresholds come from the site's running sums
+ * (calls > 0 of total_cyc in the call after span_sum_cyc of spans; floor_cyc is
+ * NT_REC_SPAN_FLOOR_NS in counter cycles). */
+void nt_recpolicy_refresh(struct nt_rec_thresholds *th, uint64_t calls, uint64_t total_cyc,
+			  uint64_t span_sum_cyc, uint64_t floor_cyc);
+
+/* NT_REC_WINDOW when the last window ended (window_end_cyc) at the record's exit t1_cyc, and
+ * NT_REC_INTERVAL when its interval is known (interval_cyc > 0). */
+uint32_t nt_recpolicy_record_flags(uint64_t window_end_cyc, uint64_t t1_cyc,
+				   uint64_t interval_cyc);
+
+/* The window limiter, on struct nt_ratelimit: reads of the probe cost at most this fraction
+ * of wall time, as estimated from an EWMA of the measured costs of reads. */
+#define NT_REC_READ_BUDGET 0.01
+
+/* A limiter before its first read. */
+void nt_recpolicy_read_init(struct nt_ratelimit *rl);
+
+/* A read that took cost_cyc (measured) ended at end_cyc. Its cost joins the estimate, at most
+ * twice the estimate: a read that was interrupted (a detour landing in it) says nothing of the
+ * cost of a read. Returns the counter value at which the next read is due: from end_cyc, the
+ * time in which the estimated cost is the budget's share. */
+uint64_t nt_recpolicy_read_done(struct nt_ratelimit *rl, uint64_t end_cyc, uint64_t cost_cyc);
+
+/* Whether a read at the end of a span of span_cyc costs at most 5 % of it (rare, being long:
+ * such a span may end its window before the next read is due). */
+bool nt_recpolicy_read_affordable(const struct nt_ratelimit *rl, uint64_t span_cyc);
+
+/* Whether a kept instance that exits at t1_cyc after span_cyc ends the current window (which
+ * the last read ended at window_end_cyc): its span is affordable and the window was not just
+ * closed at this very exit. */
+bool nt_recpolicy_record_ends_window(const struct nt_ratelimit *rl, uint64_t window_end_cyc,
+				     uint64_t t1_cyc, uint64_t span_cyc);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WRAPPERS_RECPOLICY_H */
