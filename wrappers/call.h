@@ -100,8 +100,7 @@ nt_call_instance(struct nt_thread *t, struct nt_site *s, MPI_Comm comm, MPI_Requ
 	 * intervals between them (point-to-point phases included). */
 	if (NT_UNLIKELY(c->t0_cyc >= t->probe_due_cyc))
 		t->probe_due_cyc = nt_window_close(c->t1_cyc);
-	if (NT_UNLIKELY(d > s->slow_cyc || interval > s->slow_phase_cyc ||
-			s->calls >= s->refresh_at))
+	if (NT_UNLIKELY(nt_recpolicy_wanted(&s->rec, s->calls, d, interval)))
 		nt_call_record(s, comm_id, seq, c, phase, t->coll_exit_cyc ? interval : 0,
 			       t->p2p_cyc);
 	t->coll_exit_cyc = c->t1_cyc;

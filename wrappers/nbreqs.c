@@ -166,7 +166,9 @@ void nt_wait_complete(const struct nt_reqsnap *snap, const MPI_Request *reqs, ui
 			continue; /* a point-to-point request, or one started before recording */
 		uint64_t d = t1_cyc - p.t0_cyc;
 		nt_sites_add(p.site, d, p.bytes);
-		if (d > p.site->slow_cyc || p.site->calls >= p.site->refresh_at) {
+		/* Kept when slow or the site's sample: the phase before its start alone does
+		 * not keep it. */
+		if (nt_recpolicy_wanted(&p.site->rec, p.site->calls, d, 0)) {
 			struct nt_call c = { p.t0_cyc, t1_cyc };
 			nt_call_record(p.site, p.comm_id, p.seq, &c, p.phase_cyc, 0, 0);
 		}

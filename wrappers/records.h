@@ -1,26 +1,20 @@
-/* Per-instance records of the collective instances that matter: slow ones (more than 3x their
- * call site's mean), those after a long phase (over 1.5x the site's mean phase), and a sample
- * (the calls at which a site's thresholds are refreshed: 8, 16, ... 1024, then one in 1024). A fixed, pre-faulted arena; when it is
- * full, records are dropped and counted and the log is marked partial; aggregates go on. */
+/* Per-instance records of the collective instances that matter (slow, after a long span, or a
+ * sample: recpolicy.h decides). A fixed, pre-faulted arena; when it is full, records are
+ * dropped and counted and the log is marked partial; aggregates go on. */
 #ifndef WRAPPERS_RECORDS_H
 #define WRAPPERS_RECORDS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "recpolicy.h"
 #include "window.h"
-
-#define NT_REC_SLOW 1u       /* time in the call over 3x the site's mean */
-#define NT_REC_SAMPLE 2u     /* a sample: the call that refreshed the site's thresholds */
-#define NT_REC_LONG_PHASE 4u /* the phase before it over 1.5x the site's mean phase */
-#define NT_REC_WINDOW 8u     /* win holds the probe window that ended with this call */
-#define NT_REC_INTERVAL 16u  /* interval_cyc and p2p_cyc are known */
 
 struct nt_record {
 	uint64_t comm_id;
 	uint64_t seq;
 	uint32_t site;      /* index in the site table */
-	uint32_t flags;     /* NT_REC_* */
+	uint32_t flags;     /* NT_REC_* (recpolicy.h) */
 	uint64_t t0_cyc;    /* entry */
 	uint64_t d_cyc;     /* time in the call */
 	uint64_t phase_cyc; /* the compute phase before it (since the previous MPI call's exit) */

@@ -23,6 +23,7 @@
 #include "stack.h"
 #include "summary.h"
 #include "mpiwait.h"
+#include "recpolicy.h"
 #include "window.h"
 
 NT_TLS struct nt_thread nt_thread_ = { .probe_due_cyc = UINT64_MAX };
@@ -47,32 +48,19 @@ void nt_call_record(struct nt_site *s, uint64_t comm_id, uint64_t seq, const str
 	uint64_t d = c->t1_cyc - c->t0_cyc;
 	/* The interval holds the phase; without one, the phase is all there is. */
 	uint64_t span = interval_cyc ? interval_cyc : phase_cyc;
-	uint32_t flags = (d > s->slow_cyc ? NT_REC_SLOW : 0) |
-			 (span > s->slow_phase_cyc ? NT_REC_LONG_PHASE : 0);
-	if (s->calls >= s->refresh_at) {
-		flags |= NT_REC_SAMPLE;
-		/* Refresh the thresholds from the means so far: a call over 3x the mean, an
-		 * interval (or phase) over 1.5x the mean one (and 2 us more). Often at first, then
-		 * every 1024. */
-		s->refresh_at = s->refresh_at < 1024 ? 2 * s->refresh_at : s->refresh_at + 1024;
-		s->slow_cyc = 3 * (s->total_cyc / s->calls);
-		uint64_t mean_phase = s->phase_cyc / s->calls;
-		uint64_t floor_cyc = nt_clock_ns_to_cyc(2000);
-		s->slow_phase_cyc = mean_phase + (mean_phase / 2 > floor_cyc ? mean_phase / 2 : floor_cyc);
-	}
+	uint32_t flags = nt_recpolicy_flags(&s->rec, s->calls, d, span);
+	if (flags & NT_REC_SAMPLE)
+		nt_recpolicy_refresh(&s->rec, s->calls, s->total_cyc, s->phase_cyc,
+				     nt_clock_ns_to_cyc(NT_REC_SPAN_FLOOR_NS));
 	const struct nt_window *w = nt_window_last();
 	struct nt_thread *t = &nt_thread_;
-	/* A record ends its window when the read costs at most 5 % of the span it covers: the
-	 * phase, or the whole interval since the previous collective (samples come at the same
-	 * instance on every member, so that their windows can be compared). Records are rare
-	 * (slow calls, long phases, one in 1024), and the rate limit counts these reads too. */
-	if (w->end_cyc != c->t1_cyc && t->probe_due_cyc != UINT64_MAX &&
-	    nt_window_affordable(span))
+	/* A record may end its window early: the span it covers is the phase, or the whole
+	 * interval since the previous collective (samples come at the same instance on every
+	 * member, so that their windows can be compared). Records are rare (slow calls, long
+	 * spans, one in 1024), and the rate limit counts these reads too. */
+	if (t->probe_due_cyc != UINT64_MAX && nt_window_record_ends(span, c->t1_cyc))
 		t->probe_due_cyc = nt_window_close(c->t1_cyc);
-	if (w->end_cyc == c->t1_cyc)
-		flags |= NT_REC_WINDOW;
-	if (interval_cyc)
-		flags |= NT_REC_INTERVAL;
+	flags |= nt_recpolicy_record_flags(w->end_cyc, c->t1_cyc, interval_cyc);
 	struct nt_record r = {
 		.comm_id = comm_id,
 		.seq = seq,

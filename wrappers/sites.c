@@ -56,9 +56,7 @@ struct nt_site *nt_sites_lookup(unsigned fn, uintptr_t ret)
 			s->min_cyc = UINT64_MAX;
 			s->pending_cyc = NT_SITE_NONE;
 			s->type = MPI_DATATYPE_NULL;
-			s->slow_cyc = UINT64_MAX;
-			s->slow_phase_cyc = UINT64_MAX;
-			s->refresh_at = 8;
+			nt_recpolicy_init(&s->rec);
 			s->depth = nt_stack_capture(s->stack, NT_STACK_DEPTH);
 			s->binding = nt_binding_contains(ret);
 			used[nused++] = s;
@@ -103,8 +101,7 @@ void nt_sites_reset(void)
 		if (!s->ret)
 			continue;
 		s->calls = s->total_cyc = s->max_cyc = s->bytes = s->phase_cyc = 0;
-		s->slow_cyc = s->slow_phase_cyc = UINT64_MAX;
-		s->refresh_at = 8;
+		nt_recpolicy_init(&s->rec);
 		s->min_cyc = UINT64_MAX;
 		s->pending_cyc = NT_SITE_NONE;
 		memset(s->hist, 0, sizeof s->hist);

@@ -12,6 +12,7 @@
 
 #include <mpi.h>
 
+#include "recpolicy.h"
 #include "stack.h"
 
 #define NT_SITE_HIST 48 /* log2 bins of call duration in cycles */
@@ -29,13 +30,10 @@ struct nt_site {
 	uint64_t type_size;
 	uint64_t min_cyc, max_cyc;
 	uint64_t hist[NT_SITE_HIST];
-	uint64_t slow_cyc;               /* a call longer than this is recorded (3x the mean) */
-	uint64_t phase_cyc;              /* sum of the intervals (since the previous collective
-					  * instance; else phases) before its blocking calls */
-	uint64_t slow_phase_cyc;         /* a longer one is recorded (1.5x the mean) */
-	uint64_t refresh_at;             /* calls at which the thresholds are refreshed next (and
-					  * that call is kept as a sample): 8, 16, ... 1024, then
-					  * every 1024 */
+	uint64_t phase_cyc;              /* sum of the spans (intervals since the previous
+					  * collective instance; else phases) before its blocking
+					  * calls */
+	struct nt_rec_thresholds rec;    /* which of its instances are kept as records */
 	int binding;                     /* ret is inside a language binding (Fortran) */
 	int nonblocking;                 /* a nonblocking collective: times run to completion */
 	int depth;                       /* frames in stack */

@@ -2,13 +2,14 @@
 #include <noisetool/clock.h>
 #include <noisetool/inject.h>
 
+#include "recpolicy.h"
 #include "window.h"
 
 static struct nt_probe *probe;
 static struct nt_probe_sample start;
 static uint64_t start_injected;
 static struct nt_window last;
-static struct nt_ratelimit limit = { .budget = 0.01 };
+static struct nt_ratelimit limit;
 static uint64_t reads, cost_total_cyc;
 
 uint64_t nt_window_open(enum nt_probe_level level, uint64_t now_cyc)
@@ -18,11 +19,11 @@ uint64_t nt_window_open(enum nt_probe_level level, uint64_t now_cyc)
 	struct nt_probe_config cfg = { .level = level };
 	if (nt_probe_open(&probe, &cfg) != 0)
 		return UINT64_MAX;
+	nt_recpolicy_read_init(&limit);
 	uint64_t t0 = nt_clock_now_cyc();
 	nt_probe_read(probe, &start);
 	start_injected = nt_inject_spun_cyc();
-	nt_ratelimit_done(&limit, now_cyc, nt_clock_now_cyc() - t0);
-	return now_cyc + (uint64_t)((double)limit.cost_cyc / limit.budget);
+	return nt_recpolicy_read_done(&limit, now_cyc, nt_clock_now_cyc() - t0);
 }
 
 uint64_t nt_window_close(uint64_t now_cyc)
@@ -33,7 +34,8 @@ uint64_t nt_window_close(uint64_t now_cyc)
 	uint64_t t0 = nt_clock_now_cyc();
 	nt_probe_read(probe, &s);
 	uint64_t injected = nt_inject_spun_cyc();
-	uint64_t cost = nt_clock_now_cyc() - t0;
+	uint64_t t1 = nt_clock_now_cyc();
+	uint64_t cost = t1 - t0;
 	struct nt_probe_delta d;
 	nt_probe_delta(&start, &s, &d);
 	last = (struct nt_window){
@@ -55,19 +57,13 @@ uint64_t nt_window_close(uint64_t now_cyc)
 	start_injected = injected;
 	reads++;
 	cost_total_cyc += cost;
-	/* A read that was interrupted (a detour landing in it) says nothing of the cost of a
-	 * read: taken whole, one 200 us detour pushed the next read 2.6 ms away here. */
-	if (limit.cost_cyc && cost > 2 * limit.cost_cyc)
-		cost = 2 * limit.cost_cyc;
-	nt_ratelimit_done(&limit, now_cyc, cost);
-	/* The read's own time belongs to the next window; the next read is due once the reads
-	 * stay within the budget. */
-	return nt_clock_now_cyc() + (uint64_t)((double)limit.cost_cyc / limit.budget);
+	/* The read's own time belongs to the next window. */
+	return nt_recpolicy_read_done(&limit, t1, cost);
 }
 
-bool nt_window_affordable(uint64_t phase_cyc)
+bool nt_window_record_ends(uint64_t span_cyc, uint64_t t1_cyc)
 {
-	return probe && phase_cyc >= 20 * limit.cost_cyc;
+	return probe && nt_recpolicy_record_ends_window(&limit, last.end_cyc, t1_cyc, span_cyc);
 }
 
 const struct nt_window *nt_window_last(void)

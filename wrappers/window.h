@@ -1,7 +1,6 @@
 /* Probe windows: what the OS did to the recording thread between two rate-limited counter
- * reads. A read happens after an MPI call whose phase began at least cost/budget after the
- * previous read (1 % of wall time by default), so a long phase always ends its window and its
- * record carries the deltas of a window that holds it. The injector's spun time rides along. */
+ * reads, when the recording policy (recpolicy.h) says a read is due: within 1 % of wall time,
+ * or at once after a long span. The injector's spun time rides along. */
 #ifndef WRAPPERS_WINDOW_H
 #define WRAPPERS_WINDOW_H
 
@@ -29,9 +28,9 @@ uint64_t nt_window_open(enum nt_probe_level level, uint64_t now_cyc);
  * value at which the next read is due. */
 uint64_t nt_window_close(uint64_t now_cyc);
 
-/* Whether a phase of phase_cyc is long enough that a read at its end costs at most 5 % of it:
- * such a phase ends its window even before the rate limit allows (it is rare, being long). */
-bool nt_window_affordable(uint64_t phase_cyc);
+/* Whether a record of an instance that exits at t1_cyc after span_cyc ends the current window
+ * (see nt_recpolicy_record_ends_window): then the caller closes it at t1_cyc. */
+bool nt_window_record_ends(uint64_t span_cyc, uint64_t t1_cyc);
 
 /* The window closed last. */
 const struct nt_window *nt_window_last(void);
