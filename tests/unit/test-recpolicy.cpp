@@ -193,7 +193,7 @@ TEST_CASE("the window limiter", "[recpolicy]")
 		limiter l(C);
 		uint64_t start = l.now;
 		lcg g;
-		while (l.now - start < 20000000000ull) // 10 s at 2 GHz, ~1.3 million instances
+		while (l.now - start < 20000000000ull) // 10 s at 2 GHz, ~2 million instances
 			l.instance(g.gap(), C);
 		double share = (double)l.read_cyc / (double)(l.now - start);
 		CHECK(l.reads > 15000);
