@@ -1,5 +1,6 @@
-// Detours injected by a timer signal handler on the measuring thread: the loop must count
-// them (within 5 %) and measure their lengths (within 10 %).
+// Detours injected by a timer signal handler on the measuring thread, timed by the handler
+// itself: every injection while the loop ran must lie inside a recorded detour, and the detours
+// that hold one injection and no preemption must measure it within 10 %.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -38,9 +39,12 @@ void handler(int)
 	}
 }
 
+// Fewer judgeable detours than this and the length accuracy is not judged (exit 77).
+const size_t MIN_JUDGED = 20;
+
 } // namespace
 
-TEST_CASE("timer-signal detours are counted and measured", "[detour][signal]")
+TEST_CASE("timer-signal detours are all found and measured", "[detour][signal]")
 {
 	int cpus[256];
 	int n = nt_allowed_cpus(cpus, 256);
@@ -80,48 +84,85 @@ TEST_CASE("timer-signal detours are counted and measured", "[detour][signal]")
 	timer_settime(timer, 0, &off, nullptr);
 	timer_delete(timer);
 	REQUIRE(rc == 0);
+	REQUIRE(res.classified); // the preemption flags are what separates the judgeable detours
 	const int injected = ninject;
-	REQUIRE(injected > 300);
 
-	// Match each injection to the detour that contains its middle (both from the loop start).
-	std::vector<double> starts(res.count), ends(res.count);
+	// Match each injection to the detour that holds it whole (both on the loop's counter).
+	std::vector<uint64_t> starts(res.count), ends(res.count), holds(res.count, 0);
 	for (size_t i = 0; i < res.count; i++) {
-		starts[i] = (double)res.detours[i].start_ns;
-		ends[i] = starts[i] + (double)res.detours[i].duration_ns;
+		starts[i] = res.start_cyc + nt_clock_ns_to_cyc((double)res.detours[i].start_ns);
+		ends[i] = starts[i] + nt_clock_ns_to_cyc((double)res.detours[i].duration_ns);
 	}
-	size_t matched = 0, within = 0, eligible = 0;
 	const uint64_t end_cyc = res.start_cyc + nt_clock_ns_to_cyc((double)res.elapsed_ns);
-	std::vector<double> errs;
+	// The detour bounds are rounded to ns and t_min: 1 us of slack at each end.
+	const uint64_t slack = nt_clock_ns_to_cyc(1000);
+	std::vector<long> owner(injected, -1);
+	size_t eligible = 0, matched = 0;
 	for (int j = 0; j < injected; j++) {
-		uint64_t mid = (inj_start[j] + inj_end[j]) / 2;
-		if (mid < res.start_cyc || mid > end_cyc)
+		if (inj_start[j] < res.start_cyc || inj_end[j] > end_cyc)
 			continue; // injected while the loop was not running
 		eligible++;
-		double m = nt_clock_cyc_to_ns(mid - res.start_cyc);
-		auto it = std::upper_bound(starts.begin(), starts.end(), m);
+		auto it = std::upper_bound(starts.begin(), starts.end(), inj_start[j] + slack);
 		if (it == starts.begin())
 			continue;
 		size_t i = (size_t)(it - starts.begin()) - 1;
-		if (ends[i] < m)
+		if (ends[i] + slack < inj_end[j]) {
+			if (eligible - matched <= 5)
+				UNSCOPED_INFO("injection at " << nt_clock_cyc_to_ns(inj_start[j] - res.start_cyc) / 1e3
+						<< " us outside a detour; the one before it ends at "
+						<< nt_clock_cyc_to_ns(ends[i] - res.start_cyc) / 1e3 << " us");
 			continue;
+		}
 		matched++;
+		owner[j] = (long)i;
+		holds[i]++;
+	}
+	// Length accuracy, on detours that hold one injection and in which the thread was not
+	// preempted (another task's time would rightly be in the detour too).
+	std::vector<double> errs;
+	size_t preempted = 0;
+	for (int j = 0; j < injected; j++) {
+		if (owner[j] < 0 || holds[owner[j]] != 1)
+			continue;
+		const nt_detour &d = res.detours[owner[j]];
+		if (d.flags & NT_DETOUR_PREEMPTED) {
+			preempted++;
+			continue;
+		}
 		double truth = nt_clock_cyc_to_ns(inj_end[j] - inj_start[j]);
-		double err = std::fabs((double)res.detours[i].duration_ns - truth) / truth;
-		errs.push_back(err);
-		if (err <= 0.10)
-			within++;
+		errs.push_back(std::fabs((double)d.duration_ns - truth) / truth);
 	}
 	std::sort(errs.begin(), errs.end());
-	double median_err = errs.empty() ? 1.0 : errs[errs.size() / 2];
-	INFO("injected " << injected << " (" << eligible << " during the loop), matched " << matched << ", within 10 %: " << within
-			 << ", median length error " << median_err * 100 << " %, detours " << res.count);
-	REQUIRE(eligible > 300);
-	std::printf("timer-signal injection of %.0f us: %zu injected during the loop, %zu counted "
-		    "(%.1f %%), median length error %.2f %%, %zu within 10 %%\n",
-		    spin_ns / 1e3, eligible, matched, 100.0 * (double)matched / (double)eligible,
-		    median_err * 100, within);
-	CHECK(matched >= 0.95 * eligible);
+	const size_t within = (size_t)(std::upper_bound(errs.begin(), errs.end(), 0.10) - errs.begin());
+	const double median_err = errs.empty() ? 0 : errs[errs.size() / 2];
+	std::printf("timer-signal injection of %.0f us: %d injected, %zu during the loop, %zu in a "
+		    "detour; %zu alone in a detour without preemption (%zu with one): median length "
+		    "error %.2f %%, %zu within 10 %%; run delay %.1f ms\n",
+		    spin_ns / 1e3, injected, eligible, matched, errs.size(), preempted,
+		    median_err * 100, within, (double)res.os.run_delay_ns / 1e6);
+	INFO("injected " << injected << " (" << eligible << " during the loop), in a detour "
+			 << matched << "; judged " << errs.size() << ", within 10 %: " << within
+			 << ", median length error " << median_err * 100 << " %, detours "
+			 << res.count);
+	// The handler runs on the measuring thread: the loop cannot have run during it.
+	REQUIRE(eligible >= 1);
+	REQUIRE(matched == eligible);
+	// Each detour flagged preempted needs the thread put back on the CPU once more.
+	size_t flagged = 0;
+	for (size_t i = 0; i < res.count; i++)
+		flagged += (res.detours[i].flags & NT_DETOUR_PREEMPTED) != 0;
+	REQUIRE(flagged <= res.os.run_count_delta);
+	if (errs.size() < MIN_JUDGED) {
+		nt_detour_result_free(&res);
+		nt_test_skip("length accuracy not judged: only " + std::to_string(errs.size()) +
+			     " of " + std::to_string(eligible) +
+			     " injections were alone in a detour without preemption (" +
+			     std::to_string(preempted) + " preempted; run delay " +
+			     std::to_string(res.os.run_delay_ns / 1000000) + " ms)");
+	}
+	// A host stall (not a preemption: the thread's run count does not move) may still land
+	// in a few of them.
 	CHECK(median_err <= 0.10);
-	CHECK(within >= 0.90 * matched);
+	CHECK(within >= 0.90 * (double)errs.size());
 	nt_detour_result_free(&res);
 }
