@@ -1,13 +1,19 @@
 // The injector: spec parsing (every key, every error), and real injection into this thread,
-// whose spun time and count must match the spec.
+// judged by the thread's own loop: each detour the injector accounts must be a gap in that loop
+// at least as long as what it says it spun, and at least the detour it was asked for.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
 #include <cstring>
+#include <sstream>
 #include <string>
+#include <vector>
+
+#include <sched.h>
 
 #include <noisetool/clock.h>
 #include <noisetool/inject.h>
+#include <noisetool/sysinfo.h>
 
 static int parse(const char *s, nt_inject_spec *out, std::string *why = nullptr)
 {
@@ -72,63 +78,213 @@ TEST_CASE("inject spec parsing")
 	}
 }
 
-// Spin on this thread for wall_ns while the injector interrupts it.
-static void spin_ns(uint64_t wall_ns)
+
+namespace {
+
+// One interruption of the observing loop (counter values) and what the injector accounted
+// inside it: detours and spun cycles.
+struct gap {
+	uint64_t from_cyc, to_cyc;
+	uint64_t count, spun_cyc;
+};
+
+// The loop sees any interruption above this as a gap. Injected detours are 50 us or more; a
+// tick or an interrupt may be a gap too, with nothing injected in it.
+const double GAP_NS = 10e3;
+
+// Read the injector's count and spun cycles at a moment the loop was not interrupted: re-read
+// until the reads took no gap, so that a detour accounted between them lies inside the gap
+// that ends at *cur (which moves to the end of the reads).
+void clean_read(uint64_t *cur, uint64_t thr_cyc, uint64_t *count, uint64_t *spun)
 {
-	uint64_t end = nt_clock_monotonic_ns() + wall_ns;
-	while (nt_clock_monotonic_ns() < end)
-		;
+	for (;;) {
+		*count = nt_inject_count();
+		*spun = nt_inject_spun_cyc();
+		uint64_t t = nt_clock_now_cyc();
+		bool clean = t - *cur <= thr_cyc;
+		*cur = t;
+		if (clean)
+			return;
+	}
 }
+
+// What the thread's own loop saw.
+struct observation {
+	std::vector<gap> gaps;
+	uint64_t begin_cyc, end_cyc;
+	uint64_t count0; // the injector's count at the beginning
+};
+
+// Spin reading the counter for wall_ns, recording every gap with the injector's accounting
+// inside it. The injector's handler runs on this thread, so whatever it spins falls in a gap.
+void observe(uint64_t wall_ns, observation *o)
+{
+	const uint64_t thr = nt_clock_ns_to_cyc(GAP_NS);
+	o->gaps.reserve(200000); // no allocation inside the loop (a gap every ~1 us at worst)
+	uint64_t cur = nt_clock_now_cyc(), n_last, s_last;
+	clean_read(&cur, thr, &n_last, &s_last);
+	o->count0 = n_last;
+	o->begin_cyc = cur;
+	const uint64_t end = cur + nt_clock_ns_to_cyc((double)wall_ns);
+	while (cur < end && o->gaps.size() < o->gaps.capacity()) {
+		uint64_t prev = cur;
+		cur = nt_clock_now_cyc();
+		if (cur - prev <= thr)
+			continue;
+		uint64_t n, sp;
+		clean_read(&cur, thr, &n, &sp);
+		o->gaps.push_back({ prev, cur, n - n_last, sp - s_last });
+		n_last = n;
+		s_last = sp;
+	}
+	o->end_cyc = cur;
+}
+
+// The run on one CPU of the affinity mask (the loop and the timer on one counter), restored at
+// the end.
+struct pinned {
+	cpu_set_t old;
+	pinned()
+	{
+		REQUIRE(sched_getaffinity(0, sizeof old, &old) == 0);
+		int cpus[256];
+		int n = nt_allowed_cpus(cpus, 256);
+		REQUIRE(n >= 1);
+		REQUIRE(nt_pin_self(cpus[n - 1]) == 0);
+	}
+	~pinned() { sched_setaffinity(0, sizeof old, &old); }
+};
+
+// What every injection must satisfy, whatever else ran: its gap holds all it spun (the handler
+// spins on this thread), and it spun at least the detour lengths it was due (len_cyc(k) for the
+// k-th detour since the start; k0 of them came before the observation). Returns the detours
+// seen in gaps.
+template <typename Len>
+uint64_t check_gaps(const std::vector<gap> &gaps, uint64_t k0, Len len_cyc)
+{
+	uint64_t k = k0, bad_gap = 0, bad_len = 0;
+	std::ostringstream notes;
+	for (const gap &g : gaps) {
+		if (g.count == 0) {
+			if (g.spun_cyc != 0)
+				bad_len++; // spun without a detour
+			continue;
+		}
+		uint64_t due = 0;
+		for (uint64_t j = 0; j < g.count; j++)
+			due += len_cyc(k + j);
+		k += g.count;
+		if (g.to_cyc - g.from_cyc < g.spun_cyc) {
+			if (bad_gap++ < 5)
+				notes << "gap of " << nt_clock_cyc_to_ns(g.to_cyc - g.from_cyc) / 1e3
+							<< " us holds " << g.count << " detours said to spin "
+							<< nt_clock_cyc_to_ns(g.spun_cyc) / 1e3 << " us\n";
+		}
+		if (g.spun_cyc < due) {
+			if (bad_len++ < 5)
+				notes << g.count << " detours due " << nt_clock_cyc_to_ns(due) / 1e3
+						      << " us said to spin " << nt_clock_cyc_to_ns(g.spun_cyc) / 1e3
+						      << " us\n";
+		}
+	}
+	INFO(notes.str());
+	CHECK(bad_gap == 0);
+	CHECK(bad_len == 0);
+	return k - k0;
+}
+
+} // namespace
 
 TEST_CASE("injection into this thread")
 {
 	nt_clock_init();
+	pinned pin;
+	const uint64_t period_ns = 2000000, detour_ns = 200000;
 	nt_inject_spec s;
 	REQUIRE(parse("period=2ms,detour=200us,mode=unsync,seed=7", &s) == 0);
 	char err[256] = "";
-	uint64_t spun0 = nt_inject_spun_cyc(), n0 = nt_inject_count();
+	const uint64_t n0 = nt_inject_count();
+	const uint64_t t_start = nt_clock_monotonic_ns();
 	REQUIRE(nt_inject_start(&s, 0, 0, err, sizeof err) == 0);
 	CHECK(nt_inject_start(&s, 0, 0, err, sizeof err) == -EBUSY);
-	spin_ns(200000000); // 200 ms: ~100 detours
+	observation o;
+	observe(200000000, &o); // 200 ms: ~100 detours
 	nt_inject_stop();
-	uint64_t n = nt_inject_count() - n0;
-	double spun_us = nt_clock_cyc_to_ns(nt_inject_spun_cyc() - spun0) / 1e3;
-	INFO("detours " << n << ", spun " << spun_us << " us");
-	// Generous: the VM may stall the timer; each detour is at least its length.
-	CHECK(n >= 60);
-	CHECK(n <= 101);
-	CHECK(spun_us >= 200.0 * (double)n);
-	CHECK(spun_us <= 200.0 * (double)n * 1.5);
+	const uint64_t t_stop = nt_clock_monotonic_ns();
+	const uint64_t n = nt_inject_count() - n0;
+
+	const uint64_t len = nt_clock_ns_to_cyc((double)detour_ns);
+	const uint64_t seen = check_gaps(o.gaps, o.count0 - n0, [len](uint64_t) { return len; });
+	// The timer cannot expire more often than its period (expirations while a signal is
+	// pending merge, so under load there are fewer, never more).
+	CHECK(n <= (t_stop - t_start) / period_ns + 1);
+	CHECK(seen <= n);
+	// The timer expires every period (the first within two of the start); an expiration while
+	// the loop runs interrupts it at once (the timer is on this CPU), one while the thread is
+	// off the CPU at its return, inside that gap. So between a gap with a detour and the next
+	// there is at most a period, whatever the load (plus the signal's delivery, some us: a
+	// quarter period of slack); the observation's two ends likewise.
+	double longest_ns = 0;
+	uint64_t from = o.begin_cyc + nt_clock_ns_to_cyc((double)period_ns); // the first comes later
+	for (const gap &g : o.gaps) {
+		if (g.count == 0)
+			continue;
+		double d = g.from_cyc > from ? nt_clock_cyc_to_ns(g.from_cyc - from) : 0;
+		longest_ns = d > longest_ns ? d : longest_ns;
+		from = g.to_cyc;
+	}
+	double d = nt_clock_cyc_to_ns(o.end_cyc - from);
+	longest_ns = d > longest_ns ? d : longest_ns;
+	INFO("detours " << n << " (" << seen << " inside the loop), gaps " << o.gaps.size()
+			<< ", longest stretch without a detour " << longest_ns / 1e6 << " ms");
+	CHECK(seen >= 1);
+	CHECK(longest_ns <= 1.25 * (double)period_ns);
 	// Stopped: nothing more.
 	uint64_t after = nt_inject_count();
-	spin_ns(10000000);
+	uint64_t end = nt_clock_monotonic_ns() + 10000000;
+	while (nt_clock_monotonic_ns() < end)
+		;
 	CHECK(nt_inject_count() == after);
 }
 
 TEST_CASE("trace replay")
 {
 	nt_clock_init();
+	pinned pin;
 	char path[] = "/tmp/nt-inject-XXXXXX";
 	int fd = mkstemp(path);
 	REQUIRE(fd >= 0);
 	FILE *f = fdopen(fd, "w");
-	// Three detours of 100, 300 and 50 us over ~10 ms.
+	// Three detours of 100, 300 and 50 us over ~8 ms, replayed in a loop.
+	const uint64_t trace_ns[3] = { 100000, 300000, 50000 };
+	const double extent_ns = 8050000; // first start to last end: one replay at least this long
 	std::fprintf(f, "1000000\t100000\n4000000\t300000\n9000000\t50000\n");
 	std::fclose(f);
 	nt_inject_spec s;
 	REQUIRE(parse((std::string("trace=") + path).c_str(), &s) == 0);
 	char err[256] = "";
-	uint64_t spun0 = nt_inject_spun_cyc(), n0 = nt_inject_count();
+	const uint64_t n0 = nt_inject_count();
+	const uint64_t t_start = nt_clock_monotonic_ns();
 	REQUIRE(nt_inject_start(&s, 0, 0, err, sizeof err) == 0);
-	spin_ns(100000000); // ~9 replays of the 11 ms cycle
+	observation o;
+	observe(100000000, &o); // ~9 replays
 	nt_inject_stop();
+	const uint64_t t_stop = nt_clock_monotonic_ns();
 	std::remove(path);
-	uint64_t n = nt_inject_count() - n0;
-	double spun_us = nt_clock_cyc_to_ns(nt_inject_spun_cyc() - spun0) / 1e3;
-	INFO("detours " << n << ", spun " << spun_us << " us");
-	CHECK(n >= 18);
-	CHECK(n <= 30);
-	CHECK(spun_us >= 450.0 * (double)(n / 3));
+	const uint64_t n = nt_inject_count() - n0;
+	INFO("detours " << n << ", gaps " << o.gaps.size());
+
+	// Each gap spun at least the trace's lengths in order, and held what it spun.
+	const uint64_t seen = check_gaps(o.gaps, o.count0 - n0, [&trace_ns](uint64_t k) {
+		return nt_clock_ns_to_cyc((double)trace_ns[k % 3]);
+	});
+	CHECK(seen <= n);
+	// Detours are due at fixed times from the start (1 ms on); one due while the thread was
+	// off the CPU fires as soon as it is back. The second replay's first is due ~12 ms after
+	// the start, so by the end of the 100 ms loop, which ran at its end, four have run.
+	CHECK(n >= 4);
+	// Never more than three per replay, and replays do not overlap.
+	CHECK((double)n <= 3.0 * ((double)(t_stop - t_start) / extent_ns + 1.0));
 
 	SECTION("a missing trace is a clear error")
 	{
