@@ -5,9 +5,9 @@ set -u
 ALLREDUCE=${1:?usage: test-examples.sh ALLREDUCE_LOOP COLL_NOISE NOISETOOL}
 COLL=${2:?}
 NT=${3:?}
-command -v mpiexec >/dev/null || { echo "SKIP: no mpiexec"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/../lib.sh"
+nt_need_mpiexec
+nt_tmpdir
 fail=0
 for prog in "$ALLREDUCE" "$COLL"; do
 	name=$(basename "$prog")
@@ -20,7 +20,7 @@ done
 mpiexec -n 1 "$COLL" --seconds -1 >"$tmp/bad" 2>&1
 [ $? = 2 ] || { echo "FAIL: coll-noise --seconds -1 accepted"; fail=1; }
 
-"$NT" run --out "$tmp" --late 3 -- mpiexec -n 2 -bind-to core "$ALLREDUCE" --calls 2000 \
+timeout 100 "$NT" run --out "$tmp" --late 3 -- mpiexec -n 2 $(nt_bind 2) "$ALLREDUCE" --calls 2000 \
 	--outliers 3 >"$tmp/out" 2>&1 || { echo "FAIL: allreduce-loop under noisetool run"; cat "$tmp/out"; exit 1; }
 cat "$tmp/out"
 grep -q "^allreduce-loop: 2000 x 8-byte MPI_Allreduce" "$tmp/out" || { echo "FAIL: no summary line"; fail=1; }

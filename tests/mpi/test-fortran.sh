@@ -6,17 +6,22 @@ set -u
 LIB=${1:?usage: test-fortran.sh LIB NOISETOOL SOURCE}
 NT=${2:?}
 SRC=${3:?}
-command -v mpiexec >/dev/null || { echo "SKIP: no mpiexec"; exit 77; }
-command -v mpif90 >/dev/null || { echo "SKIP: no mpif90"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-mpif90 -g "$SRC" -o "$tmp/inplace" 2>"$tmp/cc.err" || { echo "SKIP: mpif90 cannot build"; cat "$tmp/cc.err"; exit 77; }
-run() { timeout 120 mpiexec -n 2 -bind-to core "$@"; }
+. "$(dirname "$0")/../lib.sh"
+nt_need_mpiexec
+# setup.sh installs gfortran and mpich: without mpif90, or when it cannot build a 20-line
+# program, the set-up is broken, which is a failure, not a machine that lacks something.
+command -v mpif90 >/dev/null ||
+	{ echo "FAIL: no mpif90 (apt-get install gfortran mpich; ./setup.sh installs both)"; exit 1; }
+nt_tmpdir
+mpif90 -g "$SRC" -o "$tmp/inplace" 2>"$tmp/cc.err" ||
+	{ echo "FAIL: mpif90 cannot build $SRC:"; cat "$tmp/cc.err"; exit 1; }
+run() { timeout 120 mpiexec -n 2 $(nt_bind 2) "$@"; }
 fail=0
-run "$tmp/inplace" >"$tmp/plain" 2>&1 || { echo "FAIL: plain run"; exit 1; }
-run -genv LD_PRELOAD "$LIB" -genv NOISETOOL_OUT "$tmp" -genv NOISETOOL_SUMMARY 0 "$tmp/inplace" \
-	>"$tmp/pre" 2>"$tmp/pre.err" || { echo "FAIL: preloaded run"; cat "$tmp/pre.err"; exit 1; }
+run "$tmp/inplace" >"$tmp/plain" 2>&1 || { echo "FAIL: plain run"; cat "$tmp/plain"; exit 1; }
+run -genv LD_PRELOAD "$(nt_preload "$LIB")" -genv NOISETOOL_OUT "$tmp" -genv NOISETOOL_SUMMARY 0 \
+	"$tmp/inplace" >"$tmp/pre" 2>"$tmp/pre.err" || { echo "FAIL: preloaded run"; cat "$tmp/pre.err"; exit 1; }
 grep result "$tmp/plain"
+grep -q result "$tmp/plain" || { echo "FAIL: the plain run printed no result"; fail=1; }
 cmp -s <(grep result "$tmp/plain") <(grep result "$tmp/pre") || { echo "FAIL: results differ"; fail=1; }
 log=$(ls "$tmp"/*.ntlog | head -n 1)
 "$NT" report "$log" --json "$tmp/r.json" >"$tmp/report" || { echo "FAIL: report"; exit 1; }

@@ -3,11 +3,11 @@
 set -u
 PROG=${1:?usage: test-linked.sh PROGRAM NOISETOOL}
 NT=${2:?}
-command -v mpiexec >/dev/null || { echo "SKIP: no mpiexec"; exit 77; }
+. "$(dirname "$0")/../lib.sh"
+nt_need_mpiexec
 ldd "$PROG" | grep -q libnoisetool-mpi || { echo "FAIL: not linked with libnoisetool-mpi"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-timeout 120 mpiexec -n 2 -bind-to core -genv NOISETOOL_OUT "$tmp" -genv NOISETOOL_SUMMARY 0 \
+nt_tmpdir
+timeout 120 mpiexec -n 2 $(nt_bind 2) -genv NOISETOOL_OUT "$tmp" -genv NOISETOOL_SUMMARY 0 \
 	"$PROG" 500 >"$tmp/out" 2>"$tmp/err" || { echo "FAIL: run"; cat "$tmp/err"; exit 1; }
 log=$(ls "$tmp"/*.ntlog 2>/dev/null | head -n 1)
 [ -n "$log" ] || { echo "FAIL: no log"; cat "$tmp/err"; exit 1; }

@@ -6,15 +6,19 @@ LIB=${1:?usage: test-memory.sh LIB PROGRAM NOISETOOL}
 PROG=${2:?}
 NT=${3:?}
 N=${NT_TEST_CALLS:-10000000}
-command -v mpiexec >/dev/null || { echo "SKIP: no mpiexec"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/../lib.sh"
+nt_need_mpiexec
+# Two ranks with MPICH's busy waits on one CPU advance one collective per scheduler slice
+# (5.4 ms per 8-byte allreduce measured here): 10^7 calls would take 15 hours.
+nt_need_cpus 2 "two ranks on one CPU make ~200 collectives a second, and this test makes 3 x 10^7"
+nt_tmpdir
 fail=0
-run() { timeout 300 mpiexec -n 2 -bind-to core "$@"; }
+run() { timeout 300 mpiexec -n 2 $(nt_bind 2) "$@"; }
+pre=(-genv LD_PRELOAD "$(nt_preload "$LIB")")
 growth() { awk '/rss-growth-kb/ { print $2 }' "$1"; }
 
 run "$PROG" "$N" >/dev/null 2>"$tmp/plain" || { echo "FAIL: plain run"; exit 1; }
-run -genv LD_PRELOAD "$LIB" -genv NOISETOOL_OUT "$tmp" -genv NOISETOOL_SUMMARY 0 "$PROG" "$N" \
+run "${pre[@]}" -genv NOISETOOL_OUT "$tmp" -genv NOISETOOL_SUMMARY 0 "$PROG" "$N" \
 	>/dev/null 2>"$tmp/lib" || { echo "FAIL: run with the library"; cat "$tmp/lib"; exit 1; }
 g0=$(growth "$tmp/plain")
 g1=$(growth "$tmp/lib")
@@ -26,7 +30,7 @@ grep -q complete "$tmp/report" || { echo "FAIL: the default arena should hold ev
 
 # 64 KiB: room for about a thousand records, far fewer than 10^7 / 1024 samples.
 mkdir "$tmp/small"
-run -genv LD_PRELOAD "$LIB" -genv NOISETOOL_OUT "$tmp/small" -genv NOISETOOL_SUMMARY 0 \
+run "${pre[@]}" -genv NOISETOOL_OUT "$tmp/small" -genv NOISETOOL_SUMMARY 0 \
 	-genv NOISETOOL_MEM 64K "$PROG" "$N" >/dev/null 2>"$tmp/small.err" ||
 	{ echo "FAIL: run with a small arena"; cat "$tmp/small.err"; exit 1; }
 "$NT" report "$(ls "$tmp"/small/*.ntlog | head -n 1)" --json "$tmp/small.json" >"$tmp/small.report" ||

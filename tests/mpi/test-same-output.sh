@@ -4,17 +4,19 @@
 set -u
 LIB=${1:?usage: test-same-output.sh LIB PROGRAM [ARGS...]}
 shift
-command -v mpiexec >/dev/null || { echo "SKIP: no mpiexec"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-run() { timeout 120 mpiexec -n 2 -bind-to core "$@"; }
+. "$(dirname "$0")/../lib.sh"
+nt_need_mpiexec
+nt_tmpdir
+run() { timeout 120 mpiexec -n 2 $(nt_bind 2) "$@"; }
+pre=(-genv LD_PRELOAD "$(nt_preload "$LIB")")
 run "$@" >"$tmp/plain" 2>"$tmp/plain.err" || { echo "FAIL: plain run"; cat "$tmp/plain.err"; exit 1; }
-run -genv LD_PRELOAD "$LIB" -genv NOISETOOL_OUT "$tmp" "$@" >"$tmp/pre" 2>"$tmp/pre.err" ||
+run "${pre[@]}" -genv NOISETOOL_OUT "$tmp" "$@" >"$tmp/pre" 2>"$tmp/pre.err" ||
 	{ echo "FAIL: preloaded run"; cat "$tmp/pre.err"; exit 1; }
-run -genv LD_PRELOAD "$LIB" -genv NOISETOOL_DISABLE 1 "$@" >"$tmp/off" 2>/dev/null ||
-	{ echo "FAIL: disabled run"; exit 1; }
+run "${pre[@]}" -genv NOISETOOL_DISABLE 1 "$@" >"$tmp/off" 2>"$tmp/off.err" ||
+	{ echo "FAIL: disabled run"; cat "$tmp/off.err"; exit 1; }
 cat "$tmp/plain"
 fail=0
+[ -s "$tmp/plain" ] || { echo "FAIL: the program printed nothing"; fail=1; }
 diff -u "$tmp/plain" "$tmp/pre" || { echo "FAIL: output differs with the library"; fail=1; }
 diff -u "$tmp/plain" "$tmp/off" || { echo "FAIL: output differs with the library disabled"; fail=1; }
 grep -q "log written" "$tmp/pre.err" || { echo "FAIL: no log"; cat "$tmp/pre.err"; fail=1; }
