@@ -4,11 +4,13 @@
  * own random phase). Prints the execution-time magnification: the mean time per call with
  * noise over the mean time without. The three runs of a cell alternate in rounds (quiet, sync,
  * unsync, quiet, ...) and each gives the median of its rounds, so that the machine's own slow
- * spells do not land on one of them only. */
+ * spells do not land on one of them only. Then what the injector did: its own count and spun
+ * time against the periods that passed and the time each rank spent off its CPU. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <mpi.h>
 
@@ -22,7 +24,8 @@ static const char usage[] =
 	"Run under mpiexec, one rank per core (-bind-to core). For each collective (barrier,\n"
 	"allreduce and alltoall of 8 bytes per rank) and each detour length, inject noise of the\n"
 	"given ratio (a detour every detour/ratio) on every rank, synchronized and not, and print\n"
-	"the magnification of the mean time per call over the quiet run.\n"
+	"the magnification of the mean time per call over the quiet run; then, for every noisy\n"
+	"cell, what the injector did on all ranks in all rounds.\n"
 	"\n"
 	"  --seconds S     time per measurement, in 5 alternating rounds (default 1)\n"
 	"  --ratio PCT     noise ratio in percent (default 2): interval = detour / ratio\n"
@@ -81,10 +84,34 @@ static int64_t offset_to_rank0(void)
 	return best;
 }
 
-/* Mean time per call in us (the largest over ranks) of n calls, under spec if not NULL. */
-static double measure(enum coll c, long n, const struct nt_inject_spec *spec, int64_t offset)
+/* What the injector did in the noisy runs of one cell (one mode), summed over runs (and, on
+ * rank 0 after the reduction, over ranks). Its timer fires once per period; an expiration is
+ * lost only while the previous one is still pending, that is while the rank is off its CPU
+ * (or the host stalls the virtual CPU, which the guest cannot see). */
+struct injected {
+	double runs;    /* injector runs (start to stop) */
+	double periods; /* their wall time in periods: each run has at most periods + 1 detours */
+	double detours; /* nt_inject_count(): detours spun */
+	double spun_us; /* nt_inject_spun_cyc(): their total length, at least detours x detour */
+	double off_us;  /* wall time minus the thread's CPU time: the rank was off its CPU */
+};
+enum { NINJ = sizeof(struct injected) / sizeof(double) };
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Mean time per call in us (the largest over ranks) of n calls, under spec if not NULL (then
+ * adds this rank's injector accounting to inj). */
+static double measure(enum coll c, long n, const struct nt_inject_spec *spec, int64_t offset,
+		      struct injected *inj)
 {
 	char err[256];
+	uint64_t w0 = nt_clock_monotonic_ns(), cpu0 = thread_cpu_ns();
+	uint64_t count0 = nt_inject_count(), spun0 = nt_inject_spun_cyc();
 	if (spec && nt_inject_start(spec, rank, offset, err, sizeof err) != 0) {
 		fprintf(stderr, "coll-noise: rank %d: %s\n", rank, err);
 		MPI_Abort(MPI_COMM_WORLD, 1);
@@ -95,8 +122,44 @@ static double measure(enum coll c, long n, const struct nt_inject_spec *spec, in
 		call(c);
 	double per = (MPI_Wtime() - t0) / (double)n * 1e6, worst;
 	nt_inject_stop();
+	if (spec) {
+		double wall_ns = (double)(nt_clock_monotonic_ns() - w0);
+		double cpu_ns = (double)(thread_cpu_ns() - cpu0);
+		inj->runs += 1;
+		inj->periods += wall_ns / (double)spec->period_ns;
+		inj->detours += (double)(nt_inject_count() - count0);
+		inj->spun_us += nt_clock_cyc_to_ns(nt_inject_spun_cyc() - spun0) / 1e3;
+		inj->off_us += (wall_ns > cpu_ns ? wall_ns - cpu_ns : 0) / 1e3;
+	}
 	MPI_Allreduce(&per, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 	return worst;
+}
+
+/* One noisy cell: its injector accounting, synchronized and not, summed over ranks. */
+struct cell_inj {
+	enum coll c;
+	double detour_us, period_ms;
+	struct injected mode[2];
+};
+static struct cell_inj cells[NCOLL * 16 * 16];
+static int ncells;
+
+static void print_injected(void)
+{
+	printf("\ninjector, all ranks and rounds (at most one detour per period and run; fewer "
+	       "only\nwhile a rank was off its CPU; each detour spins at least its length)\n\n"
+	       "%-6s %-10s %8s %9s %5s %9s %8s %9s %9s %10s\n",
+	       "mode", "collective", "detour", "interval", "runs", "periods", "detours", "spun ms",
+	       "asked ms", "off-CPU ms");
+	for (int i = 0; i < ncells; i++)
+		for (int m = 0; m < 2; m++) {
+			const struct injected *j = &cells[i].mode[m];
+			printf("%-6s %-10s %5.0f us %6.2f ms %5.0f %9.1f %8.0f %9.3f %9.3f %10.3f\n",
+			       m ? "unsync" : "sync", coll_name[cells[i].c], cells[i].detour_us,
+			       cells[i].period_ms, j->runs, j->periods, j->detours,
+			       j->spun_us / 1e3, j->detours * cells[i].detour_us / 1e3,
+			       j->off_us / 1e3);
+		}
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -106,6 +169,19 @@ static int cmp_double(const void *a, const void *b)
 }
 
 enum { ROUNDS = 5 };
+
+/* Calls for the next measurement: n, or n refitted to target_us when the last one (per_us a
+ * call, the largest over ranks, so the same on every rank) took over twice target_us or under
+ * half of it: the machine's speed changed since the quiet probe (measurements meant to last
+ * 0.1 s took 2.3 s here when other jobs started after it, 0.6 ms when they stopped). */
+static long fit(long n, double per_us, double target_us)
+{
+	double t = per_us * (double)n;
+	if (t <= 2 * target_us && t >= target_us / 2)
+		return n;
+	double m = target_us / (per_us > 0.05 ? per_us : 0.05);
+	return m < 1 ? 1 : (long)m;
+}
 
 static double median(double *v)
 {
@@ -195,8 +271,9 @@ int main(int argc, char **argv)
 	}
 	for (int c = 0; c < NCOLL; c++) {
 		/* Calls per measurement: from a short quiet run, the same on every rank. */
-		double probe = measure((enum coll)c, 2000, NULL, 0);
-		long n = (long)(seconds / ROUNDS * 1e6 / (probe > 0.05 ? probe : 0.05));
+		double probe = measure((enum coll)c, 2000, NULL, 0, NULL);
+		double target_us = seconds / ROUNDS * 1e6;
+		long n = (long)(target_us / (probe > 0.05 ? probe : 0.05));
 		MPI_Bcast(&n, 1, MPI_LONG, 0, MPI_COMM_WORLD);
 		for (int cell = 0; cell < ndetours * (nintervals ? nintervals : 1); cell++) {
 			int d = nintervals ? cell / nintervals : cell;
@@ -209,14 +286,22 @@ int main(int argc, char **argv)
 			if (spec.period_ns <= spec.detour_ns)
 				continue; /* no time left between detours */
 			double q[ROUNDS], s[ROUNDS], u[ROUNDS];
+			struct injected inj[2] = { { 0 } };
 			for (int r = 0; r < ROUNDS; r++) {
-				q[r] = measure((enum coll)c, n, NULL, 0);
+				q[r] = measure((enum coll)c, n, NULL, 0, NULL);
+				n = fit(n, q[r], target_us);
 				spec.mode = NT_INJECT_SYNC;
-				s[r] = measure((enum coll)c, n, &spec, offset);
+				s[r] = measure((enum coll)c, n, &spec, offset, &inj[0]);
+				n = fit(n, s[r], target_us);
 				spec.mode = NT_INJECT_UNSYNC;
 				spec.seed = seed + (unsigned long long)r; /* new phases each round */
-				u[r] = measure((enum coll)c, n, &spec, offset);
+				u[r] = measure((enum coll)c, n, &spec, offset, &inj[1]);
+				n = fit(n, u[r], target_us);
 			}
+			struct cell_inj *ci = &cells[ncells++];
+			*ci = (struct cell_inj){ .c = (enum coll)c, .detour_us = detours_us[d],
+						 .period_ms = (double)spec.period_ns / 1e6 };
+			MPI_Reduce(inj, ci->mode, 2 * NINJ, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
 			double quiet = median(q), sync = median(s), unsync = median(u);
 			if (rank == 0) {
 				printf("%-10s %5.0f us %6.2f ms %10.2f %10.2f %10.2f %8.2f %8.2f\n",
@@ -226,6 +311,8 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	if (rank == 0)
+		print_injected();
 	free(sendbuf);
 	free(recvbuf);
 	MPI_Finalize();
