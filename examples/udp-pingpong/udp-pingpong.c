@@ -56,7 +56,8 @@ static const char usage[] =
 	"        medians over the rounds of mean, p99, p99.9 RTT and the competitor's measured CPU\n"
 	"        share, and under each row adaptive's mean and p99 over the best fixed policy's\n"
 	"        and its mean over busy's, as ratios taken round by round, then their median\n"
-	"        (the CSV has every run).\n";
+	"        (the CSV has every run). The client runs on the first CPU of the affinity mask,\n"
+	"        the server on the second (the first when the mask has one), unless given.\n";
 
 static volatile sig_atomic_t stop;
 
@@ -482,10 +483,32 @@ static void print_ratios(const enum nt_poll_policy *pols, int npol, struct cell 
 	fflush(stdout);
 }
 
+/* The matrix's default CPUs: the client on the first CPU this process may run on, the server
+ * and its load on the second, or on the same one when the mask has one (fixed CPUs 0 and 1
+ * failed in a cpuset without them). -1 (unpinned) when the mask cannot be read. */
+static void default_cpus(int *server_cpu, int *client_cpu)
+{
+	cpu_set_t set;
+	*server_cpu = *client_cpu = -1;
+	if (sched_getaffinity(0, sizeof set, &set) != 0)
+		return;
+	for (int c = 0; c < CPU_SETSIZE && *server_cpu < 0; c++) {
+		if (!CPU_ISSET(c, &set))
+			continue;
+		if (*client_cpu < 0)
+			*client_cpu = c;
+		else
+			*server_cpu = c;
+	}
+	if (*server_cpu < 0)
+		*server_cpu = *client_cpu;
+}
+
 static int matrix(int argc, char **argv)
 {
 	double seconds = 2, warmup = 0.5;
-	int server_cpu = 1, client_cpu = 0, repeat = 3;
+	int server_cpu, client_cpu, repeat = 3;
+	default_cpus(&server_cpu, &client_cpu);
 	long sizes[4] = { 4, 32768 }, loads[8] = { 0, 15, 50, 100 }, work = 200;
 	int nsizes = 2, nloads = 4, npol = 4;
 	enum nt_poll_policy pols[4] = { NT_POLICY_BUSY, NT_POLICY_TIMED, NT_POLICY_BLOCKING,
