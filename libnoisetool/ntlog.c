@@ -247,6 +247,72 @@ static const char *rstr(struct rbuf *r)
 /* Smallest encoding of one site: two empty strings and the fixed fields. */
 enum { MIN_SITE_BYTES = 4 + 4 + 8 * 6 + 8 * NT_LOG_HIST_BINS + 4, RECORD_BYTES = 48 + 2 * 8 + 9 * 8 + 4 };
 
+/* The ranges a reader accepts (doc/ntlog-format.md, "Ranges"): times and their sums stay far
+ * from overflowing the report's arithmetic (2^56 ns is 2.28 years), and global time runs
+ * forward at most 11 times as fast as a rank's clock and backward at most 9 times. */
+#define MAX_NS (1ull << 56)
+#define MAX_DRIFT_PPB 10000000000ll
+
+/* The message of a number out of range; where names the site or record ("" for the rank's own
+ * fields). value is printed signed when is_signed. */
+static int out_of_range(char *err, size_t errsz, uint32_t rank, const char *where,
+			const char *field, uint64_t value, bool is_signed, uint64_t max)
+{
+	char v[32];
+	if (is_signed)
+		snprintf(v, sizeof v, "%lld", (long long)value);
+	else
+		snprintf(v, sizeof v, "%llu", (unsigned long long)value);
+	nt_err_set(err, errsz, "rank %u%s: %s %s is out of range (magnitude at most %llu)", rank,
+		   where, field, v, (unsigned long long)max);
+	return -EINVAL;
+}
+
+/* Every time of a decoded rank within MAX_NS, its drift within MAX_DRIFT_PPB. */
+static int check_ranges(const struct nt_log_rank *k, char *err, size_t errsz)
+{
+	char where[48] = "";
+#define CHECK_NS(field, v)                                                                        \
+	do {                                                                                      \
+		if ((v) > MAX_NS)                                                                 \
+			return out_of_range(err, errsz, k->rank, where, field, v, false, MAX_NS); \
+	} while (0)
+	CHECK_NS("wall_ns", k->wall_ns);
+	CHECK_NS("mpi_ns", k->mpi_ns);
+	CHECK_NS("clock_error_ns", k->clock_error_ns);
+	CHECK_NS("clock_test_error_ns", k->clock_test_error_ns);
+	CHECK_NS("injected_ns", k->injected_ns);
+	CHECK_NS("probe_cost_ns", k->probe_cost_ns);
+	if (k->init_global_ns > (int64_t)MAX_NS || k->init_global_ns < -(int64_t)MAX_NS)
+		return out_of_range(err, errsz, k->rank, where, "init_global_ns",
+				    (uint64_t)k->init_global_ns, true, MAX_NS);
+	if (k->drift_ppb > MAX_DRIFT_PPB || k->drift_ppb < -MAX_DRIFT_PPB)
+		return out_of_range(err, errsz, k->rank, where, "drift_ppb", (uint64_t)k->drift_ppb,
+				    true, MAX_DRIFT_PPB);
+	for (uint32_t i = 0; i < k->nsites; i++) {
+		const struct nt_log_site *s = &k->sites[i];
+		snprintf(where, sizeof where, " site %u", i);
+		CHECK_NS("total_ns", s->total_ns);
+		CHECK_NS("min_ns", s->min_ns);
+		CHECK_NS("max_ns", s->max_ns);
+	}
+	for (uint64_t i = 0; i < k->nrecords; i++) {
+		const struct nt_log_record *x = &k->records[i];
+		snprintf(where, sizeof where, " record %llu", (unsigned long long)i);
+		CHECK_NS("start_ns", x->start_ns);
+		CHECK_NS("duration_ns", x->duration_ns);
+		CHECK_NS("phase_ns", x->phase_ns);
+		CHECK_NS("interval_ns", x->interval_ns);
+		CHECK_NS("p2p_ns", x->p2p_ns);
+		CHECK_NS("window wall_ns", x->win.wall_ns);
+		CHECK_NS("window cpu_ns", x->win.cpu_ns);
+		CHECK_NS("window run_delay_ns", x->win.run_delay_ns);
+		CHECK_NS("window injected_ns", x->win.injected_ns);
+	}
+#undef CHECK_NS
+	return 0;
+}
+
 static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_rank, char *err,
 		       size_t errsz)
 {
@@ -356,8 +422,11 @@ static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_
 		v->instructions = r64(&b);
 		v->injected_ns = r64(&b);
 		v->valid = r32(&b);
-		if (x->site >= out->nsites)
-			b.bad = true;
+		if (!b.bad && x->site >= out->nsites) {
+			nt_err_set(err, errsz, "rank %u record %llu: call site %u is out of range (the "
+				   "rank has %u)", rank, (unsigned long long)i, x->site, out->nsites);
+			return -EINVAL;
+		}
 	}
 	if (!b.bad && b.pos != b.len)
 		b.bad = true;
@@ -366,6 +435,9 @@ static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_
 		nt_err_set(err, errsz, "rank %u: malformed block contents", rank);
 		return -EINVAL;
 	}
+	int rc = check_ranges(out, err, errsz);
+	if (rc)
+		return rc;
 	r->pos += plen;
 	return 0;
 }
@@ -373,12 +445,21 @@ static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_
 int nt_log_decode(const unsigned char *buf, size_t len, struct nt_log *log, char *err,
 		  size_t errsz)
 {
-	if (!buf || !log)
+	if ((!buf && len) || !log)
 		return -EINVAL;
 	memset(log, 0, sizeof *log);
 	nt_err_set(err, errsz, "ok");
-	if (len < NT_LOG_HEADER_BYTES || memcmp(buf, file_magic, 8) != 0) {
+	if (len == 0) {
+		nt_err_set(err, errsz, "empty file");
+		return -EINVAL;
+	}
+	if (memcmp(buf, file_magic, len < 8 ? len : 8) != 0) {
 		nt_err_set(err, errsz, "not a noisetool log (bad magic)");
+		return -EINVAL;
+	}
+	if (len < NT_LOG_HEADER_BYTES) {
+		nt_err_set(err, errsz, "truncated: %zu bytes, less than the %d-byte header", len,
+			   NT_LOG_HEADER_BYTES);
 		return -EINVAL;
 	}
 	if (get32(buf + 60) != nt_crc32(0, buf, 60)) {
@@ -406,6 +487,15 @@ int nt_log_decode(const unsigned char *buf, size_t len, struct nt_log *log, char
 	uint64_t hz_bits = get64(buf + 32);
 	memcpy(&log->clock_hz, &hz_bits, 8);
 	log->created_unix_ns = get64(buf + 40);
+	if (log->level > 2) {
+		nt_err_set(err, errsz, "header: probe level %u is out of range (0 to 2)", log->level);
+		return -EINVAL;
+	}
+	if (!(log->clock_hz > 0) || !(log->clock_hz < 1e12)) {
+		nt_err_set(err, errsz, "header: counter frequency %g Hz is out of range (above 0, "
+			   "below 1e12)", log->clock_hz);
+		return -EINVAL;
+	}
 	if (log->nranks == 0 || log->nranks > (len - NT_LOG_HEADER_BYTES) / RANK_HEADER_BYTES) {
 		nt_err_set(err, errsz, "header claims %u ranks, which the file size cannot hold "
 				    "(truncated?)",
@@ -435,17 +525,23 @@ int nt_log_decode(const unsigned char *buf, size_t len, struct nt_log *log, char
 	return 0;
 }
 
-/* Append a whole file to *buf (realloc'd). 0 or -errno. */
+/* Append a whole file to *buf (realloc'd). 0 or -errno: -EISDIR a directory, -ENODEV not a
+ * regular file (FIFO, socket, device: opened without blocking and never read), -EFBIG over
+ * MAX_FILE_BYTES. */
 static int append_file(const char *path, unsigned char **buf, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
 	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0 ||
-	    (uint64_t)st.st_size + *len > MAX_FILE_BYTES) {
+	int rc = fstat(fd, &st) != 0			       ? -errno
+		 : S_ISDIR(st.st_mode)			       ? -EISDIR
+		 : !S_ISREG(st.st_mode)			       ? -ENODEV
+		 : (uint64_t)st.st_size + *len > MAX_FILE_BYTES ? -EFBIG
+								: 0;
+	if (rc) {
 		close(fd);
-		return -EFBIG; /* not a regular file (a FIFO would block), or too large */
+		return rc;
 	}
 	size_t add = (size_t)st.st_size;
 	unsigned char *nb = realloc(*buf, *len + add + 1);
@@ -468,6 +564,13 @@ static int append_file(const char *path, unsigned char **buf, size_t *len)
 	return 0;
 }
 
+static const char *read_error(int rc)
+{
+	return rc == -ENODEV ? "not a regular file"
+	       : rc == -EFBIG ? "larger than 1 GiB"
+			      : strerror(-rc);
+}
+
 int nt_log_read_file(const char *path, struct nt_log *log, char *err, size_t errsz)
 {
 	if (!path || !log)
@@ -477,21 +580,22 @@ int nt_log_read_file(const char *path, struct nt_log *log, char *err, size_t err
 	size_t len = 0;
 	int rc = append_file(path, &buf, &len);
 	if (rc) {
-		nt_err_set(err, errsz, "cannot read: %s", rc == -EFBIG ? "not a regular file, or larger "
-								     "than 1 GiB"
-								   : strerror(-rc));
+		nt_err_set(err, errsz, "cannot read: %s", read_error(rc));
 		free(buf);
 		return rc;
 	}
 	/* A header alone: the per-rank fallback, whose blocks are in PATH.part0 ... */
-	if (len == NT_LOG_HEADER_BYTES && memcmp(buf, file_magic, 8) == 0) {
+	if (len == NT_LOG_HEADER_BYTES && memcmp(buf, file_magic, 8) == 0 &&
+	    get32(buf + 60) == nt_crc32(0, buf, 60)) {
 		uint32_t nranks = get32(buf + 16);
 		for (uint32_t r = 0; r < nranks; r++) {
 			char part[4096];
 			snprintf(part, sizeof part, "%s.part%u", path, r);
 			rc = append_file(part, &buf, &len);
 			if (rc) {
-				nt_err_set(err, errsz, "per-rank part %s: %s", part, strerror(-rc));
+				nt_err_set(err, errsz, "the header alone (truncated, or a per-rank log "
+					   "without its parts): cannot read %s: %s", part,
+					   read_error(rc));
 				free(buf);
 				return rc;
 			}

@@ -81,7 +81,9 @@ int nt_report_build(const struct nt_log *log, nt_symbolize_fn symbolize, void *c
 			if (per_rank[r] > 0)
 				o->ranks++;
 			if (per_rank[r] > (double)o->time_ns_max_rank) {
-				o->time_ns_max_rank = (uint64_t)per_rank[r];
+				/* A sum of many sites' times may pass 2^64 ns in a damaged log. */
+				o->time_ns_max_rank = per_rank[r] < 0x1p64 ? (uint64_t)per_rank[r]
+									  : UINT64_MAX;
 				o->max_rank = r;
 			}
 		}

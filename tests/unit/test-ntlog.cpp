@@ -206,6 +206,347 @@ TEST_CASE("ntlog refuses damaged files with a clear message", "[ntlog]")
 	}
 }
 
+namespace {
+
+// A v2 log in which every field of every struct holds its own value (so that a field written or
+// read in another's place, or truncated to 32 bits, shows): unbounded counts with the top bit
+// set, times just under the reader's limit of 2^56 ns, negative clock fields.
+struct fields {
+	std::vector<std::vector<struct nt_log_site>> sites;
+	std::vector<std::vector<struct nt_log_record>> recs;
+	std::vector<struct nt_log_rank> ranks;
+	std::vector<std::string> strings;
+	uint64_t next = 1;
+
+	uint64_t count() { return 0x8000000000000000ull | (next++ * 0x0001000100010001ull); }
+	uint64_t ns() { return (1ull << 56) - 977 * next++; }
+
+	explicit fields(uint32_t nranks)
+	{
+		strings.reserve(1000); // the sites point into it
+		sites.resize(nranks);
+		recs.resize(nranks);
+		for (uint32_t r = 0; r < nranks; r++) {
+			for (uint32_t i = 0; i < 3; i++) {
+				struct nt_log_site s;
+				std::memset(&s, 0, sizeof s);
+				s.function = str("MPI_Fn" + std::to_string(r) + "_" + std::to_string(i));
+				s.module = i == 2 ? "" : str("/lib/mod" + std::to_string(next));
+				s.offset = count();
+				s.calls = count();
+				s.total_ns = ns();
+				s.min_ns = ns();
+				s.max_ns = ns();
+				s.bytes = count();
+				for (auto &h : s.hist)
+					h = count();
+				s.depth = i == 0 ? NT_LOG_MAX_DEPTH : i; // the deepest stack, 1, 2
+				for (uint32_t k = 0; k < s.depth; k++)
+					s.frames[k] = { str("/f/" + std::to_string(next)), count() };
+				sites[r].push_back(s);
+			}
+			for (uint32_t i = 0; i < 4; i++) {
+				struct nt_log_record x;
+				std::memset(&x, 0, sizeof x);
+				x.comm_id = count();
+				x.seq = count();
+				x.site = i % 3;
+				x.flags = (i & 1 ? NT_LOG_REC_SLOW : NT_LOG_REC_SAMPLE) |
+					  (i & 2 ? NT_LOG_REC_LONG_PHASE : 0) | NT_LOG_REC_WINDOW |
+					  (i < 3 ? NT_LOG_REC_INTERVAL : 0);
+				x.start_ns = ns();
+				x.duration_ns = ns();
+				x.phase_ns = ns();
+				x.interval_ns = i < 3 ? ns() : 0;
+				x.p2p_ns = i < 3 ? ns() : 0;
+				x.win.wall_ns = ns();
+				x.win.cpu_ns = ns();
+				x.win.run_delay_ns = ns();
+				x.win.vol_switches = count();
+				x.win.invol_switches = count();
+				x.win.minor_faults = count();
+				x.win.major_faults = count();
+				x.win.instructions = count();
+				x.win.injected_ns = ns();
+				x.win.valid = 0x3f - i;
+				recs[r].push_back(x);
+			}
+		}
+		for (uint32_t r = 0; r < nranks; r++) {
+			struct nt_log_rank k;
+			std::memset(&k, 0, sizeof k);
+			k.rank = r;
+			k.flags = r == 1 ? NT_LOG_FLAG_PARTIAL : 0;
+			k.host = str("host-" + std::to_string(r));
+			k.wall_ns = ns();
+			k.mpi_ns = ns();
+			k.dropped = count();
+			k.init_global_ns = -(int64_t)ns();
+			k.drift_ppb = r ? -10000000000ll : 10000000000ll; // the limits of the range
+			k.clock_error_ns = ns();
+			k.clock_test_error_ns = ns();
+			k.injected_ns = ns();
+			k.injected_count = count();
+			k.probe_reads = count();
+			k.probe_cost_ns = ns();
+			k.nsites = (uint32_t)sites[r].size();
+			k.sites = sites[r].data();
+			k.dropped_records = count();
+			k.nrecords = recs[r].size();
+			k.records = recs[r].data();
+			ranks.push_back(k);
+		}
+	}
+
+	const char *str(const std::string &v)
+	{
+		strings.push_back(v);
+		return strings.back().c_str();
+	}
+
+	std::vector<unsigned char> encode(uint32_t header_flags = 0)
+	{
+		std::vector<unsigned char> out(NT_LOG_HEADER_BYTES);
+		nt_log_header(out.data(), (uint32_t)ranks.size(), header_flags, 2, 3.123456789e9,
+			      0xfedcba9876543210ull);
+		for (const auto &k : ranks) {
+			unsigned char *buf;
+			size_t len;
+			REQUIRE(nt_log_rank_encode(&k, &buf, &len) == 0);
+			out.insert(out.end(), buf, buf + len);
+			std::free(buf);
+		}
+		return out;
+	}
+};
+
+void check_window(const struct nt_log_window &a, const struct nt_log_window &b)
+{
+	CHECK(a.wall_ns == b.wall_ns);
+	CHECK(a.cpu_ns == b.cpu_ns);
+	CHECK(a.run_delay_ns == b.run_delay_ns);
+	CHECK(a.vol_switches == b.vol_switches);
+	CHECK(a.invol_switches == b.invol_switches);
+	CHECK(a.minor_faults == b.minor_faults);
+	CHECK(a.major_faults == b.major_faults);
+	CHECK(a.instructions == b.instructions);
+	CHECK(a.injected_ns == b.injected_ns);
+	CHECK(a.valid == b.valid);
+}
+
+void check_rank(const struct nt_log_rank &a, const struct nt_log_rank &b)
+{
+	INFO("rank " << b.rank);
+	CHECK(a.rank == b.rank);
+	CHECK(a.flags == b.flags);
+	CHECK(std::string(a.host) == b.host);
+	CHECK(a.wall_ns == b.wall_ns);
+	CHECK(a.mpi_ns == b.mpi_ns);
+	CHECK(a.dropped == b.dropped);
+	CHECK(a.init_global_ns == b.init_global_ns);
+	CHECK(a.drift_ppb == b.drift_ppb);
+	CHECK(a.clock_error_ns == b.clock_error_ns);
+	CHECK(a.clock_test_error_ns == b.clock_test_error_ns);
+	CHECK(a.injected_ns == b.injected_ns);
+	CHECK(a.injected_count == b.injected_count);
+	CHECK(a.probe_reads == b.probe_reads);
+	CHECK(a.probe_cost_ns == b.probe_cost_ns);
+	CHECK(a.dropped_records == b.dropped_records);
+	REQUIRE(a.nsites == b.nsites);
+	for (uint32_t i = 0; i < b.nsites; i++) {
+		INFO("site " << i);
+		const struct nt_log_site &x = a.sites[i], &y = b.sites[i];
+		CHECK(std::string(x.function) == y.function);
+		CHECK(std::string(x.module) == y.module);
+		CHECK(x.offset == y.offset);
+		CHECK(x.calls == y.calls);
+		CHECK(x.total_ns == y.total_ns);
+		CHECK(x.min_ns == y.min_ns);
+		CHECK(x.max_ns == y.max_ns);
+		CHECK(x.bytes == y.bytes);
+		for (int h = 0; h < NT_LOG_HIST_BINS; h++)
+			CHECK(x.hist[h] == y.hist[h]);
+		REQUIRE(x.depth == y.depth);
+		for (uint32_t k = 0; k < y.depth; k++) {
+			CHECK(std::string(x.frames[k].module) == y.frames[k].module);
+			CHECK(x.frames[k].offset == y.frames[k].offset);
+		}
+	}
+	REQUIRE(a.nrecords == b.nrecords);
+	for (uint64_t i = 0; i < b.nrecords; i++) {
+		INFO("record " << i);
+		const struct nt_log_record &x = a.records[i], &y = b.records[i];
+		CHECK(x.comm_id == y.comm_id);
+		CHECK(x.seq == y.seq);
+		CHECK(x.site == y.site);
+		CHECK(x.flags == y.flags);
+		CHECK(x.start_ns == y.start_ns);
+		CHECK(x.duration_ns == y.duration_ns);
+		CHECK(x.phase_ns == y.phase_ns);
+		CHECK(x.interval_ns == y.interval_ns);
+		CHECK(x.p2p_ns == y.p2p_ns);
+		check_window(x.win, y.win);
+	}
+}
+
+// Decode bytes; the error, or "" on success.
+std::string decode_error(const std::vector<unsigned char> &bytes)
+{
+	struct nt_log log;
+	char err[256];
+	int rc = nt_log_decode(bytes.data(), bytes.size(), &log, err, sizeof err);
+	if (rc == 0) {
+		nt_log_free(&log);
+		return "";
+	}
+	CHECK(rc == -EINVAL);
+	return err;
+}
+
+} // namespace
+
+TEST_CASE("log v2: every field of every rank, site, record and window survives", "[ntlog]")
+{
+	fields f(3);
+	auto bytes = f.encode();
+	struct nt_log log;
+	char err[256];
+	REQUIRE(nt_log_decode(bytes.data(), bytes.size(), &log, err, sizeof err) == 0);
+	CHECK(log.version == 2);
+	CHECK(log.nranks == 3);
+	CHECK(log.flags == NT_LOG_FLAG_PARTIAL); // rank 1's flag, none in the header
+	CHECK(log.level == 2);
+	CHECK(log.clock_hz == 3.123456789e9);
+	CHECK(log.created_unix_ns == 0xfedcba9876543210ull);
+	for (uint32_t r = 0; r < 3; r++)
+		check_rank(log.ranks[r], f.ranks[r]);
+	// The interval fields, named: what version 2 added.
+	const struct nt_log_record &x = log.ranks[2].records[1];
+	CHECK((x.flags & NT_LOG_REC_INTERVAL));
+	CHECK(x.interval_ns == f.recs[2][1].interval_ns);
+	CHECK(x.p2p_ns == f.recs[2][1].p2p_ns);
+	CHECK(x.interval_ns != x.p2p_ns);
+	CHECK_FALSE((log.ranks[2].records[3].flags & NT_LOG_REC_INTERVAL));
+	nt_log_free(&log);
+
+	SECTION("the encoding is the documented one: 140-byte records, the file ends with them")
+	{
+		// The last rank's block ends with its 4 records; its payload ends 4 x 140 bytes after
+		// the record count, which holds 4.
+		size_t at = bytes.size() - 4 * 140 - 8;
+		uint64_t n = 0;
+		for (int i = 7; i >= 0; i--)
+			n = (n << 8) | bytes[at + (size_t)i];
+		CHECK(n == 4);
+	}
+	SECTION("a header flag survives on its own")
+	{
+		auto b = f.encode(NT_LOG_FLAG_PARTIAL);
+		REQUIRE(nt_log_decode(b.data(), b.size(), &log, err, sizeof err) == 0);
+		CHECK(log.flags == NT_LOG_FLAG_PARTIAL);
+		nt_log_free(&log);
+	}
+}
+
+TEST_CASE("log v2: numbers out of range are refused, naming the field", "[ntlog]")
+{
+	const uint64_t max_ns = 1ull << 56;
+	fields f(2);
+	REQUIRE(decode_error(f.encode()) == "");
+
+	SECTION("times above 2^56 ns")
+	{
+		struct nt_log_record &x = f.recs[1][2];
+		struct nt_log_site &s = f.sites[0][1];
+		struct nt_log_rank &k = f.ranks[1];
+		uint64_t *fields_ns[] = { &k.wall_ns, &k.mpi_ns, &k.clock_error_ns,
+					  &k.clock_test_error_ns, &k.injected_ns, &k.probe_cost_ns,
+					  &s.total_ns, &s.min_ns, &s.max_ns, &x.start_ns,
+					  &x.duration_ns, &x.phase_ns, &x.interval_ns, &x.p2p_ns,
+					  &x.win.wall_ns, &x.win.cpu_ns, &x.win.run_delay_ns,
+					  &x.win.injected_ns };
+		const char *names[] = { "rank 1: wall_ns", "rank 1: mpi_ns", "rank 1: clock_error_ns",
+					"rank 1: clock_test_error_ns", "rank 1: injected_ns",
+					"rank 1: probe_cost_ns", "rank 0 site 1: total_ns",
+					"rank 0 site 1: min_ns", "rank 0 site 1: max_ns",
+					"rank 1 record 2: start_ns", "rank 1 record 2: duration_ns",
+					"rank 1 record 2: phase_ns", "rank 1 record 2: interval_ns",
+					"rank 1 record 2: p2p_ns", "rank 1 record 2: window wall_ns",
+					"rank 1 record 2: window cpu_ns",
+					"rank 1 record 2: window run_delay_ns",
+					"rank 1 record 2: window injected_ns" };
+		for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+			INFO(names[i]);
+			uint64_t keep = *fields_ns[i];
+			*fields_ns[i] = max_ns;
+			CHECK(decode_error(f.encode()) == "");
+			*fields_ns[i] = max_ns + 1;
+			CHECK(decode_error(f.encode()) ==
+			      std::string(names[i]) + " 72057594037927937 is out of range (magnitude at "
+						       "most 72057594037927936)");
+			*fields_ns[i] = UINT64_MAX;
+			CHECK(decode_error(f.encode()).find(names[i]) == 0);
+			*fields_ns[i] = keep;
+		}
+	}
+	SECTION("the global time base and the drift")
+	{
+		f.ranks[0].init_global_ns = (int64_t)max_ns;
+		f.ranks[1].init_global_ns = -(int64_t)max_ns;
+		CHECK(decode_error(f.encode()) == "");
+		f.ranks[1].init_global_ns = -(int64_t)max_ns - 1;
+		CHECK(decode_error(f.encode()).find("rank 1: init_global_ns -72057594037927937 is out "
+						    "of range") == 0);
+		f.ranks[1].init_global_ns = 0;
+		f.ranks[1].drift_ppb = INT64_MIN;
+		CHECK(decode_error(f.encode()).find("rank 1: drift_ppb -9223372036854775808 is out of "
+						    "range") == 0);
+		f.ranks[1].drift_ppb = 10000000001ll;
+		CHECK(decode_error(f.encode()).find("rank 1: drift_ppb 10000000001") == 0);
+	}
+	SECTION("a record's call site")
+	{
+		f.recs[0][3].site = 3; // the rank has 3
+		CHECK(decode_error(f.encode()) ==
+		      "rank 0 record 3: call site 3 is out of range (the rank has 3)");
+	}
+	SECTION("the header's probe level and counter frequency")
+	{
+		auto set = [](std::vector<unsigned char> b, size_t at, const void *v, size_t n) {
+			std::memcpy(&b[at], v, n); // little-endian host, as the CI machines are
+			uint32_t crc = nt_crc32(0, b.data(), 60);
+			for (int i = 0; i < 4; i++)
+				b[60 + (size_t)i] = (unsigned char)(crc >> (8 * i));
+			return b;
+		};
+		auto good = f.encode();
+		uint32_t level = 3;
+		CHECK(decode_error(set(good, 24, &level, 4)) ==
+		      "header: probe level 3 is out of range (0 to 2)");
+		for (double hz : { 0.0, -1.0, (double)NAN, (double)INFINITY, 1e12 }) {
+			INFO(hz);
+			CHECK(decode_error(set(good, 32, &hz, 8)).find("header: counter frequency") == 0);
+		}
+		double hz = 1.0;
+		CHECK(decode_error(set(good, 32, &hz, 8)) == "");
+	}
+}
+
+TEST_CASE("ntlog: truncated and empty inputs say so", "[ntlog]")
+{
+	auto good = fields(2).encode();
+	CHECK(decode_error(std::vector<unsigned char>()) == "empty file");
+	for (size_t cut : { (size_t)1, (size_t)8, (size_t)63 })
+		CHECK(decode_error(std::vector<unsigned char>(good.begin(), good.begin() + (long)cut))
+			      .find("truncated") == 0);
+	CHECK(decode_error(std::vector<unsigned char>(good.begin(), good.begin() + 64 + 10)) ==
+	      "header claims 2 ranks, which the file size cannot hold (truncated?)");
+	CHECK(decode_error(std::vector<unsigned char>(good.begin(), good.begin() + 64 + 2 * 24 + 10))
+		      .find("rank 0: block of ") == 0);
+	CHECK(decode_error(std::vector<unsigned char>(good.begin(), good.end() - 1))
+		      .find("runs past the end of the file (truncated?)") != std::string::npos);
+}
+
 TEST_CASE("crc32 matches the IEEE check value", "[ntlog]")
 {
 	CHECK(nt_crc32(0, "123456789", 9) == 0xcbf43926u);
