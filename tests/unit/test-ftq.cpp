@@ -120,6 +120,9 @@ TEST_CASE("nt_ftq_detours on hand-made results", "[ftq]")
 	}
 }
 
+// Every check of a real run is structural (sample counts, the grid's length, sums and the best
+// sample), true however loaded the CPU: a preemption only lowers samples (FTQ) or lengthens them
+// (FWQ), and FWQ stops at its time budget or its sample array, whichever comes first.
 TEST_CASE("nt_ftq_measure on this thread", "[ftq]")
 {
 	struct nt_ftq_config cfg;
