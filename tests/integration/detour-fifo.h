@@ -189,6 +189,14 @@ inline void measure(double measure_s, run *r)
 	}
 }
 
+// A note on a burst that broke a rule, kept for the failure message.
+#define FIFO_NOTE(what)                                                                        \
+	do {                                                                                   \
+		std::ostringstream os_;                                                        \
+		os_ << what << "\n";                                                           \
+		j.notes += os_.str();                                                          \
+	} while (0)
+
 // Judge every burst inside the run against the detour that holds it. A SCHED_FIFO burst always
 // takes the CPU from the loop, so each lies whole inside one detour, at least as long, flagged
 // preempted, however loaded the CPU.
@@ -198,13 +206,6 @@ inline void measure(double measure_s, run *r)
 // its end (113-135 us here, measured 3-5 us longer: the switch back). Interrupt work and host
 // stalls are invisible to the run delay and may still lengthen a few of those (up to 35 %
 // seen, ~1 in 15), so their median is what is judged.
-#define FIFO_NOTE(what)                                                                        \
-	do {                                                                                   \
-		std::ostringstream os_;                                                        \
-		os_ << what << "\n";                                                           \
-		j.notes += os_.str();                                                          \
-	} while (0)
-
 inline void judge(run *r)
 {
 	const nt_detour_result &res = r->res;
