@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -37,6 +38,21 @@ void burn_cpu(uint64_t cpu_ns)
 		for (int i = 0; i < 1000; i++)
 			x = x * 6364136223846793005ull + 1;
 	spin_sink = x;
+}
+
+// This thread's schedstat (CPU time, run delay, times put on a CPU); false without it.
+bool schedstat(uint64_t *run, uint64_t *delay, uint64_t *count)
+{
+	FILE *f = std::fopen("/proc/thread-self/schedstat", "r");
+	if (!f)
+		return false;
+	unsigned long long r, d, c;
+	bool ok = std::fscanf(f, "%llu %llu %llu", &r, &d, &c) == 3;
+	std::fclose(f);
+	*run = r;
+	*delay = d;
+	*count = c;
+	return ok;
 }
 
 // RAII for a probe.
@@ -182,9 +198,14 @@ TEST_CASE("the probe on this thread", "[probe]")
 		// probe's CPU time may lag the clock by up to a tick (schedstat is updated at ticks
 		// and switches: 10 ms at HZ=100), hence the 10 ms margins.
 		struct nt_probe_sample a, b;
+		uint64_t out0[3], in0[3], in1[3], out1[3]; // schedstat around and inside the samples
+		const bool ss = schedstat(&out0[0], &out0[1], &out0[2]);
 		REQUIRE(nt_probe_read(g.p, &a) == 0);
+		schedstat(&in0[0], &in0[1], &in0[2]);
 		burn_cpu(20 * 1000 * 1000);
+		schedstat(&in1[0], &in1[1], &in1[2]);
 		REQUIRE(nt_probe_read(g.p, &b) == 0);
+		schedstat(&out1[0], &out1[1], &out1[2]);
 		const uint64_t after_cyc = nt_clock_now_cyc();
 		struct nt_probe_delta d;
 		std::memset(&d, 0xa5, sizeof d);
@@ -201,6 +222,16 @@ TEST_CASE("the probe on this thread", "[probe]")
 		if (have_schedstat)
 			CHECK((double)d.run_delay_ns <=
 			      nt_clock_cyc_to_ns(after_cyc - a.counter_cyc) + 1e6);
+		// From the same file, read just outside and just inside the two samples: the
+		// probe's deltas lie between, exactly.
+		if (have_schedstat && ss && (d.valid & NT_SRC_SCHEDSTAT)) {
+			CHECK(d.cpu_ns >= in1[0] - in0[0]);
+			CHECK(d.cpu_ns <= out1[0] - out0[0]);
+			CHECK(d.run_delay_ns >= in1[1] - in0[1]);
+			CHECK(d.run_delay_ns <= out1[1] - out0[1]);
+			CHECK(d.run_count >= in1[2] - in0[2]);
+			CHECK(d.run_count <= out1[2] - out0[2]);
+		}
 		// Swapped samples never go negative: the delta clamps at 0.
 		nt_probe_delta(&b, &a, &d);
 		CHECK(d.wall_cyc == 0);
