@@ -16,4 +16,4 @@ echo
 echo "unsynchronized against synchronized noise of the same ratio (magnifications)"
 printf "%-10s %8s %8s %8s  %s\n" collective detour sync unsync "unsync slows more"
 awk '$3 == "us" && $5 == "ms" && NF == 10 {
-	printf "%-10s %5s us %8.2f %8.2f  %s\n", $1, $2, $9, $10, $10 > $9 ? "yes" : "no" }' "$tmp/out"
+	printf "%-10s %5s us %8.2f %8.2f  %s\n", $1, $2, $9, $10, ($10 > $9 ? "yes" : "no") }' "$tmp/out"

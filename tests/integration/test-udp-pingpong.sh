@@ -67,7 +67,7 @@ unserve() {
 for backend in epoll select; do
 	for policy in busy timed blocking adaptive; do
 		serve --policy $policy --backend $backend || { fail=1; continue; }
-		timeout 120 "$PROG" client --port $port --count $N --size 32768 >"$tmp/cli" 2>&1 ||
+		timeout 60 "$PROG" client --port $port --count $N --size 32768 >"$tmp/cli" 2>&1 ||
 			{ echo "FAIL: client ($policy, $backend)"; cat "$tmp/cli"; fail=1; }
 		unserve
 		grep -q "^client: $N round trips of 32768 bytes (0 lost)" "$tmp/cli" ||
@@ -79,7 +79,7 @@ done
 cat "$tmp/cli" "$tmp/srv"
 # A datagram bigger than the client ever sends is still echoed whole (up to 65507 bytes).
 if serve --policy adaptive; then
-	timeout 120 "$PROG" client --port $port --count 50 --size 65507 >"$tmp/cli" 2>&1
+	timeout 60 "$PROG" client --port $port --count 50 --size 65507 >"$tmp/cli" 2>&1
 	grep -q "50 round trips of 65507 bytes (0 lost)" "$tmp/cli" ||
 		{ echo "FAIL: 65507-byte datagrams"; cat "$tmp/cli"; fail=1; }
 	unserve

@@ -33,9 +33,11 @@ done
 # Injector rows: mode collective D us I ms runs periods detours spun-ms asked-ms off-CPU-ms,
 # summed over ranks and rounds. The timer fires once a period: at most periods + 1 detours a
 # run. An expiration is lost only while the previous one is pending, that is while the rank is
-# off its CPU for a period less the detour; host stalls, which the guest does not see as time
-# off its CPU, can also hide some, so at least half of the rest must be there, less 3 a run
-# (the first expiration comes up to 2 periods after the start). Every detour spins its length.
+# off its CPU for a period less the detour; host stalls, which the guest counts as CPU time,
+# can hide some too (stalls and interrupts took 2 % of a thread's CPU time here under a hog on
+# every CPU), so at least 80 % of the rest must be there, less 3 a run (the first expiration
+# comes up to 2 periods after the start, one may be pending at the stop). Every detour spins
+# its length. (An injector firing every 4 periods passed a bound of 50 % under that load.)
 for coll in barrier allreduce alltoall; do
 	for d in 20 100; do
 		for mode in sync unsync; do
@@ -49,8 +51,8 @@ for coll in barrier allreduce alltoall; do
 				if (runs != want) print "runs " runs ", want " want
 				if (asked != sprintf("%.3f", n * d / 1000)) print "asked " asked " is not detours x " d " us"
 				if (n > periods + runs) print n " detours in " periods " periods: more than one a period"
-				if (n < (periods - lost_ok) / 2 - 3 * runs)
-					print n " detours in " periods " periods, of which off the CPU at most " lost_ok
+				if (n < 0.8 * (periods - lost_ok) - 3 * runs)
+					print n " detours in " periods " periods, of which at most " lost_ok " lost off the CPU"
 				if (spun < asked * 0.9999 - 0.001) print "spun " spun " ms, less than " asked " ms asked"
 			}')
 			[ -z "$why" ] || { echo "FAIL: injector, $coll, $d us, $mode: $why"; fail=1; }
