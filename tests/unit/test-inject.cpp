@@ -1,6 +1,7 @@
 // The injector: spec parsing (every key, every error), and real injection into this thread,
 // judged by the thread's own loop: each detour the injector accounts must be a gap in that loop
-// at least as long as what it says it spun, and at least the detour it was asked for.
+// at least as long as what it says it spun plus the time it says the thread was off the CPU
+// inside it, and those two together at least the detour it was asked for.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -82,10 +83,10 @@ TEST_CASE("inject spec parsing")
 namespace {
 
 // One interruption of the observing loop (counter values) and what the injector accounted
-// inside it: detours and spun cycles.
+// inside it: detours, spun cycles and cycles off the CPU inside them.
 struct gap {
 	uint64_t from_cyc, to_cyc;
-	uint64_t count, spun_cyc;
+	uint64_t count, spun_cyc, lost_cyc;
 };
 
 // The loop sees any interruption above this as a gap. Injected detours are 50 us or more; a
@@ -95,11 +96,12 @@ const double GAP_NS = 10e3;
 // Read the injector's count and spun cycles at a moment the loop was not interrupted: re-read
 // until the reads took no gap, so that a detour accounted between them lies inside the gap
 // that ends at *cur (which moves to the end of the reads).
-void clean_read(uint64_t *cur, uint64_t thr_cyc, uint64_t *count, uint64_t *spun)
+void clean_read(uint64_t *cur, uint64_t thr_cyc, uint64_t *count, uint64_t *spun, uint64_t *lost)
 {
 	for (;;) {
 		*count = nt_inject_count();
 		*spun = nt_inject_spun_cyc();
+		*lost = nt_inject_lost_cyc();
 		uint64_t t = nt_clock_now_cyc();
 		bool clean = t - *cur <= thr_cyc;
 		*cur = t;
@@ -121,8 +123,8 @@ void observe(uint64_t wall_ns, observation *o)
 {
 	const uint64_t thr = nt_clock_ns_to_cyc(GAP_NS);
 	o->gaps.reserve(200000); // no allocation inside the loop (a gap every ~1 us at worst)
-	uint64_t cur = nt_clock_now_cyc(), n_last, s_last;
-	clean_read(&cur, thr, &n_last, &s_last);
+	uint64_t cur = nt_clock_now_cyc(), n_last, s_last, l_last;
+	clean_read(&cur, thr, &n_last, &s_last, &l_last);
 	o->count0 = n_last;
 	o->begin_cyc = cur;
 	const uint64_t end = cur + nt_clock_ns_to_cyc((double)wall_ns);
@@ -131,11 +133,12 @@ void observe(uint64_t wall_ns, observation *o)
 		cur = nt_clock_now_cyc();
 		if (cur - prev <= thr)
 			continue;
-		uint64_t n, sp;
-		clean_read(&cur, thr, &n, &sp);
-		o->gaps.push_back({ prev, cur, n - n_last, sp - s_last });
+		uint64_t n, sp, lo;
+		clean_read(&cur, thr, &n, &sp, &lo);
+		o->gaps.push_back({ prev, cur, n - n_last, sp - s_last, lo - l_last });
 		n_last = n;
 		s_last = sp;
+		l_last = lo;
 	}
 	o->end_cyc = cur;
 }
@@ -155,8 +158,9 @@ struct pinned {
 	~pinned() { sched_setaffinity(0, sizeof old, &old); }
 };
 
-// What every injection must satisfy, whatever else ran: its gap holds all it spun (the handler
-// spins on this thread), and it spun at least the detour lengths it was due (len_cyc(k) for the
+// What every injection must satisfy, whatever else ran: its gap holds its whole wall time (the
+// handler spins on this thread), which is what it spun plus the time the thread was off the CPU
+// inside it, and that wall time is at least the detour lengths it was due (len_cyc(k) for the
 // k-th detour since the start; k0 of them came before the observation). Returns the detours
 // seen in gaps.
 template <typename Len>
@@ -166,24 +170,26 @@ uint64_t check_gaps(const std::vector<gap> &gaps, uint64_t k0, Len len_cyc)
 	std::ostringstream notes;
 	for (const gap &g : gaps) {
 		if (g.count == 0) {
-			if (g.spun_cyc != 0)
+			if (g.spun_cyc != 0 || g.lost_cyc != 0)
 				bad_len++; // spun without a detour
 			continue;
 		}
+		const uint64_t wall = g.spun_cyc + g.lost_cyc;
 		uint64_t due = 0;
 		for (uint64_t j = 0; j < g.count; j++)
 			due += len_cyc(k + j);
 		k += g.count;
-		if (g.to_cyc - g.from_cyc < g.spun_cyc) {
+		if (g.to_cyc - g.from_cyc < wall) {
 			if (bad_gap++ < 5)
 				notes << "gap of " << nt_clock_cyc_to_ns(g.to_cyc - g.from_cyc) / 1e3
-							<< " us holds " << g.count << " detours said to spin "
-							<< nt_clock_cyc_to_ns(g.spun_cyc) / 1e3 << " us\n";
+							<< " us holds " << g.count << " detours said to last "
+							<< nt_clock_cyc_to_ns(wall) / 1e3 << " us\n";
 		}
-		if (g.spun_cyc < due) {
+		if (wall < due) {
 			if (bad_len++ < 5)
 				notes << g.count << " detours due " << nt_clock_cyc_to_ns(due) / 1e3
 						      << " us said to spin " << nt_clock_cyc_to_ns(g.spun_cyc) / 1e3
+						      << " us and lose " << nt_clock_cyc_to_ns(g.lost_cyc) / 1e3
 						      << " us\n";
 		}
 	}
@@ -274,7 +280,7 @@ TEST_CASE("trace replay")
 	const uint64_t n = nt_inject_count() - n0;
 	INFO("detours " << n << ", gaps " << o.gaps.size());
 
-	// Each gap spun at least the trace's lengths in order, and held what it spun.
+	// Each gap lasted at least the trace's lengths in order, and held what it spun and lost.
 	const uint64_t seen = check_gaps(o.gaps, o.count0 - n0, [&trace_ns](uint64_t k) {
 		return nt_clock_ns_to_cyc((double)trace_ns[k % 3]);
 	});

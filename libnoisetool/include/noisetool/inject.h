@@ -52,8 +52,13 @@ NT_API int nt_inject_start(const struct nt_inject_spec *s, int rank, int64_t glo
 /* Stop the timer and restore the signal handler. Safe to call when not running. */
 NT_API void nt_inject_stop(void);
 
-/* Counter cycles spun by the injector in this process so far, and the number of detours. */
+/* Counter cycles spun by the injector in this process so far, and the number of detours. The
+ * spun time is what the handler actually spun: a detour's wall length less the time the thread
+ * was off the CPU inside it (preempted, or an interrupt over 1 us), which its run delay shows. */
 NT_API uint64_t nt_inject_spun_cyc(void);
+/* That time off the CPU inside detours: spun + lost is their wall length, at least the
+ * detours' lengths. */
+NT_API uint64_t nt_inject_lost_cyc(void);
 NT_API uint64_t nt_inject_count(void);
 
 /* The signal the injector uses (SIGRTMIN + 4). */
