@@ -92,7 +92,9 @@ struct injected {
 	double runs;    /* injector runs (start to stop) */
 	double periods; /* their wall time in periods: each run has at most periods + 1 detours */
 	double detours; /* nt_inject_count(): detours spun */
-	double spun_us; /* nt_inject_spun_cyc(): their total length, at least detours x detour */
+	double spun_us; /* nt_inject_spun_cyc() + nt_inject_lost_cyc(): their wall length (what
+			 * they spun and the time off the CPU inside them), at least
+			 * detours x detour */
 	double off_us;  /* wall time minus the thread's CPU time: the rank was off its CPU */
 };
 enum { NINJ = sizeof(struct injected) / sizeof(double) };
@@ -111,7 +113,7 @@ static double measure(enum coll c, long n, const struct nt_inject_spec *spec, in
 {
 	char err[256];
 	uint64_t w0 = nt_clock_monotonic_ns(), cpu0 = thread_cpu_ns();
-	uint64_t count0 = nt_inject_count(), spun0 = nt_inject_spun_cyc();
+	uint64_t count0 = nt_inject_count(), spun0 = nt_inject_spun_cyc() + nt_inject_lost_cyc();
 	if (spec && nt_inject_start(spec, rank, offset, err, sizeof err) != 0) {
 		fprintf(stderr, "coll-noise: rank %d: %s\n", rank, err);
 		MPI_Abort(MPI_COMM_WORLD, 1);
@@ -128,7 +130,7 @@ static double measure(enum coll c, long n, const struct nt_inject_spec *spec, in
 		inj->runs += 1;
 		inj->periods += wall_ns / (double)spec->period_ns;
 		inj->detours += (double)(nt_inject_count() - count0);
-		inj->spun_us += nt_clock_cyc_to_ns(nt_inject_spun_cyc() - spun0) / 1e3;
+		inj->spun_us += nt_clock_cyc_to_ns(nt_inject_spun_cyc() + nt_inject_lost_cyc() - spun0) / 1e3;
 		inj->off_us += (wall_ns > cpu_ns ? wall_ns - cpu_ns : 0) / 1e3;
 	}
 	MPI_Allreduce(&per, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -147,9 +149,9 @@ static int ncells;
 static void print_injected(void)
 {
 	printf("\ninjector, all ranks and rounds (at most one detour per period and run; fewer "
-	       "only\nwhile a rank was off its CPU; each detour spins at least its length)\n\n"
+	       "only\nwhile a rank was off its CPU; each detour lasts at least its length)\n\n"
 	       "%-6s %-10s %8s %9s %5s %9s %8s %9s %9s %10s\n",
-	       "mode", "collective", "detour", "interval", "runs", "periods", "detours", "spun ms",
+	       "mode", "collective", "detour", "interval", "runs", "periods", "detours", "length ms",
 	       "asked ms", "off-CPU ms");
 	for (int i = 0; i < ncells; i++)
 		for (int m = 0; m < 2; m++) {
