@@ -9,8 +9,9 @@
 
 #define NT_STACK_DEPTH 16
 
-/* Fill ips with up to max return addresses of the calling thread. Returns how many (0 when
- * built without libunwind). */
+/* Fill ips with up to max return addresses of the calling thread, an address in this function
+ * first (unw_backtrace on the main thread, glibc's backtrace on others: see stack.c). Returns
+ * how many (0 when built without libunwind). */
 int nt_stack_capture(uintptr_t *ips, int max);
 
 /* mpiP-style: walk the stack frame by frame with unw_step; returns the depth reached. */
