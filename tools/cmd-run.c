@@ -3,6 +3,7 @@
 #include "nt-config.h"
 
 #include <dirent.h>
+#include <link.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -42,8 +43,9 @@ static const char usage[] =
 	"  -h, --help      this text\n"
 	"\n"
 	"The library is found through NOISETOOL_LIB, else next to this program (build tree) or in\n"
-	"the installed library directory. Exit status: the job's, or 1 when no log was written,\n"
-	"2 for bad arguments.\n";
+	"the installed library directory, and put first in LD_PRELOAD, after the sanitizer runtime\n"
+	"(libasan, libtsan) that leads LD_PRELOAD or that this program was built with. Exit\n"
+	"status: the job's, or 1 when no log was written, 2 for bad arguments.\n";
 
 /* The wrapper library: NOISETOOL_LIB, the build tree beside this program, the install dir. */
 static int find_library(char *out, size_t size)
@@ -67,6 +69,81 @@ static int find_library(char *out, size_t size)
 	}
 	snprintf(out, size, "%s/libnoisetool-mpi.so", NT_LIBDIR);
 	return access(out, R_OK) == 0 ? 0 : -ENOENT;
+}
+
+/* Whether a path names a sanitizer's runtime (GCC's libasan, libtsan, ..., clang's
+ * libclang_rt.*); with `first`, only one that must be loaded before any other library (ASan
+ * and TSan refuse to start when an instrumented library precedes them). */
+static bool is_sanitizer_runtime(const char *path, size_t len, bool first)
+{
+	static const struct {
+		const char *prefix;
+		bool first;
+	} runtimes[] = {
+		{ "libasan", true },	       { "libtsan", true },	     { "libhwasan", true },
+		{ "libclang_rt.asan", true },  { "libclang_rt.tsan", true }, { "libubsan", false },
+		{ "liblsan", false },	       { "libclang_rt.", false },
+	};
+	const char *base = path;
+	for (size_t i = 0; i < len; i++)
+		if (path[i] == '/')
+			base = path + i + 1;
+	size_t base_len = len - (size_t)(base - path);
+	for (size_t i = 0; i < sizeof runtimes / sizeof runtimes[0]; i++) {
+		size_t n = strlen(runtimes[i].prefix);
+		if (base_len >= n && strncmp(base, runtimes[i].prefix, n) == 0)
+			return runtimes[i].first || !first;
+	}
+	return false;
+}
+
+static int find_own_runtime(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const char *name = info->dlpi_name;
+	if (name && *name && is_sanitizer_runtime(name, strlen(name), true)) {
+		*(const char **)data = name;
+		return 1;
+	}
+	return 0;
+}
+
+/* The job's LD_PRELOAD, malloc'd: the sanitizer runtimes that lead `old`, or else the one this
+ * program runs with (a noisetool built with ASan or TSan finds the wrapper library of its own
+ * build, built the same way), then lib, then the rest of `old` (entries split at ':' or ' '). */
+static char *job_preload(const char *lib, const char *old)
+{
+	const char *own = NULL;
+	dl_iterate_phdr(find_own_runtime, &own);
+	if (!old)
+		old = "";
+	char *out = malloc(strlen(lib) + strlen(old) + (own ? strlen(own) : 0) + 3);
+	if (!out)
+		return NULL;
+	size_t n = 0;
+	const char *p = old;
+	for (;;) {
+		p += strspn(p, ": ");
+		size_t len = strcspn(p, ": ");
+		if (len == 0 || !is_sanitizer_runtime(p, len, false))
+			break;
+		memcpy(out + n, p, len);
+		n += len;
+		out[n++] = ':';
+		p += len;
+	}
+	if (n == 0 && own) {
+		strcpy(out, own);
+		n = strlen(own);
+		out[n++] = ':';
+	}
+	strcpy(out + n, lib);
+	n += strlen(lib);
+	p += strspn(p, ": ");
+	if (*p) {
+		out[n++] = ':';
+		strcpy(out + n, p);
+	}
+	return out;
 }
 
 /* Newest *.ntlog in dir that was not there before (names in `before`, NUL-separated). */
@@ -196,10 +273,14 @@ int cmd_run(int argc, char **argv)
 	char *before = list_logs(abs_out, &before_len);
 
 	/* The environment every process of the job inherits (mpiexec passes it on). */
-	const char *old = getenv("LD_PRELOAD");
-	char preload[2 * PATH_MAX];
-	snprintf(preload, sizeof preload, "%s%s%s", abs_lib, old && *old ? ":" : "", old ? old : "");
+	char *preload = job_preload(abs_lib, getenv("LD_PRELOAD"));
+	if (!preload) {
+		fprintf(stderr, "%s: out of memory\n", cmd);
+		free(before);
+		return NT_EXIT_FAIL;
+	}
 	setenv("LD_PRELOAD", preload, 1);
+	free(preload);
 	setenv("NOISETOOL_OUT", abs_out, 1);
 	setenv("NOISETOOL_SUMMARY", "0", 1); /* the report below says it all */
 	if (level)
