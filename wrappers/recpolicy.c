@@ -35,26 +35,26 @@ uint32_t nt_recpolicy_record_flags(uint64_t window_end_cyc, uint64_t t1_cyc,
 	       (interval_cyc ? NT_REC_INTERVAL : 0);
 }
 
-void nt_recpolicy_read_init(struct nt_ratelimit *rl)
+void nt_recpolicy_read_init(struct nt_rec_reads *rl)
 {
-	*rl = (struct nt_ratelimit){ .budget = NT_REC_READ_BUDGET };
+	*rl = (struct nt_rec_reads){ 0 };
 }
 
-uint64_t nt_recpolicy_read_done(struct nt_ratelimit *rl, uint64_t end_cyc, uint64_t cost_cyc)
+uint64_t nt_recpolicy_read_done(struct nt_rec_reads *rl, uint64_t end_cyc, uint64_t cost_cyc)
 {
 	/* Taken whole, one 200 us detour in a read pushed the next read 2.6 ms away here. */
 	if (rl->cost_cyc && cost_cyc > 2 * rl->cost_cyc)
 		cost_cyc = 2 * rl->cost_cyc;
-	nt_ratelimit_done(rl, end_cyc, cost_cyc);
-	return end_cyc + (uint64_t)((double)rl->cost_cyc / rl->budget);
+	rl->cost_cyc = rl->cost_cyc ? (rl->cost_cyc * 7 + cost_cyc) / 8 : cost_cyc;
+	return end_cyc + (uint64_t)((double)rl->cost_cyc / NT_REC_READ_BUDGET);
 }
 
-bool nt_recpolicy_read_affordable(const struct nt_ratelimit *rl, uint64_t span_cyc)
+bool nt_recpolicy_read_affordable(const struct nt_rec_reads *rl, uint64_t span_cyc)
 {
 	return span_cyc >= 20 * rl->cost_cyc;
 }
 
-bool nt_recpolicy_record_ends_window(const struct nt_ratelimit *rl, uint64_t window_end_cyc,
+bool nt_recpolicy_record_ends_window(const struct nt_rec_reads *rl, uint64_t window_end_cyc,
 				     uint64_t t1_cyc, uint64_t span_cyc)
 {
 	return window_end_cyc != t1_cyc && nt_recpolicy_read_affordable(rl, span_cyc);

@@ -8,7 +8,6 @@
 #include <stdint.h>
 
 #include <noisetool/common.h>
-#include <noisetool/probe.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -62,27 +61,31 @@ void nt_recpolicy_refresh(struct nt_rec_thresholds *th, uint64_t calls, uint64_t
 uint32_t nt_recpolicy_record_flags(uint64_t window_end_cyc, uint64_t t1_cyc,
 				   uint64_t interval_cyc);
 
-/* The window limiter, on struct nt_ratelimit: reads of the probe cost at most this fraction
- * of wall time, as estimated from an EWMA of the measured costs of reads. */
+/* The window limiter: reads of the probe cost at most this fraction of wall time, as estimated
+ * from an EWMA (weight 1/8) of the measured costs of reads. */
 #define NT_REC_READ_BUDGET 0.01
 
+struct nt_rec_reads {
+	uint64_t cost_cyc; /* the estimated cost of one read (0: none yet) */
+};
+
 /* A limiter before its first read. */
-void nt_recpolicy_read_init(struct nt_ratelimit *rl);
+void nt_recpolicy_read_init(struct nt_rec_reads *rl);
 
 /* A read that took cost_cyc (measured) ended at end_cyc. Its cost joins the estimate, at most
  * twice the estimate: a read that was interrupted (a detour landing in it) says nothing of the
  * cost of a read. Returns the counter value at which the next read is due: from end_cyc, the
  * time in which the estimated cost is the budget's share. */
-uint64_t nt_recpolicy_read_done(struct nt_ratelimit *rl, uint64_t end_cyc, uint64_t cost_cyc);
+uint64_t nt_recpolicy_read_done(struct nt_rec_reads *rl, uint64_t end_cyc, uint64_t cost_cyc);
 
 /* Whether a read at the end of a span of span_cyc costs at most 5 % of it (rare, being long:
  * such a span may end its window before the next read is due). */
-bool nt_recpolicy_read_affordable(const struct nt_ratelimit *rl, uint64_t span_cyc);
+bool nt_recpolicy_read_affordable(const struct nt_rec_reads *rl, uint64_t span_cyc);
 
 /* Whether a kept instance that exits at t1_cyc after span_cyc ends the current window (which
  * the last read ended at window_end_cyc): its span is affordable and the window was not just
  * closed at this very exit. */
-bool nt_recpolicy_record_ends_window(const struct nt_ratelimit *rl, uint64_t window_end_cyc,
+bool nt_recpolicy_record_ends_window(const struct nt_rec_reads *rl, uint64_t window_end_cyc,
 				     uint64_t t1_cyc, uint64_t span_cyc);
 
 #ifdef __cplusplus

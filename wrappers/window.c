@@ -9,7 +9,7 @@ static struct nt_probe *probe;
 static struct nt_probe_sample start;
 static uint64_t start_injected;
 static struct nt_window last;
-static struct nt_ratelimit limit;
+static struct nt_rec_reads limit;
 static uint64_t reads, cost_total_cyc;
 
 uint64_t nt_window_open(enum nt_probe_level level, uint64_t now_cyc)

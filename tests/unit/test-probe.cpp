@@ -63,57 +63,6 @@ struct probe_guard {
 
 } // namespace
 
-TEST_CASE("rate limiter on fake counter values", "[probe][ratelimit]")
-{
-	struct nt_ratelimit rl;
-	rl.last_cyc = 0;
-	rl.cost_cyc = 100;
-	rl.budget = 0.01;
-
-	SECTION("a read costing 100 cycles at 1 % is due after 10,000 cycles")
-	{
-		CHECK_FALSE(nt_ratelimit_due(&rl, 0));
-		CHECK_FALSE(nt_ratelimit_due(&rl, 5000));
-		CHECK_FALSE(nt_ratelimit_due(&rl, 9999));
-		CHECK(nt_ratelimit_due(&rl, 10000));
-		CHECK(nt_ratelimit_due(&rl, 1000000));
-	}
-
-	SECTION("the window restarts at the last read")
-	{
-		nt_ratelimit_done(&rl, 10000, 100);
-		CHECK(rl.last_cyc == 10000);
-		CHECK(rl.cost_cyc == 100);
-		CHECK_FALSE(nt_ratelimit_due(&rl, 19999));
-		CHECK(nt_ratelimit_due(&rl, 20000));
-	}
-
-	SECTION("the cost estimate is an EWMA with weight 1/8")
-	{
-		nt_ratelimit_done(&rl, 10000, 900);
-		CHECK(rl.cost_cyc == 200); // (7 * 100 + 900) / 8
-		CHECK_FALSE(nt_ratelimit_due(&rl, 10000 + 19999));
-		CHECK(nt_ratelimit_due(&rl, 10000 + 20000));
-	}
-
-	SECTION("the first read sets the cost directly")
-	{
-		rl.cost_cyc = 0;
-		nt_ratelimit_done(&rl, 500, 300);
-		CHECK(rl.cost_cyc == 300);
-		CHECK(rl.last_cyc == 500);
-		CHECK_FALSE(nt_ratelimit_due(&rl, 500 + 29999));
-		CHECK(nt_ratelimit_due(&rl, 500 + 30000));
-	}
-
-	SECTION("a larger budget allows reads sooner")
-	{
-		rl.budget = 0.5;
-		CHECK_FALSE(nt_ratelimit_due(&rl, 199));
-		CHECK(nt_ratelimit_due(&rl, 200));
-	}
-}
-
 TEST_CASE("nt_parse_schedstat", "[probe][schedstat]")
 {
 	uint64_t run = 1, delay = 1, count = 1;

@@ -46,7 +46,7 @@ struct site {
 // The window limiter driven as window.c drives it: the first read when the probe opens at
 // now, then a read at the first instance that starts once the next one is due.
 struct limiter {
-	nt_ratelimit rl;
+	nt_rec_reads rl;
 	uint64_t now = 1000000, due = 0, last_end = 0;
 	uint64_t reads = 0, read_cyc = 0;
 	explicit limiter(uint64_t first_cost)
@@ -277,7 +277,7 @@ TEST_CASE("a record's window and interval flags", "[recpolicy]")
 
 	SECTION("a record that ends its window carries it")
 	{
-		nt_ratelimit rl;
+		nt_rec_reads rl;
 		nt_recpolicy_read_init(&rl);
 		nt_recpolicy_read_done(&rl, 1000, 100);
 		uint64_t window_end = 1000, t1 = 3000;

@@ -81,28 +81,6 @@ struct nt_probe_stats {
 	double read_cost_ns;         /* one full read, measured at open */
 };
 
-/* Rate limiter: allow a read only when the reads so far cost at most `budget` of wall time.
- * Pure logic on counter values, so it is testable with a fake clock. */
-struct nt_ratelimit {
-	uint64_t last_cyc;  /* counter at the last allowed read */
-	uint64_t cost_cyc;  /* estimated cost of one read */
-	double budget;      /* fraction of wall time, e.g. 0.01 */
-};
-
-/* True when a read at now_cyc keeps the cost within budget: cost <= budget * (now - last). */
-static inline bool nt_ratelimit_due(const struct nt_ratelimit *rl, uint64_t now_cyc)
-{
-	uint64_t since = now_cyc - rl->last_cyc;
-	return (double)rl->cost_cyc <= rl->budget * (double)since;
-}
-
-/* Record a read done at now_cyc that cost cost_cyc (an EWMA smooths the cost estimate). */
-static inline void nt_ratelimit_done(struct nt_ratelimit *rl, uint64_t now_cyc, uint64_t cost_cyc)
-{
-	rl->last_cyc = now_cyc;
-	rl->cost_cyc = rl->cost_cyc ? (rl->cost_cyc * 7 + cost_cyc) / 8 : cost_cyc;
-}
-
 struct nt_probe;
 
 /* Open a probe for the calling thread (the schedstat file and PAPI event set are bound to it).
