@@ -1,0 +1,74 @@
+/* Writes a valid job log through the writer the wrapper library uses (nt_log_header,
+ * nt_log_rank_encode), for the report tests to read and to damage: two call sites per rank,
+ * records with windows and intervals, and a late rank for the attribution tables. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <noisetool/ntlog.h>
+
+int main(int argc, char **argv)
+{
+	if (argc != 3 || atoi(argv[2]) < 1) {
+		fprintf(stderr, "usage: make-ntlog OUT NRANKS\n");
+		return 2;
+	}
+	unsigned nranks = (unsigned)atoi(argv[2]);
+	FILE *f = fopen(argv[1], "wb");
+	if (!f) {
+		perror(argv[1]);
+		return 1;
+	}
+	unsigned char header[NT_LOG_HEADER_BYTES];
+	nt_log_header(header, nranks, 0, 1, 2.6e9, 1700000000000000000ull);
+	int status = fwrite(header, 1, sizeof header, f) == sizeof header ? 0 : 1;
+	for (unsigned r = 0; r < nranks && status == 0; r++) {
+		struct nt_log_site sites[2];
+		memset(sites, 0, sizeof sites);
+		sites[0] = (struct nt_log_site){ .function = "MPI_Allreduce", .module = "/usr/bin/app",
+						 .offset = 0x1234, .calls = 3, .total_ns = 3000 + r,
+						 .min_ns = 500, .max_ns = 2000, .bytes = 24, .depth = 1 };
+		sites[0].hist[10] = 3;
+		sites[0].frames[0] = (struct nt_log_frame){ "/usr/bin/app", 0x1234 };
+		sites[1] = (struct nt_log_site){ .function = "MPI_Barrier", .module = "/usr/bin/app",
+						 .offset = 0x2000, .calls = 1, .total_ns = 900,
+						 .min_ns = 900, .max_ns = 900 };
+		sites[1].hist[11] = 1;
+		/* Three allreduce instances; the last rank arrives 2 ms late at the second, preempted
+		 * for 1.5 ms of its 2.5 ms window. */
+		struct nt_log_record recs[3];
+		for (unsigned k = 0; k < 3; k++) {
+			bool late = k == 1 && r == nranks - 1;
+			recs[k] = (struct nt_log_record){
+				.comm_id = 0, .seq = k + 1, .site = 0,
+				.flags = NT_LOG_REC_SAMPLE | NT_LOG_REC_WINDOW | NT_LOG_REC_INTERVAL,
+				.start_ns = 1000000 * (k + 1) + (late ? 2000000 : 0),
+				.duration_ns = late ? 500 : 2000, .phase_ns = 400000,
+				.interval_ns = 500000, .p2p_ns = 0,
+				.win = { .wall_ns = late ? 2500000 : 500000,
+					 .cpu_ns = late ? 1000000 : 500000,
+					 .run_delay_ns = late ? 1500000 : 0, .vol_switches = 0,
+					 .invol_switches = late ? 1 : 0, .valid = 1 | 2 | 4 | 8 },
+			};
+		}
+		struct nt_log_rank rank = {
+			.rank = r, .host = "node-a", .wall_ns = 10000000, .mpi_ns = 3900 + r,
+			.clock_error_ns = 200, .probe_reads = 3, .probe_cost_ns = 300,
+			.nsites = 2, .sites = sites, .nrecords = 3, .records = recs,
+		};
+		unsigned char *buf;
+		size_t len;
+		if (nt_log_rank_encode(&rank, &buf, &len) != 0) {
+			status = 1;
+			break;
+		}
+		if (fwrite(buf, 1, len, f) != len)
+			status = 1;
+		free(buf);
+	}
+	if (fclose(f) != 0)
+		status = 1;
+	if (status)
+		fprintf(stderr, "make-ntlog: writing %s failed\n", argv[1]);
+	return status;
+}
