@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # examples/coll-noise: the magnification table has every row with sane values, and the noise was
 # injected as asked, by the injector's own account (at most one detour per period, the missing
-# ones explained by time off the CPU, each spun its full length). Which noise slows a collective
+# ones explained by time off the CPU, each as long as asked). Which noise slows a collective
 # more is a measurement of the machine: bench/bench-coll-noise.sh.
 set -u
 PROG=${1:?usage: test-coll-noise.sh COLL_NOISE}
@@ -30,30 +30,31 @@ for coll in barrier allreduce alltoall; do
 	done
 done
 
-# Injector rows: mode collective D us I ms runs periods detours spun-ms asked-ms off-CPU-ms,
+# Injector rows: mode collective D us I ms runs periods detours length-ms asked-ms off-CPU-ms,
 # summed over ranks and rounds. The timer fires once a period: at most periods + 1 detours a
 # run. An expiration is lost only while the previous one is pending, that is while the rank is
 # off its CPU for a period less the detour; host stalls, which the guest counts as CPU time,
 # can hide some too (stalls and interrupts took 2 % of a thread's CPU time here under a hog on
 # every CPU), so at least 80 % of the rest must be there, less 3 a run (the first expiration
-# comes up to 2 periods after the start, one may be pending at the stop). Every detour spins
-# its length. (An injector firing every 4 periods passed a bound of 50 % under that load.)
+# comes up to 2 periods after the start, one may be pending at the stop). Every detour lasts
+# its length (what it spun plus the time off the CPU inside it). (An injector firing every 4
+# periods passed a bound of 50 % under that load.)
 for coll in barrier allreduce alltoall; do
 	for d in 20 100; do
 		for mode in sync unsync; do
 			row=$(awk -v c=$coll -v d=$d -v m=$mode '$1 == m && $2 == c && $3 == d && NF == 12' "$out")
 			[ "$(grep -c . <<<"$row")" = 1 ] ||
 				{ echo "FAIL: want one injector row for $coll, $d us, $mode"; fail=1; continue; }
-			read -r _ _ _ _ period_ms _ runs periods detours spun asked off <<<"$row"
+			read -r _ _ _ _ period_ms _ runs periods detours lasted asked off <<<"$row"
 			why=$(awk -v d=$d -v p="$period_ms" -v runs="$runs" -v periods="$periods" \
-				-v n="$detours" -v spun="$spun" -v asked="$asked" -v off="$off" -v want=$((ranks * rounds)) 'BEGIN {
+				-v n="$detours" -v lasted="$lasted" -v asked="$asked" -v off="$off" -v want=$((ranks * rounds)) 'BEGIN {
 				lost_ok = off * 1000 / (p * 1000 - d)
 				if (runs != want) print "runs " runs ", want " want
 				if (asked != sprintf("%.3f", n * d / 1000)) print "asked " asked " is not detours x " d " us"
 				if (n > periods + runs) print n " detours in " periods " periods: more than one a period"
 				if (n < 0.8 * (periods - lost_ok) - 3 * runs)
 					print n " detours in " periods " periods, of which at most " lost_ok " lost off the CPU"
-				if (spun < asked * 0.9999 - 0.001) print "spun " spun " ms, less than " asked " ms asked"
+				if (lasted < asked * 0.9999 - 0.001) print "detours lasted " lasted " ms, less than " asked " ms asked"
 			}')
 			[ -z "$why" ] || { echo "FAIL: injector, $coll, $d us, $mode: $why"; fail=1; }
 		done
