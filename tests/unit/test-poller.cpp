@@ -169,5 +169,11 @@ TEST_CASE("no fd or memory growth over many pollers")
 		REQUIRE(nt_poller_wait(p.p, &ev, 1, -1) == 1);
 	}
 	CHECK(open_fds() == fds);
+#ifdef __SANITIZE_ADDRESS__
+	// ASan's quarantine keeps freed blocks resident (5 MB after these 5000 pollers); its
+	// leak checker, which fails the test at exit, sees every block not freed instead.
+	(void)rss;
+#else
 	CHECK(rss_kb() - rss < 512);
+#endif
 }
