@@ -1,6 +1,7 @@
 // The periodic signature of a SCHED_FIFO burst train (100 us every 10 ms) is a ~100 Hz
 // component of ~100 us when the loop saw the train: judged only when the kernel says the loop
-// saw nearly every burst alone (the CPU was not shared); otherwise skipped with the numbers.
+// saw at least 3 in 4 bursts alone (the CPU was not shared); otherwise skipped with the numbers.
+// Quiet, this VM shows 282-292 of 300 alone (ticks, host stalls); beside a hog, none.
 #include "detour-fifo.h"
 
 #include <cmath>
@@ -16,7 +17,7 @@ TEST_CASE("periodic SCHED_FIFO preemption is found as a ~100 Hz component", "[de
 	if (!fifo::check_bursts(r))
 		return;
 	const fifo::judged &j = r.j;
-	if (j.alone_err.size() < 0.9 * (double)j.bursts)
+	if (j.alone_err.size() < 0.75 * (double)j.bursts)
 		nt_test_skip("the CPU was shared: the loop saw " + std::to_string(j.alone_err.size()) + " of " +
 			     std::to_string(j.bursts) + " bursts alone (run delay " +
 			     std::to_string(r.res.os.run_delay_ns / 1000000) + " ms in " +
