@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Wrapper overhead on a 2-rank 8-byte MPI_Allreduce loop (-bind-to core): no preload, a bare
+# Wrapper overhead on a 2-rank 8-byte MPI_Allreduce loop (one rank per CPU): no preload, a bare
 # wrapper that only reads the counter twice (the floor), the library with NOISETOOL_DISABLE=1,
 # the timing level, the default level (probe windows and attribution records on), and
 # mpiP-style call-site capture on every call. Runs are alternated (the order rotates every
@@ -11,7 +11,9 @@ PROG=${2:?}
 BARE=${3:?}
 PAIRS=${4:-7}
 BATCHES=${5:-3000}
-command -v mpiexec >/dev/null || { echo "bench-overhead: no mpiexec"; exit 77; }
+. "$(dirname "$0")/../tests/lib.sh"
+nt_need_mpiexec
+nt_need_cpus 2 "one rank per CPU"
 
 modes=(none bare disabled timing default every-call)
 RANDOM=42 # the same layouts every time the bench runs
@@ -38,15 +40,15 @@ run() {
 	done
 	local pad
 	pad=$(printf "%*s" $((1024 + base - size)) "" | tr ' ' x)
-	timeout 300 mpiexec -n 2 -bind-to core "${args[@]}" -genv NOISETOOL_BENCH_PAD "$pad" \
+	timeout 300 mpiexec -n 2 $(nt_bind 2) "${args[@]}" -genv NOISETOOL_BENCH_PAD "$pad" \
 		-genv NOISETOOL_OUT "$logs" \
 		"$PROG" "$BATCHES" 2>/dev/null | awk '/median_per_call_ns/ { print $2 }'
 }
 
-logs=$(mktemp -d) # every mode gets it (equal environments); the logs are not kept
-trap 'rm -rf "$logs"' EXIT
+nt_tmpdir
+logs=$tmp # every mode gets it (equal environments); the logs are not kept
 declare -A med
-printf "bench-overhead: %d pairs, %d batches of 100 calls per run, 2 ranks, -bind-to core\n\n" \
+printf "bench-overhead: %d pairs, %d batches of 100 calls per run, 2 ranks, one per CPU of the mask\n\n" \
 	"$PAIRS" "$BATCHES"
 printf "%4s %9s %9s %9s %9s %9s %10s   %6s %6s %6s %6s %6s\n" pair "none ns" "bare ns" \
 	"off ns" "timing ns" "default" "every-call" bare off timing default every

@@ -11,13 +11,15 @@ NOISETOOL=${1:?usage: bench-sim-validate.sh NOISETOOL COLL_NOISE [SEEDS] [SECOND
 COLL=${2:?}
 SEEDS=${3:-3}
 SECONDS_PER=${4:-0.3}
-command -v mpiexec >/dev/null || { echo "bench-sim-validate: no mpiexec"; exit 77; }
+. "$(dirname "$0")/../tests/lib.sh"
+nt_need_mpiexec
+nt_need_cpus 2 "one rank per CPU"
 L=22
 SIM_SEEDS=16
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+nt_tmpdir
+out=$tmp/out
 for s in $(seq 1 "$SEEDS"); do
-	timeout 600 mpiexec -n 2 -bind-to core "$COLL" --seconds "$SECONDS_PER" --detours 50,200 \
+	timeout 600 mpiexec -n 2 $(nt_bind 2) "$COLL" --seconds "$SECONDS_PER" --detours 50,200 \
 		--intervals 1,5 --seed $((s * 7919)) | awk -v s=$s '$1 == "allreduce" { print s, $0 }' >>"$out"
 done
 # seed collective D us I ms quiet sync unsync syncx unsyncx

@@ -11,9 +11,11 @@ RUNS=${3:-5}
 LOAD=${4:-100}
 SHARE=${5:-0.35}
 ITERS=${6:-3000}
-command -v mpiexec >/dev/null || { echo "bench-sor: no mpiexec"; exit 77; }
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+. "$(dirname "$0")/../tests/lib.sh"
+nt_need_mpiexec
+nt_need_cpus 2 "one rank per CPU"
+nt_tmpdir
+out=$tmp
 modes=(mpich busy sleep adaptive)
 n=${#modes[@]}
 declare -A t
@@ -23,7 +25,7 @@ printf "%4s" run; printf " %9s" "${modes[@]}"; echo
 for r in $(seq 1 "$RUNS"); do
 	for k in $(seq 0 $((n - 1))); do
 		m=${modes[$(((k + r) % n))]}
-		t[$r,$m]=$(timeout 600 mpiexec -n 2 -bind-to core -genv LD_PRELOAD "$LIB" \
+		t[$r,$m]=$(timeout 600 mpiexec -n 2 $(nt_bind 2) -genv LD_PRELOAD "$LIB" \
 			-genv NOISETOOL_WAIT $m -genv NOISETOOL_SUMMARY 0 -genv NOISETOOL_OUT "$out" \
 			"$SOR" --load "$LOAD" --load-share "$SHARE" --iters "$ITERS" |
 			awk '{ for (i = 1; i <= NF; i++) if ($i == "elapsed") print $(i + 1) }')
