@@ -105,13 +105,15 @@ run_tests() {
 	fi
 	log=$(mktemp)
 	meson test -C "$BUILD_DIR" --print-errorlogs --num-processes 2 | tee "$log" || rc=$?
+	# meson's closing counts: "Ok:  38", "Expected Fail:  0", ...
+	count() { awk -F: -v k="$1" '$1 == k { gsub(/ /, "", $2); print $2 + 0 }' "$log"; }
 	local ok fail skip to xfail xpass
-	ok=$(awk '/^Ok:/ {print $2}' "$log")
-	fail=$(awk '/^Fail:/ {print $2}' "$log")
-	skip=$(awk '/^Skipped:/ {print $2}' "$log")
-	to=$(awk '/^Timeout:/ {print $2}' "$log")
-	xfail=$(awk '/^Expected Fail:/ {print $2}' "$log")
-	xpass=$(awk '/^Unexpected Pass:/ {print $2}' "$log")
+	ok=$(count Ok)
+	fail=$(count Fail)
+	skip=$(count Skipped)
+	to=$(count Timeout)
+	xfail=$(count "Expected Fail")
+	xpass=$(count "Unexpected Pass")
 	rm -f "$log"
 	local ran=$((${ok:-0} + ${fail:-0} + ${skip:-0} + ${to:-0} + ${xfail:-0} + ${xpass:-0}))
 	if [ "$ran" -lt "$defined" ]; then
