@@ -1,9 +1,12 @@
-// What the poller tests share: a pipe and a poller that are always closed.
+// What the poller tests share: a pipe and a poller that are always closed, the thread's run
+// delay.
 #ifndef TESTS_UNIT_POLLER_TEST_H
 #define TESTS_UNIT_POLLER_TEST_H
 
 #include <catch2/catch.hpp>
 
+#include <cstdint>
+#include <cstdio>
 #include <unistd.h>
 
 #include <noisetool/poller.h>
@@ -35,5 +38,18 @@ struct poller {
 		return s;
 	}
 };
+
+// This thread's run delay (time runnable but not running) from schedstat, 0 without it.
+inline uint64_t run_delay_ns()
+{
+	unsigned long long run = 0, delay = 0;
+	FILE *f = std::fopen("/proc/thread-self/schedstat", "r");
+	if (f) {
+		if (std::fscanf(f, "%llu %llu", &run, &delay) != 2)
+			delay = 0;
+		std::fclose(f);
+	}
+	return delay;
+}
 
 #endif

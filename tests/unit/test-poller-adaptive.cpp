@@ -30,19 +30,6 @@ namespace {
 const uint64_t MS = 1000000;
 int free_cpu = -1; // chosen by main: no competitor measured there
 
-// This thread's run delay (time runnable but not running) from schedstat.
-uint64_t run_delay_ns()
-{
-	unsigned long long run = 0, delay = 0;
-	FILE *f = std::fopen("/proc/thread-self/schedstat", "r");
-	if (f) {
-		if (std::fscanf(f, "%llu %llu", &run, &delay) != 2)
-			delay = 0;
-		std::fclose(f);
-	}
-	return delay;
-}
-
 uint64_t thread_cpu_ns()
 {
 	timespec ts;

@@ -27,19 +27,6 @@ int open_fds()
 	return n;
 }
 
-// This thread's run delay (time runnable but not running) from schedstat, 0 without it.
-uint64_t run_delay_ns()
-{
-	unsigned long long run = 0, delay = 0;
-	FILE *f = std::fopen("/proc/thread-self/schedstat", "r");
-	if (f) {
-		if (std::fscanf(f, "%llu %llu", &run, &delay) != 2)
-			delay = 0;
-		std::fclose(f);
-	}
-	return delay;
-}
-
 long rss_kb()
 {
 	long pages = 0, resident = 0;
