@@ -57,6 +57,15 @@ struct fake_log {
 			ranks[r].nrecords = records[r].size();
 		}
 	}
+	// The attribution of a log whose late instance has one culprit (nt_attrib_free it).
+	nt_attrib one_culprit()
+	{
+		finish();
+		nt_attrib a;
+		REQUIRE(nt_attrib_build(&log, &a) == 0);
+		REQUIRE(a.nranks == 1);
+		return a;
+	}
 };
 
 } // namespace
@@ -69,11 +78,8 @@ TEST_CASE("attribution joins instances and names the late rank and its cause", "
 		// rank 1 arrives 500 us after rank 0; its window shows 500 us of run delay
 		f.add(0, 7, 1000000, 0, 0, 1000000, 1000000, 0);
 		f.add(1, 7, 1500000, 0, 0, 1500000, 1000000, 500000);
-		f.finish();
-		nt_attrib a;
-		REQUIRE(nt_attrib_build(&f.log, &a) == 0);
-		REQUIRE(a.instances_late == 1);
-		REQUIRE(a.nranks == 1);
+		nt_attrib a = f.one_culprit();
+		CHECK(a.instances_late == 1);
 		CHECK(a.ranks[0].rank == 1);
 		CHECK(a.ranks[0].delay_ns == 500000);
 		CHECK(a.ranks[0].causes.ns[NT_CAUSE_PREEMPTION] > 490000);
@@ -88,10 +94,7 @@ TEST_CASE("attribution joins instances and names the late rank and its cause", "
 		// CPU for 2.2 ms of the wait. Both windows are 4.4 ms long and end at the exits.
 		f.add(0, 5, 1000000, 0, 0, 4400000, 2200000, 2200000, 4200000);
 		f.add(1, 5, 5200000, 0, 0, 4400000, 200000, 4200000, 1000);
-		f.finish();
-		nt_attrib a;
-		REQUIRE(nt_attrib_build(&f.log, &a) == 0);
-		REQUIRE(a.nranks == 1);
+		nt_attrib a = f.one_culprit();
 		CHECK(a.ranks[0].rank == 1);
 		CHECK(a.ranks[0].delay_ns == 4200000);
 		// Rank 0's run delay before its arrival is at most 200 us of its window.
@@ -106,10 +109,7 @@ TEST_CASE("attribution joins instances and names the late rank and its cause", "
 		// a reason the counters do not see.
 		f.add(0, 6, 1000000, 0, 0, 1000000, 700000, 300000, 50000);
 		f.add(1, 6, 1050000, 0, 0, 1000000, 700000, 300000, 1000);
-		f.finish();
-		nt_attrib a;
-		REQUIRE(nt_attrib_build(&f.log, &a) == 0);
-		REQUIRE(a.nranks == 1);
+		nt_attrib a = f.one_culprit();
 		CHECK(a.ranks[0].delay_ns == 50000);
 		CHECK(a.ranks[0].causes.ns[NT_CAUSE_PREEMPTION] == 0);
 		CHECK(a.ranks[0].causes.ns[NT_CAUSE_UNEXPLAINED] == 50000);
@@ -123,11 +123,8 @@ TEST_CASE("attribution joins instances and names the late rank and its cause", "
 		// point-to-point calls for rank 1, which was runnable but off the CPU for 0.7 ms.
 		f.add(0, 3, 2000000, 1400000, 700000, 1400000, 1400000, 0);
 		f.add(1, 3, 2000500, 1400000, 50000, 1400000, 700000, 700000);
-		f.finish();
-		nt_attrib a;
-		REQUIRE(nt_attrib_build(&f.log, &a) == 0);
-		REQUIRE(a.instances_late == 1);
-		REQUIRE(a.nranks == 1);
+		nt_attrib a = f.one_culprit();
+		CHECK(a.instances_late == 1);
 		CHECK(a.ranks[0].rank == 1);
 		// busy 1.35 ms against 0.7 ms: 650 us, more than the 0.5 us at the entry
 		CHECK(a.ranks[0].delay_ns == 650000);
@@ -142,10 +139,7 @@ TEST_CASE("attribution joins instances and names the late rank and its cause", "
 		// arrives late; without point-to-point time the arrival decides
 		f.add(0, 9, 1000000, 900000, 0, 900000, 900000, 0);
 		f.add(1, 9, 1200000, 800000, 0, 800000, 600000, 200000);
-		f.finish();
-		nt_attrib a;
-		REQUIRE(nt_attrib_build(&f.log, &a) == 0);
-		REQUIRE(a.nranks == 1);
+		nt_attrib a = f.one_culprit();
 		CHECK(a.ranks[0].rank == 1);
 		CHECK(a.ranks[0].delay_ns == 200000);
 		nt_attrib_free(&a);
@@ -156,10 +150,7 @@ TEST_CASE("attribution joins instances and names the late rank and its cause", "
 		fake_log f;
 		f.add(0, 4, 2000000, 1400000, 700000, 1400000, 1400000, 0);
 		f.add(1, 4, 2005000, 0, 0, 1400000, 700000, 700000);
-		f.finish();
-		nt_attrib a;
-		REQUIRE(nt_attrib_build(&f.log, &a) == 0);
-		REQUIRE(a.nranks == 1);
+		nt_attrib a = f.one_culprit();
 		CHECK(a.ranks[0].rank == 1);
 		CHECK(a.ranks[0].delay_ns == 5000);
 		nt_attrib_free(&a);
