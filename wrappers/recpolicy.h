@@ -65,6 +65,9 @@ uint32_t nt_recpolicy_record_flags(uint64_t window_end_cyc, uint64_t t1_cyc,
  * from an EWMA (weight 1/8) of the measured costs of reads. */
 #define NT_REC_READ_BUDGET 0.01
 
+/* Reads made in a row when the probe opens: the least of their costs is the first estimate. */
+#define NT_REC_FIRST_READS 4
+
 struct nt_rec_reads {
 	uint64_t cost_cyc; /* the estimated cost of one read (0: none yet) */
 };

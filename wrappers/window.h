@@ -9,6 +9,10 @@
 
 #include <noisetool/probe.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The deltas of one window, as kept in a record. */
 struct nt_window {
 	uint64_t end_cyc;       /* counter at the read that closed it (0: none yet) */
@@ -39,5 +43,9 @@ const struct nt_window *nt_window_last(void);
 void nt_window_stats(uint64_t *reads, double *mean_cost_ns);
 
 void nt_window_shutdown(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* WRAPPERS_WINDOW_H */
