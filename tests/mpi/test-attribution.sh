@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Attribution on a real job (real mpiexec, injector and hogs), judged by ground truth the tool
 # records, so that it holds however loaded the machine is: injected noise is blamed only on the
-# rank it was injected into, and for at least half of what it spun outside MPI calls; under CPU
-# hogs each culprit's delay is its own preemption; clocks skewed by +-50 ms and 100 ppm are
-# corrected within the log's own stated error bound. doc/attribution.md has the model.
+# rank it was injected into, and for at least half of what it spun outside MPI calls; the rank
+# beside a CPU hog imposes delay that is its own preemption; clocks skewed by +-50 ms and
+# 100 ppm are corrected within the log's own stated error bound. doc/attribution.md has the model.
 set -u
 NT=${1:?usage: test-attribution.sh NOISETOOL PROGRAM}
 PROG=${2:?}
@@ -42,7 +42,7 @@ fi
 echo "== a CPU hog on rank 1's CPU ($(nt_rank_cpu 2 1))"
 nt_hog "$(nt_rank_cpu 2 1)"
 if run hog; then
-	$CHECK hog "$tmp/hog.json" || fail=1
+	$CHECK hog "$tmp/hog.json" 1 || fail=1
 else
 	fail=1
 fi
