@@ -15,6 +15,16 @@
 
 namespace {
 
+// Append a rank's encoded part to a log's bytes.
+void append_rank(std::vector<unsigned char> &out, const nt_log_rank &rank)
+{
+	unsigned char *buf;
+	size_t len;
+	REQUIRE(nt_log_rank_encode(&rank, &buf, &len) == 0);
+	out.insert(out.end(), buf, buf + len);
+	std::free(buf);
+}
+
 std::vector<unsigned char> make_log(uint32_t nranks, uint32_t flags = 0)
 {
 	std::vector<unsigned char> out(NT_LOG_HEADER_BYTES);
@@ -65,11 +75,7 @@ std::vector<unsigned char> make_log(uint32_t nranks, uint32_t flags = 0)
 		rank.records = &rec;
 		rank.nrecords = 1;
 		rank.dropped_records = r;
-		unsigned char *buf;
-		size_t len;
-		REQUIRE(nt_log_rank_encode(&rank, &buf, &len) == 0);
-		out.insert(out.end(), buf, buf + len);
-		std::free(buf);
+		append_rank(out, rank);
 	}
 	return out;
 }
@@ -309,13 +315,8 @@ struct fields {
 		std::vector<unsigned char> out(NT_LOG_HEADER_BYTES);
 		nt_log_header(out.data(), (uint32_t)ranks.size(), header_flags, 2, 3.123456789e9,
 			      0xfedcba9876543210ull);
-		for (const auto &k : ranks) {
-			unsigned char *buf;
-			size_t len;
-			REQUIRE(nt_log_rank_encode(&k, &buf, &len) == 0);
-			out.insert(out.end(), buf, buf + len);
-			std::free(buf);
-		}
+		for (const auto &k : ranks)
+			append_rank(out, k);
 		return out;
 	}
 };
