@@ -1,19 +1,46 @@
-/* The communicator table. */
+/* The communicator table, derived ids and the tool-owned twins. */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "comms.h"
+#include "wrapper-ids.h"
 
-enum { CAPACITY = 4096 }; /* MPICH allows at most 2048 context ids at once */
+enum {
+	CAPACITY = 4096,  /* MPICH allows at most 2048 context ids at once */
+	COUNTERS = 1024,  /* (members, tag) keys of group constructors, for their counts */
+	CHUNK = 256,      /* ranks translated at a time: bounded stack use at any size */
+};
+
+/* What a constructor's id derives from. */
+enum ctor {
+	CTOR_NONE,      /* not a constructor this file knows */
+	CTOR_PARENT,    /* blocking, collective over the parent */
+	CTOR_PARENT_NB, /* nonblocking, collective over the parent: members = the parent's */
+	CTOR_GROUP,     /* collective over the new members only: members, tag and a count */
+};
 
 static struct nt_comm *table;
+static struct nt_comm_shadow *shadows; /* CAPACITY twins; comm MPI_COMM_NULL: free */
+static struct {
+	uint64_t key, n;
+} counters[COUNTERS];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static int my_world_rank;
+static MPI_Group world_group = MPI_GROUP_NULL;
+static bool shadows_on;
 bool nt_comms_threaded_;
-static uint32_t created; /* ids this rank handed out as the lowest member */
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	/* splitmix64's finalizer over the running value and the next word */
+	uint64_t z = h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
 
 static struct nt_comm *slot_for(MPI_Comm comm, bool insert)
 {
@@ -30,35 +57,54 @@ static struct nt_comm *slot_for(MPI_Comm comm, bool insert)
 
 int nt_comms_init(int world_rank, bool is_threaded)
 {
-	void *p = mmap(NULL, CAPACITY * sizeof *table, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	size_t bytes = CAPACITY * (sizeof *table + sizeof *shadows);
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+		       -1, 0);
 	if (p == MAP_FAILED)
 		return -ENOMEM;
 	table = p;
-	my_world_rank = world_rank;
+	shadows = (struct nt_comm_shadow *)(table + CAPACITY);
+	for (size_t i = 0; i < CAPACITY; i++)
+		shadows[i] = (struct nt_comm_shadow){ MPI_COMM_NULL, MPI_REQUEST_NULL, 0, 0 };
 	nt_comms_threaded_ = is_threaded;
+	PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
 	struct nt_comm *w = slot_for(MPI_COMM_WORLD, true);
-	*w = (struct nt_comm){ .handle = MPI_COMM_WORLD, .used = true, .id = 0 };
+	*w = (struct nt_comm){ .handle = MPI_COMM_WORLD, .used = true, .id = 0, .shadow = -1 };
 	struct nt_comm *s = slot_for(MPI_COMM_SELF, true);
 	*s = (struct nt_comm){ .handle = MPI_COMM_SELF, .used = true,
-				.id = (1ull << 62) | (uint64_t)world_rank };
+				.id = (1ull << 62) | (uint64_t)world_rank, .shadow = -1 };
 	return 0;
 }
 
-/* id = lowest member's world rank << 32 | that member's count of ids handed out. */
-static uint64_t agree_id(MPI_Comm comm)
+void nt_comms_fini(void)
 {
-	int inter = 0;
-	PMPI_Comm_test_inter(comm, &inter);
-	if (inter)
-		return NT_COMM_ID_UNKNOWN;
-	int lowest;
-	PMPI_Allreduce(&my_world_rank, &lowest, 1, MPI_INT, MPI_MIN, comm);
-	unsigned mine = 0, count = 0;
-	if (lowest == my_world_rank)
-		mine = ++created;
-	PMPI_Allreduce(&mine, &count, 1, MPI_UNSIGNED, MPI_MAX, comm);
-	return ((uint64_t)(uint32_t)lowest << 32) | count;
+	if (table)
+		munmap(table, CAPACITY * (sizeof *table + sizeof *shadows));
+	table = NULL;
+	shadows = NULL;
+	if (world_group != MPI_GROUP_NULL)
+		PMPI_Group_free(&world_group);
+}
+
+static int shadow_alloc(MPI_Comm comm)
+{
+	for (int i = 0; i < CAPACITY; i++)
+		if (shadows[i].comm == MPI_COMM_NULL) {
+			shadows[i] = (struct nt_comm_shadow){ comm, MPI_REQUEST_NULL, 0, 0 };
+			return i;
+		}
+	return -1;
+}
+
+void nt_comms_enable_shadows(MPI_Comm world_shadow)
+{
+	if (!table)
+		return;
+	pthread_mutex_lock(&lock);
+	struct nt_comm *w = slot_for(MPI_COMM_WORLD, false);
+	w->shadow = shadow_alloc(world_shadow);
+	shadows_on = true;
+	pthread_mutex_unlock(&lock);
 }
 
 struct nt_comm *nt_comms_find(MPI_Comm comm)
@@ -73,16 +119,212 @@ struct nt_comm *nt_comms_find(MPI_Comm comm)
 
 struct nt_comm *nt_comms_get(MPI_Comm comm)
 {
-	struct nt_comm *c = nt_comms_find(comm);
-	if (c || !table)
-		return c;
-	uint64_t id = agree_id(comm); /* collective: outside the lock */
+	if (!table)
+		return NULL;
 	pthread_mutex_lock(&lock);
-	c = slot_for(comm, true);
+	struct nt_comm *c = slot_for(comm, true);
 	if (c && !c->used)
-		*c = (struct nt_comm){ .handle = comm, .used = true, .id = id };
+		*c = (struct nt_comm){ .handle = comm, .used = true, .id = NT_COMM_ID_UNKNOWN,
+					.shadow = -1 };
 	pthread_mutex_unlock(&lock);
 	return c;
+}
+
+struct nt_comm_shadow *nt_comms_shadow(const struct nt_comm *c)
+{
+	return c && c->shadow >= 0 ? &shadows[c->shadow] : NULL;
+}
+
+static enum ctor ctor_of(unsigned fn)
+{
+	static const char *const parent[] = {
+		"MPI_Comm_dup",	      "MPI_Comm_dup_with_info", "MPI_Comm_split",
+		"MPI_Comm_split_type", "MPI_Comm_create",	"MPI_Cart_create",
+		"MPI_Cart_sub",	      "MPI_Graph_create",	"MPI_Dist_graph_create",
+		"MPI_Dist_graph_create_adjacent",		"MPI_Intercomm_merge",
+	};
+	static const char *const parent_nb[] = { "MPI_Comm_idup", "MPI_Comm_idup_with_info" };
+	static const char *const group[] = { "MPI_Comm_create_group", "MPI_Intercomm_create",
+					     "MPI_Comm_create_from_group",
+					     "MPI_Intercomm_create_from_groups" };
+	if (fn >= NT_FN_COUNT)
+		return CTOR_NONE;
+	const char *name = nt_fn_name[fn];
+	for (size_t i = 0; i < sizeof parent / sizeof *parent; i++)
+		if (!strcmp(name, parent[i]))
+			return CTOR_PARENT;
+	for (size_t i = 0; i < sizeof parent_nb / sizeof *parent_nb; i++)
+		if (!strcmp(name, parent_nb[i]))
+			return CTOR_PARENT_NB;
+	for (size_t i = 0; i < sizeof group / sizeof *group; i++)
+		if (!strcmp(name, group[i]))
+			return CTOR_GROUP;
+	return CTOR_NONE;
+}
+
+/* A hash of a group's members' world ranks, in the group's rank order (the same on every
+ * member), and the lowest of them. Linear in the group's size, like the constructor itself; a
+ * few ranks at a time. */
+static uint64_t group_hash(MPI_Group g, int *lowest)
+{
+	int n = 0;
+	PMPI_Group_size(g, &n);
+	uint64_t h = mix(0x6e6f697365ull, (uint64_t)n);
+	int in[CHUNK], out[CHUNK];
+	*lowest = INT_MAX;
+	for (int i = 0; i < n; i += CHUNK) {
+		int k = n - i < CHUNK ? n - i : CHUNK;
+		for (int j = 0; j < k; j++)
+			in[j] = i + j;
+		if (PMPI_Group_translate_ranks(g, k, in, world_group, out) != MPI_SUCCESS)
+			return h;
+		for (int j = 0; j < k; j++) {
+			h = mix(h, (uint64_t)(uint32_t)out[j]);
+			if (out[j] >= 0 && out[j] < *lowest)
+				*lowest = out[j];
+		}
+	}
+	return h;
+}
+
+/* The members of comm: for an intercommunicator both groups, in an order both sides agree on;
+ * *lowest: the lowest world rank of its (local) group. */
+static uint64_t members_hash(MPI_Comm comm, int *lowest)
+{
+	int inter = 0, low_remote;
+	PMPI_Comm_test_inter(comm, &inter);
+	MPI_Group g;
+	PMPI_Comm_group(comm, &g);
+	uint64_t h = group_hash(g, lowest);
+	PMPI_Group_free(&g);
+	if (!inter)
+		return h;
+	PMPI_Comm_remote_group(comm, &g);
+	uint64_t r = group_hash(g, &low_remote);
+	PMPI_Group_free(&g);
+	return h < r ? mix(h, r) : mix(r, h);
+}
+
+/* How many communicators with this key this rank made before (then counts this one). Locked.
+ * UINT64_MAX when the counters are full. */
+static uint64_t count_key(uint64_t key)
+{
+	size_t i = (size_t)(key % COUNTERS);
+	for (size_t n = 0; n < COUNTERS; n++, i = (i + 1) % COUNTERS) {
+		if (counters[i].key == key)
+			return counters[i].n++;
+		if (counters[i].key == 0) {
+			counters[i].key = key;
+			counters[i].n = 1;
+			return 0;
+		}
+	}
+	return UINT64_MAX;
+}
+
+static uint64_t finish_id(uint64_t h)
+{
+	/* 0 is MPI_COMM_WORLD, UINT64_MAX unknown, the 2^62 range MPI_COMM_SELF */
+	h &= ~(1ull << 62);
+	return h == 0 || h == NT_COMM_ID_UNKNOWN ? 1 : h;
+}
+
+/* The twin of a child made by a blocking constructor over parent: split from the parent's twin
+ * (every member of the parent is in the constructor, so this collective cannot wait on anything
+ * the application does), the children of one call told apart by their lowest world rank. The
+ * members then agree, on the twin itself, that each of them has room to keep it (room: the
+ * child is in this rank's table); if one has none, every member frees it. -1: no twin. */
+static int make_shadow(struct nt_comm *p, MPI_Comm child, int lowest, bool room)
+{
+	MPI_Comm twin = MPI_COMM_NULL;
+	int rank = 0;
+	if (child != MPI_COMM_NULL)
+		PMPI_Comm_rank(child, &rank);
+	int color = child == MPI_COMM_NULL ? MPI_UNDEFINED : lowest;
+	if (PMPI_Comm_split(shadows[p->shadow].comm, color, rank, &twin) != MPI_SUCCESS ||
+	    twin == MPI_COMM_NULL)
+		return -1;
+	pthread_mutex_lock(&lock);
+	int slot = room ? shadow_alloc(twin) : -1;
+	pthread_mutex_unlock(&lock);
+	int mine = slot >= 0, all = 0;
+	if (PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, twin) != MPI_SUCCESS || !all) {
+		pthread_mutex_lock(&lock);
+		if (slot >= 0)
+			shadows[slot].comm = MPI_COMM_NULL;
+		pthread_mutex_unlock(&lock);
+		PMPI_Comm_free(&twin);
+		return -1;
+	}
+	return slot;
+}
+
+/* The id of a child of kind made on parent p (NULL: unknown) as its index-th constructor, with
+ * members, tag and stringtag. Locked. */
+static uint64_t derive_id(enum ctor kind, const struct nt_comm *p, uint64_t index,
+			  uint64_t members, int tag, const char *stringtag)
+{
+	if (kind != CTOR_GROUP)
+		return p && p->id != NT_COMM_ID_UNKNOWN ? finish_id(mix(mix(p->id, index), members))
+							: NT_COMM_ID_UNKNOWN;
+	uint64_t t = (uint64_t)(uint32_t)tag;
+	for (const char *s = stringtag; s && *s; s++)
+		t = mix(t, (unsigned char)*s);
+	uint64_t key = mix(mix(members, t), p ? p->id : 0x6f72706eull);
+	uint64_t n = count_key(key ? key : 1);
+	return n == UINT64_MAX ? NT_COMM_ID_UNKNOWN : finish_id(mix(key, n));
+}
+
+void nt_comms_created(unsigned fn, MPI_Comm parent, const MPI_Comm *newcomm, int tag,
+		      const char *stringtag, int rc)
+{
+	enum ctor kind = ctor_of(fn);
+	if (!table || kind == CTOR_NONE)
+		return;
+	struct nt_comm *p = parent == MPI_COMM_NULL ? NULL : nt_comms_find(parent);
+	uint64_t index = 0;
+	if (p && kind != CTOR_GROUP)
+		index = __atomic_fetch_add(&p->children, 1, __ATOMIC_RELAXED);
+	/* Whether a twin is made: the same on every member of the parent (shadows on, agreed at
+	 * init; the parent's twin, agreed when it was made; intercommunicators have none). */
+	bool twin = kind == CTOR_PARENT && shadows_on && p && p->shadow >= 0;
+	MPI_Comm child = rc == MPI_SUCCESS && newcomm ? *newcomm : MPI_COMM_NULL;
+	if (child == MPI_COMM_NULL) {
+		if (twin)
+			make_shadow(p, child, 0, false);
+		return;
+	}
+	int lowest = 0;
+	uint64_t members = members_hash(kind == CTOR_PARENT_NB ? parent : child, &lowest);
+	pthread_mutex_lock(&lock);
+	uint64_t id = derive_id(kind, p, index, members, tag, stringtag);
+	/* A handle seen before (freed by a call the tool does not wrap) is replaced. */
+	struct nt_comm *c = slot_for(child, true);
+	if (c)
+		*c = (struct nt_comm){ .handle = child, .used = true, .id = id, .shadow = -1 };
+	pthread_mutex_unlock(&lock);
+	if (!twin)
+		return;
+	int shadow = make_shadow(p, child, lowest, c != NULL);
+	if (shadow < 0)
+		return;
+	pthread_mutex_lock(&lock);
+	slot_for(child, false)->shadow = shadow; /* still there: the application has not seen it */
+	pthread_mutex_unlock(&lock);
+}
+
+/* Finish a twin's pending vote. */
+static void vote_finish(struct nt_comm_shadow *s)
+{
+	if (s->vote != MPI_REQUEST_NULL)
+		PMPI_Wait(&s->vote, MPI_STATUS_IGNORE);
+}
+
+void nt_comms_shadows_finish(void)
+{
+	for (size_t i = 0; shadows && i < CAPACITY; i++)
+		if (shadows[i].comm != MPI_COMM_NULL)
+			vote_finish(&shadows[i]);
 }
 
 void nt_comms_forget(MPI_Comm comm)
@@ -91,6 +333,7 @@ void nt_comms_forget(MPI_Comm comm)
 		return;
 	pthread_mutex_lock(&lock);
 	struct nt_comm *c = slot_for(comm, false);
+	int shadow = c ? c->shadow : -1;
 	if (c) {
 		/* Backward-shift deletion keeps the probe chains of linear probing intact. */
 		size_t i = (size_t)(c - table);
@@ -102,4 +345,14 @@ void nt_comms_forget(MPI_Comm comm)
 		}
 	}
 	pthread_mutex_unlock(&lock);
+	if (shadow >= 0) {
+		/* Collective like the MPI_Comm_free it is in: every member started the same
+		 * votes, so the last one completes. */
+		vote_finish(&shadows[shadow]);
+		MPI_Comm twin = shadows[shadow].comm;
+		PMPI_Comm_free(&twin);
+		pthread_mutex_lock(&lock);
+		shadows[shadow].comm = MPI_COMM_NULL;
+		pthread_mutex_unlock(&lock);
+	}
 }

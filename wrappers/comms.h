@@ -1,7 +1,15 @@
 /* Communicators: ids that agree across their members, and the sequence number of each
  * collective instance on them, so that (comm id, seq) names one instance on every member.
- * A communicator gets its id lazily, at its first collective: every member is then inside the
- * same collective's wrapper, so they can agree with two small allreduces on it. */
+ *
+ * Ids are derived, never agreed by messages: a communicator's id is a hash of where it came
+ * from, which every member knows alike. For a constructor that is collective over its parent
+ * (dup, split, create, cart/graph, intercomm merge, ...): the parent's id, the number of
+ * constructors called on the parent before it (collectives on one communicator come in the same
+ * order on every member) and the hash of its members' world ranks (children of one split differ
+ * there). For constructors collective over a group only (create_group, intercomm create, the
+ * MPI-4 from_group ones): the members, the tag, and how many such communicators this rank made
+ * with the same members and tag before. A communicator the tool did not see being made (spawn,
+ * connect, a constructor it does not wrap) has no id: NT_COMM_ID_UNKNOWN. */
 #ifndef WRAPPERS_COMMS_H
 #define WRAPPERS_COMMS_H
 
@@ -10,30 +18,63 @@
 
 #include <mpi.h>
 
-#define NT_COMM_ID_UNKNOWN UINT64_MAX /* table full, or an intercommunicator */
+#define NT_COMM_ID_UNKNOWN UINT64_MAX /* not seen being made, or a table full */
 
 struct nt_comm {
 	MPI_Comm handle;
 	bool used;
 	uint64_t id;
-	uint64_t seq; /* collective instances so far */
+	uint64_t seq;      /* collective instances so far */
+	uint64_t children; /* constructors called on it so far (collective over it) */
+	int shadow;        /* its tool-owned twin for the adaptive-wait votes, or -1 */
 	/* NOISETOOL_WAIT: every member starts its collectives the same way (a blocking and a
-	 * nonblocking collective never match), as agreed at the last vote */
+	 * nonblocking collective never match), as agreed at the vote before the last one */
 	bool wait_nb;
 	uint64_t vote_at_seq; /* the instance at which the next vote is due */
 	uint32_t vote_every;  /* instances between votes: 16, doubled while the vote stays the
 			       * same, up to 1024 */
 };
 
+/* A tool-owned twin of an application communicator (same members, same rank order): the
+ * adaptive-wait votes run on it, never on the application's. The vote's buffers live here,
+ * at a fixed address, while its request is pending. */
+struct nt_comm_shadow {
+	MPI_Comm comm;
+	MPI_Request vote; /* MPI_REQUEST_NULL when no vote is pending */
+	int mine, agreed;
+};
+
 /* Reserve the table and register MPI_COMM_WORLD (id 0) and MPI_COMM_SELF. 0 or -ENOMEM. */
 int nt_comms_init(int world_rank, bool threaded);
 
-/* The state of comm, agreeing on its id first if it is new (collective over comm: call only
- * from a collective's wrapper, after the real call). NULL when the table is full. */
+/* Give the table back (the tool is off: the ranks did not agree). */
+void nt_comms_fini(void);
+
+/* Give the communicators made from now on tool-owned twins (NOISETOOL_WAIT): world_shadow is
+ * the tool's own duplicate of MPI_COMM_WORLD. Call once at init, on every rank alike. */
+void nt_comms_enable_shadows(MPI_Comm world_shadow);
+
+/* The state of comm: known, or registered now without an id (one the tool did not see being
+ * made). NULL when the table is full. Never communicates. */
 struct nt_comm *nt_comms_get(MPI_Comm comm);
 
-/* The state of a communicator already known, or NULL (not collective). */
+/* The state of a communicator already known, or NULL. */
 struct nt_comm *nt_comms_find(MPI_Comm comm);
+
+/* A constructor (function id fn, enum nt_fn) returned rc. parent: its communicator argument
+ * (MPI_COMM_NULL when it has none); *newcomm: what it made (may be MPI_COMM_NULL on ranks that
+ * are not members); tag and stringtag: its tag arguments (0 and NULL when it has none).
+ * Registers the new communicator with its derived id. Collective only where the constructor
+ * itself is collective over the parent and blocking, and only with shadows enabled (the twin is
+ * split from the parent's twin). */
+void nt_comms_created(unsigned fn, MPI_Comm parent, const MPI_Comm *newcomm, int tag,
+		      const char *stringtag, int rc);
+
+/* The twin of c, or NULL. */
+struct nt_comm_shadow *nt_comms_shadow(const struct nt_comm *c);
+
+/* Every twin with a pending vote finishes it (at MPI_Finalize, before the twins go). */
+void nt_comms_shadows_finish(void);
 
 extern bool nt_comms_threaded_;
 
@@ -45,7 +86,8 @@ static inline __attribute__((always_inline)) uint64_t nt_comms_next_seq(struct n
 	return c->seq++;
 }
 
-/* comm is about to be freed: forget it (its handle may be reused). */
+/* comm is about to be freed (collective over it): its pending vote finishes and its twin is
+ * freed; the entry is forgotten (its handle may be reused). */
 void nt_comms_forget(MPI_Comm comm);
 
 #endif /* WRAPPERS_COMMS_H */

@@ -130,23 +130,16 @@ def completed(kind, name, params):
     return "(struct nt_done){ 0 }"
 
 
-def real_call(kind, name, params, protos):
-    """The real call. A blocking collective or point-to-point call whose nonblocking twin
-    mpi.h declares (the same parameters, less a trailing status, plus a request) may instead
-    be started nonblocking and waited for by the adaptive wait loop (NOISETOOL_WAIT); wait and
-    waitall may become test loops. Everything else calls the PMPI function."""
-    args = ", ".join(param_name(p) for p in params)
-    plain = f"P{name}({args})"
-    if name in ("MPI_Wait", "MPI_Waitall"):
-        helper = "nt_mpiwait_wait" if name == "MPI_Wait" else "nt_mpiwait_waitall"
-        return (f"(NT_LIKELY(nt_call_blocking(call.t0_cyc)) ? {plain} : "
-                f"{helper}({args}))")
+def twin_call(kind, name, params, protos):
+    """The nonblocking twin of a blocking collective or point-to-point call, started on
+    nt_req and waited for by the adaptive wait loop (NOISETOOL_WAIT), when mpi.h declares one
+    with the same parameters, less a trailing status, plus a request; else None."""
     if kind not in ("collective", "p2p") or name.startswith("MPI_I") or is_persistent(name):
-        return plain
+        return None
     base = name[len("MPI_"):]
     twin = "MPI_I" + base[0].lower() + base[1:]
     if twin not in protos:
-        return plain
+        return None
     twin_params = split_params(protos[twin])
     mine = list(params)
     status = None
@@ -154,15 +147,53 @@ def real_call(kind, name, params, protos):
         status = param_name(mine.pop())
     if [param_name(p) for p in twin_params[:-1]] != [param_name(p) for p in mine] or \
             not re.match(r"^MPI_Request\s*\*\s*\w+$", twin_params[-1]):
-        return plain
+        return None
     twin_args = ", ".join([param_name(p) for p in mine] + ["&nt_req"])
-    choice = "nt_call_blocking(call.t0_cyc)"
+    return (f"nt_mpiwait_request(P{twin}({twin_args}), &nt_req, "
+            f"{status or 'MPI_STATUS_IGNORE'})")
+
+
+def choice(kind, name, params, protos):
+    """Whether the call runs as it is (the constant true unless it has a twin, or is a wait)."""
+    if name in ("MPI_Wait", "MPI_Waitall"):
+        return "nt_call_blocking(call.t0_cyc)"
+    if twin_call(kind, name, params, protos) is None:
+        return "true"
     if kind == "collective":
-        comm = instance_comm(kind, name, params)
-        choice = f"nt_coll_blocking({comm}, call.t0_cyc)"
-    return (f"(NT_LIKELY({choice}) ? {plain} : "
-            f"nt_mpiwait_request(P{twin}({twin_args}), &nt_req, "
-            f"{status or 'MPI_STATUS_IGNORE'}))")
+        return f"nt_coll_blocking({instance_comm(kind, name, params)}, &call.t0_cyc)"
+    return "nt_call_blocking(call.t0_cyc)"
+
+
+def real_call(kind, name, params, protos):
+    """The real call: the PMPI function, or (when the choice says so) its nonblocking twin, or
+    for wait and waitall a test loop."""
+    args = ", ".join(param_name(p) for p in params)
+    plain = f"P{name}({args})"
+    if name in ("MPI_Wait", "MPI_Waitall"):
+        helper = "nt_mpiwait_wait" if name == "MPI_Wait" else "nt_mpiwait_waitall"
+        return f"(NT_LIKELY(nt_blocking) ? {plain} : {helper}({args}))"
+    twin = twin_call(kind, name, params, protos)
+    if twin is None:
+        return plain
+    return f"(NT_LIKELY(nt_blocking) ? {plain} : {twin})"
+
+
+def created(kind, name, params, rc):
+    """A communicator constructor's registration of what it made (nt_comms_created); empty for
+    every other call. Arguments bound by type: the first MPI_Comm is the parent, the MPI_Comm *
+    the new communicator, an int tag and a const char *stringtag the tags."""
+    if kind != "comm":
+        return "(void)0"
+    parent = next((param_name(p) for p in params if re.match(r"^MPI_Comm\s+\w+$", p)),
+                  "MPI_COMM_NULL")
+    newcomm = next((param_name(p) for p in params if re.match(r"^MPI_Comm\s*\*\s*\w+$", p)),
+                   None)
+    if newcomm is None:
+        sys.exit(f"gen-wrappers: constructor {name} has no MPI_Comm * parameter")
+    tag = next((param_name(p) for p in params if re.match(r"^int\s+tag$", p)), "0")
+    stringtag = next((param_name(p) for p in params
+                      if re.match(r"^const\s+char\s*\*\s*stringtag$", p)), "NULL")
+    return f"nt_comms_created(NT_FN_{name}, {parent}, {newcomm}, {tag}, {stringtag}, {rc})"
 
 
 def buffer_size(kind, name, params):
@@ -262,6 +293,9 @@ def main():
                     .replace("@STARTREQS@", start_requests(kind, name, params)[0])
                     .replace("@STARTN@", start_requests(kind, name, params)[1])
                     .replace("@REALCALL@", real_call(kind, name, params, protos))
+                    .replace("@CHOICE@", choice(kind, name, params, protos))
+                    .replace("@CREATED_PAUSED@", created(kind, name, params, "prc"))
+                    .replace("@CREATED@", created(kind, name, params, "rc"))
                     .replace("@COUNT@", "(uint64_t)" + buffer_size(kind, name, params)[0])
                     .replace("@TYPE@", buffer_size(kind, name, params)[1]))
             c.write("\n" + body)

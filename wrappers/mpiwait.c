@@ -28,6 +28,7 @@ int nt_wait_mode_;
 __thread __attribute__((tls_model("initial-exec"))) uint64_t nt_wait_spin_until_cyc_;
 static struct nt_poller *poller;
 static pthread_t owner;
+static int prefers_sleep; /* the owner's poller prefers sleeping (atomic: votes read it) */
 
 int nt_mpiwait_start(enum nt_wait_mode mode)
 {
@@ -70,40 +71,48 @@ bool nt_mpiwait_blocking(uint64_t t0_cyc)
 		return false;
 	uint64_t slice;
 	bool spin = nt_poller_decide(poller, &slice) == NT_MODE_SPIN;
+	__atomic_store_n(&prefers_sleep, nt_poller_preference(poller) == NT_MODE_SLEEP,
+			 __ATOMIC_RELAXED);
 	nt_wait_spin_until_cyc_ =
 		spin ? t0_cyc + nt_clock_ns_to_cyc((double)(slice < 1000000 ? slice : 1000000)) : 0;
 	return spin;
 }
 
-bool nt_mpiwait_coll_blocking(MPI_Comm comm, uint64_t t0_cyc)
+bool nt_mpiwait_coll_blocking(MPI_Comm comm, uint64_t *t0_cyc)
 {
-	if (!mine())
-		return true;
-	nt_mpiwait_blocking(t0_cyc); /* keeps the decision and its measurements current */
+	if (mine())
+		nt_mpiwait_blocking(*t0_cyc); /* keeps the decision and its measurements current */
 	/* The thread's one-entry communicator cache (a lock and a lookup cost ~10 % of an
 	 * 8-byte allreduce here). */
 	struct nt_thread *t = &nt_thread_;
 	struct nt_comm *cs = t->last_comm_state;
 	if (comm != t->last_comm || t->comm_gen != nt_comm_gen_ || !cs)
 		cs = nt_call_comm_miss(t, comm);
-	if (!cs || cs->id == NT_COMM_ID_UNKNOWN)
-		return true; /* no vote possible (table full, intercommunicator): MPICH's way */
+	struct nt_comm_shadow *sh = nt_comms_shadow(cs);
+	if (!sh)
+		return true; /* no twin to vote on: MPICH's way */
 	if (cs->seq >= cs->vote_at_seq) {
-		/* Vote for what this rank holds to, not for a trial it may be running. */
-		int want_nb = nt_wait_mode_ == NT_WAIT_SLEEP ||
-			      nt_poller_preference(poller) == NT_MODE_SLEEP,
-		    agreed = 0;
-		MPI_Request r;
-		int rc = nt_mpiwait_request(PMPI_Iallreduce(&want_nb, &agreed, 1, MPI_INT, MPI_MAX,
-							    comm, &r),
-					    &r, MPI_STATUS_IGNORE);
-		bool nb = rc == MPI_SUCCESS && agreed;
-		if (cs->vote_every == 0 || nb != cs->wait_nb)
+		/* The previous vote decides from here on; the next one starts. */
+		if (sh->vote != MPI_REQUEST_NULL) {
+			bool nb = nt_mpiwait_request(MPI_SUCCESS, &sh->vote, MPI_STATUS_IGNORE) ==
+					  MPI_SUCCESS &&
+				  sh->agreed;
+			if (cs->vote_every == 0 || nb != cs->wait_nb)
+				cs->vote_every = 16;
+			else if (cs->vote_every < 1024)
+				cs->vote_every *= 2;
+			cs->wait_nb = nb;
+		} else if (cs->vote_every == 0) {
 			cs->vote_every = 16;
-		else if (cs->vote_every < 1024)
-			cs->vote_every *= 2;
-		cs->wait_nb = nb;
+		}
+		/* Vote for what this rank holds to, not for a trial it may be running. */
+		sh->mine = nt_wait_mode_ == NT_WAIT_SLEEP ||
+			   __atomic_load_n(&prefers_sleep, __ATOMIC_RELAXED);
+		if (PMPI_Iallreduce(&sh->mine, &sh->agreed, 1, MPI_INT, MPI_MAX, sh->comm,
+				    &sh->vote) != MPI_SUCCESS)
+			sh->vote = MPI_REQUEST_NULL;
 		cs->vote_at_seq = cs->seq + cs->vote_every;
+		*t0_cyc = nt_clock_now_cyc();
 	}
 	return !cs->wait_nb;
 }

@@ -34,11 +34,16 @@ void nt_mpiwait_stop(void);
 /* Whether the blocking call about to start at t0_cyc should run as it is. */
 bool nt_mpiwait_blocking(uint64_t t0_cyc);
 
-/* The same for a collective instance on comm: its members vote (an extra nonblocking allreduce
- * on comm) and start their collectives the same way until the next vote, nonblocking when any
- * of them prefers to sleep. Votes come every 16 instances, twice as far apart each time the
- * outcome stays the same, up to 1024. Collective over comm when a vote is due or comm is new. */
-bool nt_mpiwait_coll_blocking(MPI_Comm comm, uint64_t t0_cyc);
+/* The same for a collective instance on comm: its members start their collectives the same way
+ * (nonblocking when any of them prefers to sleep), as they voted at the vote before the last
+ * one. A vote is an MPI_Iallreduce on the tool's own twin of comm, started before a blocking
+ * instance and finished at the next vote (where every member has long arrived: a correct
+ * program cannot tell this from a collective that synchronizes). Votes come every 16
+ * instances, twice as far apart each time the outcome stays the same, up to 1024. A
+ * communicator without a twin (made by a nonblocking or group constructor, an
+ * intercommunicator, MPI_COMM_SELF) keeps MPICH's blocking calls. *t0_cyc is read again after
+ * a vote. Any thread may call it. */
+bool nt_mpiwait_coll_blocking(MPI_Comm comm, uint64_t *t0_cyc);
 
 /* Wait for request (started with rc) by the test loop; status may be MPI_STATUS_IGNORE. */
 int nt_mpiwait_request(int rc, MPI_Request *request, MPI_Status *status);

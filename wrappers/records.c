@@ -25,6 +25,14 @@ int nt_records_init(size_t bytes, int threaded)
 	return 0;
 }
 
+void nt_records_fini(void)
+{
+	if (arena)
+		munmap(arena, capacity * sizeof *arena);
+	arena = NULL;
+	capacity = 0;
+}
+
 void nt_records_add(const struct nt_record *r)
 {
 	size_t i = __atomic_fetch_add(&used, 1, __ATOMIC_RELAXED);

@@ -24,6 +24,8 @@ struct nt_record {
 };
 
 int nt_records_init(size_t bytes, int threaded);
+/* Give the arena back (the tool is off). */
+void nt_records_fini(void);
 
 /* Keep one record (thread-safe); dropped and counted when the arena is full. */
 void nt_records_add(const struct nt_record *r);

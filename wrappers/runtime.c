@@ -162,38 +162,164 @@ static void inject_start(void)
 			nt_rt.rank, why);
 }
 
-/* After PMPI_Init*: read the settings, reserve memory, take a private communicator. */
+/* The settings that decide a rank's collective path at init and finalize, which every rank
+ * must hold alike. */
+enum { AGREE_ON, AGREE_LEVEL, AGREE_SUMMARY, AGREE_WAIT, AGREE_INJECT, AGREE_LOG, AGREE_N };
+
+static const char *const agree_name[AGREE_N] = {
+	"NOISETOOL_DISABLE", "NOISETOOL_LEVEL", "NOISETOOL_SUMMARY",
+	"NOISETOOL_WAIT",    "NOISETOOL_INJECT", "NOISETOOL_LOG",
+};
+
+/* A setting's value as this rank holds it (after a bad value fell back to its default). */
+static void agree_value(int what, int v, char *buf, size_t size)
+{
+	static const char *const levels[] = { "timing", "os", "full" };
+	static const char *const waits[] = { "mpich", "busy", "adaptive", "sleep" };
+	if (what == AGREE_ON)
+		snprintf(buf, size, "%s", v ? "0" : "1");
+	else if (what == AGREE_LEVEL)
+		snprintf(buf, size, "%s", v >= 0 && v < 3 ? levels[v] : "?");
+	else if (what == AGREE_WAIT)
+		snprintf(buf, size, "%s", v >= 0 && v < 4 ? waits[v] : "?");
+	else if (what == AGREE_INJECT && v)
+		snprintf(buf, size, "a spec (hash %08x)", (unsigned)v);
+	else if (what == AGREE_INJECT)
+		snprintf(buf, size, "%s", "unset");
+	else if (what == AGREE_LOG)
+		snprintf(buf, size, "%s", v ? "per-rank" : "mpiio");
+	else
+		snprintf(buf, size, "%d", v);
+}
+
+/* FNV-1a of a string into a positive int (0 for none). */
+static int string_code(const char *s)
+{
+	if (!s)
+		return 0;
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return (int)(h & 0x7fffffff) | 1;
+}
+
+/* This rank's part of the tool: tables, the wait loop. 0, or -errno with why. */
+static int reserve(char *why, size_t size)
+{
+	int rc = nt_sites_init(site_capacity(nt_rt.env.mem_bytes), nt_rt.threaded);
+	if (rc == 0)
+		rc = nt_comms_init(nt_rt.rank, nt_rt.threaded);
+	if (rc == 0)
+		rc = nt_records_init(nt_rt.env.mem_bytes / 4 * 3, nt_rt.threaded);
+	if (rc) {
+		const char *mem = getenv("NOISETOOL_MEM");
+		snprintf(why, size, "cannot reserve NOISETOOL_MEM=%s (%llu bytes): %s",
+			 mem && *mem ? mem : "16M", (unsigned long long)nt_rt.env.mem_bytes,
+			 strerror(-rc));
+		return rc;
+	}
+	if (nt_rt.env.wait && (rc = nt_mpiwait_start((enum nt_wait_mode)nt_rt.env.wait)) != 0) {
+		snprintf(why, size, "NOISETOOL_WAIT: cannot set up the wait loop: %s", strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
+static void release(void)
+{
+	nt_mpiwait_stop();
+	nt_records_fini();
+	nt_comms_fini();
+	nt_sites_fini();
+}
+
+/* The ranks agree, on the tool's own communicator, before any of them acts: every rank must want
+ * the tool with the same path-deciding settings, and have reserved its part. Otherwise the
+ * whole job passes through, and the lowest rank that differs from rank 0 (or, failing that,
+ * the lowest that could not reserve) says why in one line. Bad values are reported by the
+ * lowest rank that has any. Returns whether the tool runs. */
+static bool agree(bool reserved, const char *why, int bad, const char *errors)
+{
+	int mine[AGREE_N] = {
+		[AGREE_ON] = !nt_rt.env.disable,
+		[AGREE_LEVEL] = (int)nt_rt.env.level,
+		[AGREE_SUMMARY] = nt_rt.env.summary,
+		[AGREE_WAIT] = nt_rt.env.wait,
+		[AGREE_INJECT] = nt_rt.env.inject ? string_code(getenv("NOISETOOL_INJECT")) : 0,
+		[AGREE_LOG] = nt_rt.env.log_per_rank,
+	};
+	int zero[AGREE_N];
+	memcpy(zero, mine, sizeof zero);
+	PMPI_Bcast(zero, AGREE_N, MPI_INT, 0, nt_rt.comm);
+	int differs = -1;
+	for (int i = 0; i < AGREE_N && differs < 0; i++)
+		if (mine[i] != zero[i] && (i == AGREE_ON || (mine[AGREE_ON] && zero[AGREE_ON])))
+			differs = i;
+	bool failed = !nt_rt.env.disable && !reserved;
+	int me[3] = { differs >= 0 ? nt_rt.rank : INT_MAX, failed ? nt_rt.rank : INT_MAX,
+		      bad ? nt_rt.rank : INT_MAX };
+	int lowest[3];
+	PMPI_Allreduce(me, lowest, 3, MPI_INT, MPI_MIN, nt_rt.comm);
+	if (lowest[2] == nt_rt.rank) {
+		/* errors: one line per bad value, each already naming the variable */
+		for (const char *l = errors; *l;) {
+			const char *e = strchr(l, '\n');
+			int n = e ? (int)(e - l) : (int)strlen(l);
+			if (nt_rt.rank)
+				fprintf(stderr, "noisetool: rank %d: %.*s\n", nt_rt.rank, n, l);
+			else
+				fprintf(stderr, "noisetool: %.*s\n", n, l);
+			l += n + (e != NULL);
+		}
+	}
+	if (lowest[0] == nt_rt.rank) {
+		char a[64], b[64];
+		agree_value(differs, mine[differs], a, sizeof a);
+		agree_value(differs, zero[differs], b, sizeof b);
+		fprintf(stderr,
+			"noisetool: rank %d has %s=%s where rank 0 has %s; the ranks must agree, so "
+			"the tool is off on every rank (calls pass through)\n",
+			nt_rt.rank, agree_name[differs], a, b);
+	} else if (lowest[0] == INT_MAX && lowest[1] == nt_rt.rank) {
+		fprintf(stderr, "noisetool: rank %d %s; the tool is off on every rank (calls pass "
+				"through)\n",
+			nt_rt.rank, why);
+	}
+	return lowest[0] == INT_MAX && lowest[1] == INT_MAX && zero[AGREE_ON];
+}
+
+/* After PMPI_Init*: read the settings, take the tool's own communicator (on every rank, whatever
+ * its settings), reserve this rank's part, and agree with the other ranks before acting. */
 static void runtime_start(int provided)
 {
-	char errors[1024];
+	char errors[1024], why[256] = "";
 	int bad = nt_env_parse(&nt_rt.env, env_get, errors, sizeof errors);
 	PMPI_Comm_rank(MPI_COMM_WORLD, &nt_rt.rank);
 	PMPI_Comm_size(MPI_COMM_WORLD, &nt_rt.size);
-	if (bad && nt_rt.rank == 0)
-		fprintf(stderr, "noisetool: %s", errors);
-	if (nt_rt.env.disable)
-		return;
-	nt_clock_init();
-	nt_binding_init();
-	nt_rt.threaded = provided == MPI_THREAD_MULTIPLE;
-	if (nt_sites_init(site_capacity(nt_rt.env.mem_bytes), nt_rt.threaded) != 0 ||
-	    nt_comms_init(nt_rt.rank, nt_rt.threaded) != 0 ||
-	    nt_records_init(nt_rt.env.mem_bytes / 4 * 3, nt_rt.threaded) != 0) {
-		if (nt_rt.rank == 0)
-			fprintf(stderr, "noisetool: cannot reserve memory; recording is off\n");
-		return;
-	}
 	if (PMPI_Comm_dup(MPI_COMM_WORLD, &nt_rt.comm) != MPI_SUCCESS)
 		return;
+	nt_rt.has_comm = 1;
+	/* A failure inside the tool's own calls returns, never aborts the job. */
+	PMPI_Comm_set_errhandler(nt_rt.comm, MPI_ERRORS_RETURN);
+	nt_rt.threaded = provided == MPI_THREAD_MULTIPLE;
+	bool reserved = false;
+	if (!nt_rt.env.disable) {
+		nt_clock_init();
+		nt_binding_init();
+		reserved = reserve(why, sizeof why) == 0;
+	}
+	if (!agree(reserved, why, bad, errors)) {
+		if (!nt_rt.env.disable)
+			release();
+		return;
+	}
 	nt_slow_extras_ = nt_rt.env.callsite_every_call;
 	clock_start();
 	nt_rt.started = 1;
 	nt_thread_.last_exit_cyc = nt_rt.init_cyc;
 	nt_thread_.probe_due_cyc = nt_window_open(nt_rt.env.level, nt_rt.init_cyc);
-	if (nt_rt.env.wait && nt_mpiwait_start((enum nt_wait_mode)nt_rt.env.wait) != 0 &&
-	    nt_rt.rank == 0)
-		fprintf(stderr, "noisetool: NOISETOOL_WAIT: cannot set up the wait loop; MPICH's own "
-				"waits stay\n");
+	if (nt_rt.env.wait)
+		nt_comms_enable_shadows(nt_rt.comm);
 	nt_slow_extras_ = nt_rt.env.callsite_every_call || nt_wait_mode_;
 	nt_active_ = 1;
 	if (nt_rt.env.inject)
@@ -226,6 +352,7 @@ NT_MPI_API int MPI_Finalize(void)
 	if (nt_rt.started) {
 		nt_rt.started = 0;
 		nt_rt.finalize_cyc = nt_clock_now_cyc();
+		nt_comms_shadows_finish();
 		nt_clocksync_measure(nt_rt.comm, &nt_rt.sync_fin);
 		nt_sites_settle();
 		if (nt_rt.env.summary && nt_rt.env.wait) {
@@ -247,6 +374,9 @@ NT_MPI_API int MPI_Finalize(void)
 		}
 		nt_window_shutdown();
 		nt_mpiwait_stop();
+	}
+	if (nt_rt.has_comm) {
+		nt_rt.has_comm = 0;
 		PMPI_Comm_free(&nt_rt.comm);
 	}
 	return PMPI_Finalize();

@@ -30,6 +30,15 @@ int nt_sites_init(size_t capacity, bool is_threaded)
 	return 0;
 }
 
+void nt_sites_fini(void)
+{
+	if (table)
+		munmap(table, (mask + 1) * (sizeof *table + sizeof *used));
+	table = NULL;
+	used = NULL;
+	nused = 0;
+}
+
 static size_t slot_of(unsigned fn, uintptr_t ret)
 {
 	uint64_t h = ((uint64_t)ret ^ ((uint64_t)fn << 48)) * 0x9e3779b97f4a7c15ull;

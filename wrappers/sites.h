@@ -43,6 +43,9 @@ struct nt_site {
 /* Reserve and pre-fault a table of capacity sites (a power of two). 0 or -ENOMEM. */
 int nt_sites_init(size_t capacity, bool threaded);
 
+/* Give the table back (the tool is off: the ranks did not agree). */
+void nt_sites_fini(void);
+
 /* The site of (fn, ret), created on first sight; NULL when the table is full (counted). */
 struct nt_site *nt_sites_lookup(unsigned fn, uintptr_t ret);
 
