@@ -1,23 +1,33 @@
 /* The recording policy's decisions: records kept, thresholds, the window limiter. */
 #include "recpolicy.h"
 
-void nt_recpolicy_init(struct nt_rec_thresholds *th)
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+void nt_recpolicy_init(struct nt_rec_thresholds *th, uint64_t abs_cyc)
 {
 	th->slow_cyc = UINT64_MAX;
 	th->slow_span_cyc = UINT64_MAX;
+	th->keep_cyc = abs_cyc;
+	th->keep_span_cyc = abs_cyc;
 	th->refresh_at = NT_REC_REFRESH_FIRST;
 }
 
 uint32_t nt_recpolicy_flags(const struct nt_rec_thresholds *th, uint64_t calls, uint64_t d_cyc,
 			    uint64_t span_cyc)
 {
-	return (d_cyc > th->slow_cyc ? NT_REC_SLOW : 0) |
-	       (span_cyc > th->slow_span_cyc ? NT_REC_LONG_PHASE : 0) |
-	       (calls >= th->refresh_at ? NT_REC_SAMPLE : 0);
+	uint32_t f = (d_cyc > th->slow_cyc ? NT_REC_SLOW : 0) |
+		     (span_cyc > th->slow_span_cyc ? NT_REC_LONG_PHASE : 0) |
+		     (calls >= th->refresh_at ? NT_REC_SAMPLE : 0);
+	if (!f && (d_cyc > th->keep_cyc || span_cyc > th->keep_span_cyc))
+		f = NT_REC_ABSOLUTE;
+	return f;
 }
 
 void nt_recpolicy_refresh(struct nt_rec_thresholds *th, uint64_t calls, uint64_t total_cyc,
-			  uint64_t span_sum_cyc, uint64_t floor_cyc)
+			  uint64_t span_sum_cyc, uint64_t floor_cyc, uint64_t abs_cyc)
 {
 	/* Often at first, while the means settle, then every 1024: a sample is also a record
 	 * that every member of the communicator keeps at the same instance. */
@@ -26,6 +36,9 @@ void nt_recpolicy_refresh(struct nt_rec_thresholds *th, uint64_t calls, uint64_t
 	th->slow_cyc = 3 * (total_cyc / calls);
 	uint64_t mean_span = span_sum_cyc / calls;
 	th->slow_span_cyc = mean_span + (mean_span / 2 > floor_cyc ? mean_span / 2 : floor_cyc);
+	uint64_t abs = calls > NT_REC_ABS_CALLS ? abs_cyc * (calls / NT_REC_ABS_CALLS) : abs_cyc;
+	th->keep_cyc = min_u64(th->slow_cyc, abs);
+	th->keep_span_cyc = min_u64(th->slow_span_cyc, abs);
 }
 
 uint32_t nt_recpolicy_record_flags(uint64_t window_end_cyc, uint64_t t1_cyc,

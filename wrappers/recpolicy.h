@@ -18,22 +18,37 @@ extern "C" {
 #define NT_REC_LONG_PHASE 4u /* the span before it over 1.5x the site's mean span, 2 us more */
 #define NT_REC_WINDOW 8u     /* win holds the probe window that ended with this call */
 #define NT_REC_INTERVAL 16u  /* interval_cyc and p2p_cyc are known */
+#define NT_REC_ABSOLUTE 32u  /* kept by the absolute floor alone: a long call or span */
 
 #define NT_REC_SPAN_FLOOR_NS 2000 /* a long span is at least this much over the mean one */
 #define NT_REC_REFRESH_FIRST 8    /* the first sample; doubling up to ... */
 #define NT_REC_REFRESH_EVERY 1024 /* ... this, then this far apart */
 
+/* The absolute floor: a call or a span of 1 ms or more is kept whatever the site's history, so
+ * that a coarse-grained program is attributed (Debian's mocassin on 2 ranks made 24 sites 2-3
+ * calls each, one rank waiting up to 1.9 s in one MPI_Barrier, and the relative rules, which
+ * need the site's mean, kept none of them). A late rank's span holds its lateness and the
+ * others' calls hold their wait, so every member keeps a late instance of 1 ms or more. The
+ * floor rises with the site's calls past NT_REC_ABS_CALLS (calls / 1024 ms), so that a
+ * site's records kept by it alone stay about 1024 x its mean span / 1 ms: a million
+ * instances 1 ms apart keep ~1000 each way, not a million. */
+#define NT_REC_ABS_FLOOR_NS 1000000
+#define NT_REC_ABS_CALLS 1024
+
 /* A call site's thresholds (kept in its struct nt_site). A span is the interval since the
  * thread's previous blocking collective instance when there is one, else the phase. */
 struct nt_rec_thresholds {
-	uint64_t slow_cyc;      /* a call longer than this is kept (3x the mean) */
-	uint64_t slow_span_cyc; /* after a longer span too (1.5x the mean one, 2 us more) */
+	uint64_t slow_cyc;      /* a call longer than this is slow (3x the mean) */
+	uint64_t slow_span_cyc; /* a span longer than this is long (1.5x the mean, 2 us more) */
+	uint64_t keep_cyc;      /* a call longer than this is kept: slow, or the absolute floor */
+	uint64_t keep_span_cyc; /* the same for spans */
 	uint64_t refresh_at;    /* calls at which the thresholds are refreshed next (and that
 				 * call is kept as a sample): 8, 16, ... 1024, then every 1024 */
 };
 
-/* Thresholds of a site with no calls yet: nothing is slow or long before the first sample. */
-void nt_recpolicy_init(struct nt_rec_thresholds *th);
+/* Thresholds of a site with no calls yet: nothing is slow or long before the first sample, and
+ * calls and spans over abs_cyc (NT_REC_ABS_FLOOR_NS in counter cycles) are kept. */
+void nt_recpolicy_init(struct nt_rec_thresholds *th, uint64_t abs_cyc);
 
 /* Whether the site's instance number calls (counted already) that spent d_cyc in the call
  * after span_cyc is kept. The per-call fast path: inline, the three thresholds compared. */
@@ -41,20 +56,21 @@ static inline __attribute__((always_inline)) bool
 nt_recpolicy_wanted(const struct nt_rec_thresholds *th, uint64_t calls, uint64_t d_cyc,
 		    uint64_t span_cyc)
 {
-	return NT_UNLIKELY(d_cyc > th->slow_cyc) || NT_UNLIKELY(span_cyc > th->slow_span_cyc) ||
+	return NT_UNLIKELY(d_cyc > th->keep_cyc) || NT_UNLIKELY(span_cyc > th->keep_span_cyc) ||
 	       NT_UNLIKELY(calls >= th->refresh_at);
 }
 
-/* The NT_REC_SLOW, NT_REC_LONG_PHASE and NT_REC_SAMPLE flags of that instance, from the
- * thresholds it was judged by: non-zero exactly when nt_recpolicy_wanted(). */
+/* The NT_REC_SLOW, NT_REC_LONG_PHASE, NT_REC_SAMPLE and NT_REC_ABSOLUTE flags of that
+ * instance, from the thresholds it was judged by: non-zero exactly when nt_recpolicy_wanted().
+ * NT_REC_ABSOLUTE only when no other flag holds. */
 uint32_t nt_recpolicy_flags(const struct nt_rec_thresholds *th, uint64_t calls, uint64_t d_cyc,
 			    uint64_t span_cyc);
 
 /* After a sample: the next one is due, and the thresholds come from the site's running sums
  * (calls > 0 of total_cyc in the call after span_sum_cyc of spans; floor_cyc is
- * NT_REC_SPAN_FLOOR_NS in counter cycles). */
+ * NT_REC_SPAN_FLOOR_NS and abs_cyc NT_REC_ABS_FLOOR_NS in counter cycles). */
 void nt_recpolicy_refresh(struct nt_rec_thresholds *th, uint64_t calls, uint64_t total_cyc,
-			  uint64_t span_sum_cyc, uint64_t floor_cyc);
+			  uint64_t span_sum_cyc, uint64_t floor_cyc, uint64_t abs_cyc);
 
 /* NT_REC_WINDOW when the last window ended (window_end_cyc) at the record's exit t1_cyc, and
  * NT_REC_INTERVAL when its interval is known (interval_cyc > 0). */

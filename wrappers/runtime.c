@@ -51,7 +51,8 @@ void nt_call_record(struct nt_site *s, uint64_t comm_id, uint64_t seq, const str
 	uint32_t flags = nt_recpolicy_flags(&s->rec, s->calls, d, span);
 	if (flags & NT_REC_SAMPLE)
 		nt_recpolicy_refresh(&s->rec, s->calls, s->total_cyc, s->phase_cyc,
-				     nt_clock_ns_to_cyc(NT_REC_SPAN_FLOOR_NS));
+				     nt_clock_ns_to_cyc(NT_REC_SPAN_FLOOR_NS),
+				     nt_clock_ns_to_cyc(NT_REC_ABS_FLOOR_NS));
 	const struct nt_window *w = nt_window_last();
 	struct nt_thread *t = &nt_thread_;
 	/* A record may end its window early: the span it covers is the phase, or the whole
@@ -206,7 +207,8 @@ static int string_code(const char *s)
 /* This rank's part of the tool: tables, the wait loop. 0, or -errno with why. */
 static int reserve(char *why, size_t size)
 {
-	int rc = nt_sites_init(site_capacity(nt_rt.env.mem_bytes), nt_rt.threaded);
+	int rc = nt_sites_init(site_capacity(nt_rt.env.mem_bytes), nt_rt.threaded,
+			       (uint64_t)nt_clock_ns_to_cyc(NT_REC_ABS_FLOOR_NS));
 	if (rc == 0)
 		rc = nt_comms_init(nt_rt.rank, nt_rt.threaded);
 	if (rc == 0)

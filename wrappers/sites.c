@@ -11,13 +11,15 @@
 static struct nt_site *table;
 static size_t mask;
 bool nt_sites_threaded_;
+static uint64_t abs_floor_cyc; /* NT_REC_ABS_FLOOR_NS */
 static pthread_mutex_t insert_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t overflow;
 static struct nt_site **used; /* the sites in use, in order of creation */
 static size_t nused;
 
-int nt_sites_init(size_t capacity, bool is_threaded)
+int nt_sites_init(size_t capacity, bool is_threaded, uint64_t abs_cyc)
 {
+	abs_floor_cyc = abs_cyc;
 	size_t bytes = capacity * (sizeof *table + sizeof *used);
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
 		       -1, 0);
@@ -65,7 +67,7 @@ struct nt_site *nt_sites_lookup(unsigned fn, uintptr_t ret)
 			s->min_cyc = UINT64_MAX;
 			s->pending_cyc = NT_SITE_NONE;
 			s->type = MPI_DATATYPE_NULL;
-			nt_recpolicy_init(&s->rec);
+			nt_recpolicy_init(&s->rec, abs_floor_cyc);
 			s->depth = nt_stack_capture(s->stack, NT_STACK_DEPTH);
 			s->binding = nt_binding_contains(ret);
 			used[nused++] = s;
@@ -110,7 +112,7 @@ void nt_sites_reset(void)
 		if (!s->ret)
 			continue;
 		s->calls = s->total_cyc = s->max_cyc = s->bytes = s->phase_cyc = 0;
-		nt_recpolicy_init(&s->rec);
+		nt_recpolicy_init(&s->rec, abs_floor_cyc);
 		s->min_cyc = UINT64_MAX;
 		s->pending_cyc = NT_SITE_NONE;
 		memset(s->hist, 0, sizeof s->hist);

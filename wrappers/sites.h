@@ -40,8 +40,9 @@ struct nt_site {
 	uintptr_t stack[NT_STACK_DEPTH]; /* captured once, when the site was first seen */
 };
 
-/* Reserve and pre-fault a table of capacity sites (a power of two). 0 or -ENOMEM. */
-int nt_sites_init(size_t capacity, bool threaded);
+/* Reserve and pre-fault a table of capacity sites (a power of two); abs_cyc: the recording
+ * policy's absolute floor in counter cycles. 0 or -ENOMEM. */
+int nt_sites_init(size_t capacity, bool threaded, uint64_t abs_cyc);
 
 /* Give the table back (the tool is off: the ranks did not agree). */
 void nt_sites_fini(void);

@@ -10,14 +10,15 @@
 
 namespace {
 
-const uint64_t FLOOR = 4000; // 2 us at 2 GHz
+const uint64_t FLOOR = 4000;  // 2 us at 2 GHz
+const uint64_t ABS = 2000000; // 1 ms at 2 GHz: the absolute floor
 
 // A call site as the wrappers book it: the sums take the instance, then the policy judges it
 // by the thresholds of the last refresh (the inline trigger, then the flags of a record).
 struct site {
 	nt_rec_thresholds th;
 	uint64_t calls = 0, total_cyc = 0, span_sum_cyc = 0;
-	site() { nt_recpolicy_init(&th); }
+	site() { nt_recpolicy_init(&th, ABS); }
 
 	// One instance of d cycles in the call after a span; its flags, 0 when it is not kept.
 	uint32_t call(uint64_t d, uint64_t span)
@@ -29,7 +30,7 @@ struct site {
 		uint32_t flags = nt_recpolicy_flags(&th, calls, d, span);
 		CHECK(wanted == (flags != 0)); // the fast path and the record agree
 		if (flags & NT_REC_SAMPLE)
-			nt_recpolicy_refresh(&th, calls, total_cyc, span_sum_cyc, FLOOR);
+			nt_recpolicy_refresh(&th, calls, total_cyc, span_sum_cyc, FLOOR, ABS);
 		return wanted ? flags : 0;
 	}
 	// n instances alike; the numbers of the kept ones.
@@ -106,10 +107,12 @@ TEST_CASE("which instances a call site keeps", "[recpolicy]")
 		CHECK(s.call(3001, 20000) == (NT_REC_SAMPLE | NT_REC_SLOW)); // over 3x 1000
 	}
 
-	SECTION("nothing is slow or long before the first sample")
+	SECTION("nothing is slow or long before the first sample: only the absolute floor keeps")
 	{
-		for (int i = 0; i < 7; i++)
-			CHECK(s.call(UINT64_MAX / 4, UINT64_MAX / 4) == 0);
+		for (int i = 0; i < 3; i++)
+			CHECK(s.call(ABS, ABS) == 0);
+		for (int i = 0; i < 4; i++)
+			CHECK(s.call(UINT64_MAX / 4, UINT64_MAX / 4) == NT_REC_ABSOLUTE);
 		CHECK(s.th.slow_cyc == UINT64_MAX);
 		CHECK(s.th.slow_span_cyc == UINT64_MAX);
 	}
@@ -181,6 +184,45 @@ TEST_CASE("which instances a call site keeps", "[recpolicy]")
 		CHECK_FALSE(nt_recpolicy_wanted(&s.th, 9, 3000, 0));
 		CHECK(nt_recpolicy_wanted(&s.th, 9, 3001, 0));
 		CHECK(nt_recpolicy_wanted(&s.th, 16, 1000, 0));
+	}
+}
+
+TEST_CASE("the absolute floor keeps what a coarse-grained program does", "[recpolicy]")
+{
+	SECTION("a site called twice: a wait or a span over 1 ms is kept, each member's side")
+	{
+		site waiter, late;
+		CHECK(waiter.call(3 * ABS, 100) == NT_REC_ABSOLUTE); // waited 3 ms in the call
+		CHECK(late.call(1000, 3 * ABS) == NT_REC_ABSOLUTE);  // computed 3 ms before it
+		CHECK(waiter.call(ABS + 1, 100) == NT_REC_ABSOLUTE);
+		CHECK(late.call(1000, ABS) == 0); // not over the floor
+	}
+
+	SECTION("the relative flags win where they hold")
+	{
+		site s;
+		s.calls_kept(8, 1000, 20000);
+		CHECK(s.call(3 * ABS, 20000) == NT_REC_SLOW);
+		CHECK(s.call(1000, 3 * ABS) == NT_REC_LONG_PHASE);
+	}
+
+	SECTION("a rank late by 5 ms at every instance: kept while the floor is under 5 ms")
+	{
+		// The waiting side's mean is its wait: no call is 3x the mean, so the relative
+		// rules keep only samples; the floor, rising by 1 ms every 1024 calls past 1024,
+		// keeps the calls until 5120, then samples again.
+		site s;
+		std::vector<uint64_t> kept = s.calls_kept(20 * 1024, 5 * ABS, 1000);
+		CHECK(kept.size() >= 5 * 1024 - 1);
+		CHECK(kept.size() <= 5 * 1024 + 16);
+		CHECK(kept[5 * 1024 - 2] == 5 * 1024 - 1);
+		CHECK(s.th.keep_cyc == 15 * ABS); // 3x the mean, under the floor of 20 ms by then
+	}
+
+	SECTION("a fine-grained site never reaches the floor")
+	{
+		site s;
+		CHECK(s.calls_kept(4096, 1000, 20000).size() == 11); // samples only
 	}
 }
 

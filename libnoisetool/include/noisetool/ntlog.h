@@ -45,6 +45,7 @@ struct nt_log_site {
 #define NT_LOG_REC_LONG_PHASE 4u /* its phase over 3x the site's mean phase */
 #define NT_LOG_REC_WINDOW 8u     /* win holds the probe window that ended with this call */
 #define NT_LOG_REC_INTERVAL 16u  /* interval_ns and p2p_ns are known */
+#define NT_LOG_REC_ABSOLUTE 32u  /* kept by the absolute floor alone: a call or span >= 1 ms */
 
 /* What the OS did to the rank's thread in a probe window (a span of one or more phases that
  * ended with the record's call). valid: NT_SRC_* bits of the sources behind the values. */
