@@ -37,6 +37,7 @@ struct nt_poller {
 	uint64_t next_sample_ns;   /* the next run-delay read while runnable */
 	long vol_at_create;
 	struct nt_poller_stats st;
+	char stat_buf[16384]; /* /proc/stat, read while sleeping (one per poller: thread-safe) */
 };
 
 static long voluntary_switches(void)
@@ -224,10 +225,10 @@ static int timed(struct nt_poller *p, struct nt_poll_event *ev, int max, uint64_
 }
 
 /* Busy ticks (USER_HZ) of one CPU from /proc/stat: everything but idle and iowait. */
-static int cpu_busy_ticks(int fd, int cpu, uint64_t *ticks)
+static int cpu_busy_ticks(struct nt_poller *p, int cpu, uint64_t *ticks)
 {
-	static char buf[16384];
-	ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+	char *buf = p->stat_buf;
+	ssize_t n = pread(p->stat_fd, buf, sizeof p->stat_buf - 1, 0);
 	if (n <= 0)
 		return -1;
 	buf[n] = 0;
@@ -259,7 +260,7 @@ static void sleeping_share(struct nt_poller *p, uint64_t now)
 		return;
 	int cpu = sched_getcpu();
 	uint64_t ticks;
-	if (cpu < 0 || cpu_busy_ticks(p->stat_fd, cpu, &ticks) != 0)
+	if (cpu < 0 || cpu_busy_ticks(p, cpu, &ticks) != 0)
 		return;
 	uint64_t own = thread_cpu_ns();
 	if (cpu == p->stat_cpu && now >= p->next_stat_ns) {

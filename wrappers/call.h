@@ -47,12 +47,12 @@ struct nt_thread {
 };
 
 extern NT_TLS struct nt_thread nt_thread_;
-extern volatile int nt_active_; /* recording on: after init, not disabled, not paused */
+extern int nt_active_; /* recording on: after init, not disabled, not paused (atomic) */
 
 static inline bool nt_call_begin(struct nt_call *c)
 {
 	(void)c;
-	if (!nt_active_ || nt_thread_.depth)
+	if (!__atomic_load_n(&nt_active_, __ATOMIC_RELAXED) || nt_thread_.depth)
 		return false;
 	nt_thread_.depth = 1;
 	return true;
@@ -66,7 +66,15 @@ struct nt_site *nt_call_site_miss(struct nt_thread *t, enum nt_fn fn, void *ret)
 struct nt_site *nt_call_binding_site(enum nt_fn fn, struct nt_site *binding_site);
 void nt_call_slow_extras(void);
 extern int nt_slow_extras_;
-extern volatile unsigned nt_comm_gen_; /* bumped when a communicator is freed */
+extern unsigned nt_comm_gen_; /* bumped when a communicator is freed (atomic) */
+
+/* Whether the thread's one-entry communicator cache holds comm's state. */
+static inline __attribute__((always_inline)) bool nt_call_comm_cached(const struct nt_thread *t,
+								      MPI_Comm comm)
+{
+	return comm == t->last_comm && t->last_comm_state != NULL &&
+	       t->comm_gen == __atomic_load_n(&nt_comm_gen_, __ATOMIC_RELAXED);
+}
 struct nt_comm *nt_call_comm_miss(struct nt_thread *t, MPI_Comm comm);
 /* Keep a record of this instance (slow, or the site's sample). interval_cyc and p2p_cyc: the
  * interval since the thread's previous collective instance and its other MPI time (0, 0 when
@@ -81,7 +89,7 @@ nt_call_instance(struct nt_thread *t, struct nt_site *s, MPI_Comm comm, MPI_Requ
 		 const struct nt_call *c, uint64_t d, uint64_t phase, uint64_t bytes)
 {
 	struct nt_comm *cs = t->last_comm_state;
-	if (NT_UNLIKELY(comm != t->last_comm || t->comm_gen != nt_comm_gen_ || cs == NULL))
+	if (NT_UNLIKELY(!nt_call_comm_cached(t, comm)))
 		cs = nt_call_comm_miss(t, comm);
 	uint64_t seq = cs ? nt_comms_next_seq(cs) : 0;
 	uint64_t comm_id = cs ? cs->id : NT_COMM_ID_UNKNOWN;
@@ -95,12 +103,15 @@ nt_call_instance(struct nt_thread *t, struct nt_site *s, MPI_Comm comm, MPI_Requ
 	 * a late rank's interval is long, and so are those of the ranks that waited for it in
 	 * point-to-point calls, which a phase (since the last MPI call) misses. */
 	uint64_t interval = t->coll_exit_cyc ? c->t0_cyc - t->coll_exit_cyc : phase;
-	s->phase_cyc += interval;
+	if (NT_UNLIKELY(nt_sites_threaded_))
+		__atomic_fetch_add(&s->phase_cyc, interval, __ATOMIC_RELAXED);
+	else
+		s->phase_cyc += interval;
 	/* Probe windows end at collective instances only, so that a window spans whole
 	 * intervals between them (point-to-point phases included). */
 	if (NT_UNLIKELY(c->t0_cyc >= t->probe_due_cyc))
 		t->probe_due_cyc = nt_window_close(c->t1_cyc);
-	if (NT_UNLIKELY(nt_recpolicy_wanted(&s->rec, s->calls, d, interval)))
+	if (NT_UNLIKELY(nt_recpolicy_wanted(&s->rec, nt_sites_calls(s), d, interval)))
 		nt_call_record(s, comm_id, seq, c, phase, t->coll_exit_cyc ? interval : 0,
 			       t->p2p_cyc);
 	t->coll_exit_cyc = c->t1_cyc;
@@ -124,8 +135,8 @@ static inline __attribute__((always_inline)) bool nt_coll_blocking(MPI_Comm comm
 		return true;
 	struct nt_thread *t = &nt_thread_;
 	struct nt_comm *cs = t->last_comm_state;
-	if (*t0_cyc < nt_wait_spin_until_cyc_ && comm == t->last_comm && cs &&
-	    t->comm_gen == nt_comm_gen_ && !cs->wait_nb && cs->seq < cs->vote_at_seq)
+	if (*t0_cyc < nt_wait_spin_until_cyc_ && nt_call_comm_cached(t, comm) && !cs->wait_nb &&
+	    cs->seq < cs->vote_at_seq)
 		return true;
 	return nt_mpiwait_coll_blocking(comm, t0_cyc);
 }
@@ -164,8 +175,8 @@ nt_call_end(const struct nt_call *c, enum nt_fn fn, void *ret, MPI_Comm comm,
 			nt_sites_add(s, d, bytes);
 			t->p2p_cyc += d;
 		}
-		if (nb_request || p_request)
-			s->nonblocking = 1;
+		if ((nb_request || p_request) && !s->nonblocking)
+			__atomic_store_n(&s->nonblocking, 1, __ATOMIC_RELAXED);
 	}
 	if (NT_UNLIKELY(nt_slow_extras_)) /* the benchmark's stack walk, adaptive waits */
 		nt_call_slow_extras();

@@ -86,7 +86,7 @@ bool nt_mpiwait_coll_blocking(MPI_Comm comm, uint64_t *t0_cyc)
 	 * 8-byte allreduce here). */
 	struct nt_thread *t = &nt_thread_;
 	struct nt_comm *cs = t->last_comm_state;
-	if (comm != t->last_comm || t->comm_gen != nt_comm_gen_ || !cs)
+	if (!nt_call_comm_cached(t, comm))
 		cs = nt_call_comm_miss(t, comm);
 	struct nt_comm_shadow *sh = nt_comms_shadow(cs);
 	if (!sh)

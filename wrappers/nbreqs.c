@@ -23,12 +23,12 @@ struct entry {
 /* Open addressing with linear probing, keyed by the request handle. */
 struct table {
 	struct entry e[CAPACITY];
-	volatile int *count;
+	int *count; /* changed atomically: read without the lock */
 	uint64_t full; /* entries that did not fit */
 };
 
-volatile int nt_nb_outstanding_;
-volatile int nt_persistent_;
+int nt_nb_outstanding_;
+int nt_persistent_;
 static struct table outstanding = { .count = &nt_nb_outstanding_ };
 static struct table persistent = { .count = &nt_persistent_ };
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* both tables */
@@ -45,7 +45,7 @@ static void put(struct table *t, const struct entry *x)
 	for (size_t n = 0; n < CAPACITY; n++, i = (i + 1) % CAPACITY) {
 		if (!t->e[i].used || t->e[i].req == x->req) {
 			if (!t->e[i].used)
-				(*t->count)++;
+				__atomic_fetch_add(t->count, 1, __ATOMIC_RELAXED);
 			t->e[i] = *x;
 			t->e[i].used = 1;
 			return;
@@ -71,7 +71,7 @@ static int take(struct table *t, MPI_Request request, struct entry *out)
 		return 0;
 	*out = *x;
 	x->used = 0;
-	(*t->count)--;
+	__atomic_fetch_sub(t->count, 1, __ATOMIC_RELAXED);
 	size_t i = (size_t)(x - t->e);
 	for (size_t j = (i + 1) % CAPACITY; t->e[j].used; j = (j + 1) % CAPACITY) {
 		struct entry moved = t->e[j];
@@ -168,7 +168,7 @@ void nt_wait_complete(const struct nt_reqsnap *snap, const MPI_Request *reqs, ui
 		nt_sites_add(p.site, d, p.bytes);
 		/* Kept when slow or the site's sample: the phase before its start alone does
 		 * not keep it. */
-		if (nt_recpolicy_wanted(&p.site->rec, p.site->calls, d, 0)) {
+		if (nt_recpolicy_wanted(&p.site->rec, nt_sites_calls(p.site), d, 0)) {
 			struct nt_call c = { p.t0_cyc, t1_cyc };
 			nt_call_record(p.site, p.comm_id, p.seq, &c, p.phase_cyc, 0, 0);
 		}

@@ -34,8 +34,16 @@ struct nt_done {
 	const int *outcount, *indices;
 };
 
-extern volatile int nt_nb_outstanding_;
-extern volatile int nt_persistent_;
+/* Entries in the two tables (changed under their lock, read without it: atomic). */
+extern int nt_nb_outstanding_;
+extern int nt_persistent_;
+
+/* Requests the tables hold: 0 when wait, test and free calls have nothing to look at. */
+static inline __attribute__((always_inline)) int nt_requests_tracked(void)
+{
+	return __atomic_load_n(&nt_nb_outstanding_, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&nt_persistent_, __ATOMIC_RELAXED);
+}
 
 /* A started instance (request must be a valid, non-null request). */
 void nt_nb_track(MPI_Request request, struct nt_site *s, uint64_t t0_cyc, uint64_t comm_id,
@@ -60,7 +68,7 @@ nt_wait_before(struct nt_reqsnap *snap, const MPI_Request *reqs, int n)
 	if (n <= 0)
 		return;
 	snap->n = 0;
-	if (reqs && NT_UNLIKELY(nt_nb_outstanding_ > 0))
+	if (reqs && NT_UNLIKELY(__atomic_load_n(&nt_nb_outstanding_, __ATOMIC_RELAXED) > 0))
 		nt_wait_snapshot(snap, reqs, n);
 }
 
@@ -77,7 +85,8 @@ nt_wait_after(const struct nt_reqsnap *snap, const MPI_Request *reqs, int n, uin
 static inline __attribute__((always_inline)) void
 nt_start_after(const MPI_Request *reqs, int n, uint64_t t0_cyc, uint64_t phase_cyc, int rc)
 {
-	if (n > 0 && rc == MPI_SUCCESS && NT_UNLIKELY(nt_persistent_ > 0))
+	if (n > 0 && rc == MPI_SUCCESS &&
+	    NT_UNLIKELY(__atomic_load_n(&nt_persistent_, __ATOMIC_RELAXED) > 0))
 		nt_start_persistent(reqs, n, t0_cyc, phase_cyc);
 }
 

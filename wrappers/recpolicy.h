@@ -56,8 +56,11 @@ static inline __attribute__((always_inline)) bool
 nt_recpolicy_wanted(const struct nt_rec_thresholds *th, uint64_t calls, uint64_t d_cyc,
 		    uint64_t span_cyc)
 {
-	return NT_UNLIKELY(d_cyc > th->keep_cyc) || NT_UNLIKELY(span_cyc > th->keep_span_cyc) ||
-	       NT_UNLIKELY(calls >= th->refresh_at);
+	/* Relaxed atomic loads (plain loads on x86-64): another thread of a shared site may be
+	 * refreshing them; a mix of old and new thresholds is harmless. */
+	return NT_UNLIKELY(d_cyc > __atomic_load_n(&th->keep_cyc, __ATOMIC_RELAXED)) ||
+	       NT_UNLIKELY(span_cyc > __atomic_load_n(&th->keep_span_cyc, __ATOMIC_RELAXED)) ||
+	       NT_UNLIKELY(calls >= __atomic_load_n(&th->refresh_at, __ATOMIC_RELAXED));
 }
 
 /* The NT_REC_SLOW, NT_REC_LONG_PHASE, NT_REC_SAMPLE and NT_REC_ABSOLUTE flags of that
@@ -68,7 +71,8 @@ uint32_t nt_recpolicy_flags(const struct nt_rec_thresholds *th, uint64_t calls, 
 
 /* After a sample: the next one is due, and the thresholds come from the site's running sums
  * (calls > 0 of total_cyc in the call after span_sum_cyc of spans; floor_cyc is
- * NT_REC_SPAN_FLOOR_NS and abs_cyc NT_REC_ABS_FLOOR_NS in counter cycles). */
+ * NT_REC_SPAN_FLOOR_NS and abs_cyc NT_REC_ABS_FLOOR_NS in counter cycles). Thread-safe: of
+ * several threads that see the same sample, one refreshes (the one that moves refresh_at on). */
 void nt_recpolicy_refresh(struct nt_rec_thresholds *th, uint64_t calls, uint64_t total_cyc,
 			  uint64_t span_sum_cyc, uint64_t floor_cyc, uint64_t abs_cyc);
 

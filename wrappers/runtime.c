@@ -27,16 +27,16 @@
 #include "window.h"
 
 NT_TLS struct nt_thread nt_thread_ = { .probe_due_cyc = UINT64_MAX };
-volatile int nt_active_;
+int nt_active_;
 
 struct nt_runtime nt_rt;
 
 int nt_slow_extras_;
-volatile unsigned nt_comm_gen_;
+unsigned nt_comm_gen_;
 
 struct nt_comm *nt_call_comm_miss(struct nt_thread *t, MPI_Comm comm)
 {
-	t->comm_gen = nt_comm_gen_;
+	t->comm_gen = __atomic_load_n(&nt_comm_gen_, __ATOMIC_ACQUIRE);
 	t->last_comm = comm;
 	t->last_comm_state = nt_comms_get(comm);
 	return t->last_comm_state;
@@ -48,20 +48,24 @@ void nt_call_record(struct nt_site *s, uint64_t comm_id, uint64_t seq, const str
 	uint64_t d = c->t1_cyc - c->t0_cyc;
 	/* The interval holds the phase; without one, the phase is all there is. */
 	uint64_t span = interval_cyc ? interval_cyc : phase_cyc;
-	uint32_t flags = nt_recpolicy_flags(&s->rec, s->calls, d, span);
+	uint64_t calls = nt_sites_calls(s);
+	uint32_t flags = nt_recpolicy_flags(&s->rec, calls, d, span);
 	if (flags & NT_REC_SAMPLE)
-		nt_recpolicy_refresh(&s->rec, s->calls, s->total_cyc, s->phase_cyc,
+		nt_recpolicy_refresh(&s->rec, calls, __atomic_load_n(&s->total_cyc, __ATOMIC_RELAXED),
+				     __atomic_load_n(&s->phase_cyc, __ATOMIC_RELAXED),
 				     nt_clock_ns_to_cyc(NT_REC_SPAN_FLOOR_NS),
 				     nt_clock_ns_to_cyc(NT_REC_ABS_FLOOR_NS));
-	const struct nt_window *w = nt_window_last();
 	struct nt_thread *t = &nt_thread_;
+	/* Only the thread with the probe (the one that called MPI_Init) has windows. */
+	bool probed = t->probe_due_cyc != UINT64_MAX;
+	const struct nt_window *w = probed ? nt_window_last() : NULL;
 	/* A record may end its window early: the span it covers is the phase, or the whole
 	 * interval since the previous collective (samples come at the same instance on every
 	 * member, so that their windows can be compared). Records are rare (slow calls, long
 	 * spans, one in 1024), and the rate limit counts these reads too. */
-	if (t->probe_due_cyc != UINT64_MAX && nt_window_record_ends(span, c->t1_cyc))
+	if (probed && nt_window_record_ends(span, c->t1_cyc))
 		t->probe_due_cyc = nt_window_close(c->t1_cyc);
-	flags |= nt_recpolicy_record_flags(w->end_cyc, c->t1_cyc, interval_cyc);
+	flags |= nt_recpolicy_record_flags(w ? w->end_cyc : 0, c->t1_cyc, interval_cyc);
 	struct nt_record r = {
 		.comm_id = comm_id,
 		.seq = seq,
@@ -73,7 +77,7 @@ void nt_call_record(struct nt_site *s, uint64_t comm_id, uint64_t seq, const str
 		.interval_cyc = interval_cyc,
 		.p2p_cyc = p2p_cyc,
 	};
-	if (flags & NT_REC_WINDOW)
+	if (w && (flags & NT_REC_WINDOW))
 		r.win = *w;
 	nt_records_add(&r);
 }
@@ -323,7 +327,7 @@ static void runtime_start(int provided)
 	if (nt_rt.env.wait)
 		nt_comms_enable_shadows(nt_rt.comm);
 	nt_slow_extras_ = nt_rt.env.callsite_every_call || nt_wait_mode_;
-	nt_active_ = 1;
+	__atomic_store_n(&nt_active_, 1, __ATOMIC_RELAXED);
 	if (nt_rt.env.inject)
 		inject_start();
 }
@@ -349,7 +353,7 @@ NT_MPI_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provi
 
 NT_MPI_API int MPI_Finalize(void)
 {
-	nt_active_ = 0;
+	__atomic_store_n(&nt_active_, 0, __ATOMIC_RELAXED);
 	nt_inject_stop();
 	if (nt_rt.started) {
 		nt_rt.started = 0;
@@ -386,7 +390,7 @@ NT_MPI_API int MPI_Finalize(void)
 
 NT_MPI_API int MPI_Abort(MPI_Comm comm, int errorcode)
 {
-	nt_active_ = 0;
+	__atomic_store_n(&nt_active_, 0, __ATOMIC_RELAXED);
 	return PMPI_Abort(comm, errorcode);
 }
 
@@ -395,9 +399,9 @@ NT_MPI_API int MPI_Pcontrol(const int level, ...)
 {
 	if (nt_rt.started) {
 		if (level == 0)
-			nt_active_ = 0;
+			__atomic_store_n(&nt_active_, 0, __ATOMIC_RELAXED);
 		else if (level == 1)
-			nt_active_ = 1;
+			__atomic_store_n(&nt_active_, 1, __ATOMIC_RELAXED);
 		else if (level == 2)
 			nt_sites_reset();
 	}
@@ -415,7 +419,7 @@ NT_MPI_API int MPI_Type_free(MPI_Datatype *datatype)
 /* A freed request's handle may come back as another request. */
 NT_MPI_API int MPI_Request_free(MPI_Request *request)
 {
-	if (nt_rt.started && request && (nt_persistent_ > 0 || nt_nb_outstanding_ > 0))
+	if (nt_rt.started && request && (nt_requests_tracked() > 0))
 		nt_requests_forget(*request);
 	return PMPI_Request_free(request);
 }

@@ -86,6 +86,12 @@ static inline __attribute__((always_inline)) void nt_sites_add(struct nt_site *s
 		nt_sites_fold(s, prev);
 }
 
+/* The site's calls so far (another thread of a shared site may be adding to them). */
+static inline __attribute__((always_inline)) uint64_t nt_sites_calls(const struct nt_site *s)
+{
+	return __atomic_load_n(&s->calls, __ATOMIC_RELAXED);
+}
+
 /* The size of type, for a site's one-entry cache miss. The cache is filled only when one
  * thread calls MPI, so with several threads every call comes here. */
 uint64_t nt_sites_type_size(struct nt_site *s, MPI_Datatype type);

@@ -1,5 +1,6 @@
 /* MPI_THREAD_MULTIPLE: two threads per rank, each with its own communicator, call collectives
- * at the same time from two different call sites. Knows nothing of noisetool. */
+ * at the same time from two different call sites, and then from one call site that both share
+ * (a library called from several threads). Knows nothing of noisetool. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,10 +28,20 @@ static __attribute__((noinline)) double loop_b(double x)
 	return y;
 }
 
+/* Called by both threads, each on its own communicator: one call site, two threads at once. */
+static __attribute__((noinline)) double loop_shared(double x, MPI_Comm comm)
+{
+	double y = 0;
+	for (long i = 0; i < n; i++)
+		MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, comm); /* site S */
+	return y;
+}
+
 static void *worker(void *arg)
 {
 	int id = (int)(long)arg;
 	results[id] = id == 0 ? loop_a(id + 1) : loop_b(id + 1);
+	results[id] += loop_shared(id + 1, comms[id]);
 	return NULL;
 }
 
