@@ -15,6 +15,8 @@ enum { CAPACITY = 4096 };
 struct entry {
 	MPI_Request req;
 	int used;
+	int pos;        /* with mark: its position in a wait/test call's array */
+	uint64_t mark;  /* that call's token (0: none) */
 	struct nt_site *site;
 	MPI_Comm comm;
 	uint64_t comm_id, t0_cyc, seq, phase_cyc, bytes;
@@ -129,15 +131,31 @@ void nt_start_persistent(const MPI_Request *reqs, int n, uint64_t t0_cyc, uint64
 	}
 }
 
+static uint64_t next_token;
+
 void nt_wait_snapshot(struct nt_reqsnap *snap, const MPI_Request *reqs, int n)
 {
-	for (int i = 0; i < n && snap->n < NT_SNAP_MAX; i++) {
+	snap->token = 0;
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < n; i++) {
 		if (reqs[i] == MPI_REQUEST_NULL)
 			continue;
-		snap->h[snap->n] = reqs[i];
-		snap->idx[snap->n] = i;
-		snap->n++;
+		struct entry *x = find(&outstanding, reqs[i]);
+		if (!x)
+			continue; /* point-to-point, or not tracked */
+		if (snap->n < NT_SNAP_MAX) {
+			snap->h[snap->n] = reqs[i];
+			snap->idx[snap->n] = i;
+			snap->n++;
+			continue;
+		}
+		if (!snap->token)
+			snap->token = ++next_token;
+		x->mark = snap->token;
+		x->pos = i;
+		snap->more++;
 	}
+	pthread_mutex_unlock(&lock);
 }
 
 static int reported_done(const struct nt_done *done, int rc, int idx)
@@ -152,6 +170,19 @@ static int reported_done(const struct nt_done *done, int rc, int idx)
 	return 0;
 }
 
+/* The instance p completed at t1_cyc: its time joins its site, and a record when it matters. */
+static void completed(const struct entry *p, uint64_t t1_cyc)
+{
+	uint64_t d = t1_cyc - p->t0_cyc;
+	nt_sites_add(p->site, d, p->bytes);
+	/* Kept when slow or the site's sample: the phase before its start alone does not keep
+	 * it. */
+	if (nt_recpolicy_wanted(&p->site->rec, nt_sites_calls(p->site), d, 0)) {
+		struct nt_call c = { p->t0_cyc, t1_cyc };
+		nt_call_record(p->site, p->comm_id, p->seq, &c, p->phase_cyc, 0, 0);
+	}
+}
+
 void nt_wait_complete(const struct nt_reqsnap *snap, const MPI_Request *reqs, uint64_t t1_cyc,
 		      int rc, struct nt_done done)
 {
@@ -162,15 +193,40 @@ void nt_wait_complete(const struct nt_reqsnap *snap, const MPI_Request *reqs, ui
 		pthread_mutex_lock(&lock);
 		int found = take(&outstanding, snap->h[k], &p);
 		pthread_mutex_unlock(&lock);
-		if (!found)
-			continue; /* a point-to-point request, or one started before recording */
-		uint64_t d = t1_cyc - p.t0_cyc;
-		nt_sites_add(p.site, d, p.bytes);
-		/* Kept when slow or the site's sample: the phase before its start alone does
-		 * not keep it. */
-		if (nt_recpolicy_wanted(&p.site->rec, nt_sites_calls(p.site), d, 0)) {
-			struct nt_call c = { p.t0_cyc, t1_cyc };
-			nt_call_record(p.site, p.comm_id, p.seq, &c, p.phase_cyc, 0, 0);
-		}
+		if (found)
+			completed(&p, t1_cyc);
 	}
+	if (!snap->more)
+		return;
+	/* The slow path: the marked entries, found by a scan of the table. Taking one moves
+	 * others (backward shift), so the scan starts over after each; a handle that completed
+	 * cannot come back before this call returns. */
+	for (int left = snap->more; left > 0;) {
+		struct entry p;
+		int found = 0;
+		pthread_mutex_lock(&lock);
+		for (size_t i = 0; i < CAPACITY && !found; i++) {
+			struct entry *x = &outstanding.e[i];
+			if (!x->used || x->mark != snap->token)
+				continue;
+			left--;
+			if (reqs[x->pos] != MPI_REQUEST_NULL && !reported_done(&done, rc, x->pos)) {
+				x->mark = 0; /* still pending */
+				continue;
+			}
+			found = take(&outstanding, x->req, &p);
+		}
+		pthread_mutex_unlock(&lock);
+		if (!found)
+			break;
+		completed(&p, t1_cyc);
+	}
+}
+
+uint64_t nt_requests_untracked(void)
+{
+	pthread_mutex_lock(&lock);
+	uint64_t n = outstanding.full + persistent.full;
+	pthread_mutex_unlock(&lock);
+	return n;
 }

@@ -16,12 +16,17 @@
 
 #include <noisetool/common.h>
 
-#define NT_SNAP_MAX 64 /* requests of one wait/test call that are looked at */
+#define NT_SNAP_MAX 64 /* tracked requests of one wait/test call kept on the stack */
 
 struct nt_site;
 
+/* The tracked requests of one wait/test call, taken before it: the first NT_SNAP_MAX here; any
+ * further ones are marked in the table with this call's token and their position (a slow path:
+ * the table is scanned after the call), so that a call of any length loses no completion. */
 struct nt_reqsnap {
 	int n;
+	int more;       /* tracked requests marked in the table beyond the first NT_SNAP_MAX */
+	uint64_t token; /* this call's mark */
 	MPI_Request h[NT_SNAP_MAX];
 	int idx[NT_SNAP_MAX]; /* position in the caller's array */
 };
@@ -55,6 +60,10 @@ void nt_persistent_add(MPI_Request request, struct nt_site *s, MPI_Comm comm, ui
 /* request is about to be freed: forget it in both tables (its handle may be reused). */
 void nt_requests_forget(MPI_Request request);
 
+/* Instances not timed because the outstanding table was full, and persistent collectives not
+ * registered because theirs was. */
+uint64_t nt_requests_untracked(void);
+
 void nt_wait_snapshot(struct nt_reqsnap *snap, const MPI_Request *reqs, int n);
 void nt_wait_complete(const struct nt_reqsnap *snap, const MPI_Request *reqs, uint64_t t1_cyc,
 		      int rc, struct nt_done done);
@@ -68,6 +77,7 @@ nt_wait_before(struct nt_reqsnap *snap, const MPI_Request *reqs, int n)
 	if (n <= 0)
 		return;
 	snap->n = 0;
+	snap->more = 0;
 	if (reqs && NT_UNLIKELY(__atomic_load_n(&nt_nb_outstanding_, __ATOMIC_RELAXED) > 0))
 		nt_wait_snapshot(snap, reqs, n);
 }
@@ -76,7 +86,7 @@ static inline __attribute__((always_inline)) void
 nt_wait_after(const struct nt_reqsnap *snap, const MPI_Request *reqs, int n, uint64_t t1_cyc,
 	      int rc, struct nt_done done)
 {
-	if (n > 0 && NT_UNLIKELY(snap->n > 0))
+	if (n > 0 && NT_UNLIKELY(snap->n > 0 || snap->more > 0))
 		nt_wait_complete(snap, reqs, t1_cyc, rc, done);
 }
 
