@@ -240,10 +240,24 @@ int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_p
 	if (!f || !rep)
 		return -EINVAL;
 	const struct nt_log *log = rep->log;
-	fprintf(f, "noisetool report: %s\n%u rank%s, level %s, %s\n\n", log_path ? log_path : "",
+	uint64_t merged = 0, dropped = 0;
+	for (uint32_t r = 0; r < log->nranks; r++) {
+		merged += log->ranks[r].dropped;
+		dropped += log->ranks[r].dropped_records;
+	}
+	fprintf(f, "noisetool report: %s\n%u rank%s, level %s, %s", log_path ? log_path : "",
 		rep->nranks, rep->nranks == 1 ? "" : "s", level_name(rep->level),
-		rep->partial ? "PARTIAL (records were dropped: raise NOISETOOL_MEM)"
-			     : "complete");
+		rep->partial ? "PARTIAL:" : "complete");
+	if (merged)
+		fprintf(f, " %llu calls found the site table full and were counted at their "
+			   "function's merged site;",
+			(unsigned long long)merged);
+	if (dropped)
+		fprintf(f, " %llu records were dropped (the record arena was full);",
+			(unsigned long long)dropped);
+	if (rep->partial && !merged && !dropped)
+		fprintf(f, " some rank says so;");
+	fprintf(f, "%s\n\n", rep->partial ? " raise NOISETOOL_MEM" : "");
 	fprintf(f, "%6s  %-20s %12s %12s %8s %10s %8s %12s\n", "rank", "host", "wall s", "MPI s",
 		"MPI %", "records", "probe %", "injected ms");
 	for (uint32_t r = 0; r < log->nranks; r++) {
@@ -252,7 +266,7 @@ int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_p
 			k->host, (double)k->wall_ns / 1e9, (double)k->mpi_ns / 1e9,
 			k->wall_ns ? 100.0 * (double)k->mpi_ns / (double)k->wall_ns : 0,
 			(unsigned long long)k->nrecords, probe_pct(k), (double)k->injected_ns / 1e6,
-			k->dropped ? "  (calls not recorded)" : "",
+			k->dropped ? "  (calls at merged sites)" : "",
 			k->dropped_records ? "  (records dropped)" : "");
 	}
 	size_t n = top && top < rep->nsites ? top : rep->nsites;

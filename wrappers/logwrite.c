@@ -81,7 +81,12 @@ static int encode_rank(const struct nt_runtime *rt, unsigned char **buf, size_t 
 		log_index[nt_sites_index(s)] = r.nsites;
 		struct nt_log_site *o = &sites[r.nsites++];
 		o->function = s->fn < NT_FN_COUNT ? nt_fn_name[s->fn] : "?";
-		locate(s->ret - 1, &o->module, &o->offset);
+		if (s->ret == NT_SITE_OVERFLOW) {
+			o->module = "[other call sites: the site table was full]";
+			o->offset = 0;
+		} else {
+			locate(s->ret - 1, &o->module, &o->offset);
+		}
 		o->calls = s->calls;
 		o->total_ns = (uint64_t)nt_clock_cyc_to_ns(s->total_cyc);
 		o->min_ns = (uint64_t)nt_clock_cyc_to_ns(s->min_cyc);

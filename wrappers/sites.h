@@ -19,6 +19,10 @@
 
 #define NT_SITE_NONE UINT64_MAX /* no pending duration */
 
+/* The return address of a function's overflow site: the calls of every site the table had no
+ * room for, merged (counted, timed, never lost). */
+#define NT_SITE_OVERFLOW ((uintptr_t)1)
+
 struct nt_site {
 	uintptr_t ret;        /* return address: the call site; 0 = free slot */
 	unsigned fn;          /* enum nt_fn */
@@ -47,7 +51,8 @@ int nt_sites_init(size_t capacity, bool threaded, uint64_t abs_cyc);
 /* Give the table back (the tool is off: the ranks did not agree). */
 void nt_sites_fini(void);
 
-/* The site of (fn, ret), created on first sight; NULL when the table is full (counted). */
+/* The site of (fn, ret), created on first sight; when the table is full, fn's overflow site
+ * (the calls that land there are counted: nt_sites_overflow). */
 struct nt_site *nt_sites_lookup(unsigned fn, uintptr_t ret);
 
 extern bool nt_sites_threaded_;
@@ -127,7 +132,7 @@ uint32_t nt_sites_index(const struct nt_site *s);
 /* The site at a table position, or NULL. */
 struct nt_site *nt_sites_at(uint32_t index);
 
-/* Calls that found the table full. */
+/* Calls that found the table full (counted at the overflow sites). */
 uint64_t nt_sites_overflow(void);
 
 #endif /* WRAPPERS_SITES_H */
