@@ -5,6 +5,9 @@
 # mpiP-style call-site capture on every call. Runs are alternated (the order rotates every
 # pair) and share one environment size per pair; each run gives a median per-call time; the
 # table shows each pair's ratios to the run without preload, and the median ratio per mode.
+# With NT_BENCH_BASELINE_LIB set to another build of the library (the commit before a change),
+# its default level runs in the same rotation as mode "baseline", so that a change is judged
+# against what it replaces in one alternating run.
 set -u
 LIB=${1:?usage: bench-overhead.sh LIB PROGRAM BARE_LIB [PAIRS] [BATCHES]}
 PROG=${2:?}
@@ -16,6 +19,8 @@ nt_need_mpiexec
 nt_need_cpus 2 "one rank per CPU"
 
 modes=(none bare disabled timing default every-call)
+BASELINE=${NT_BENCH_BASELINE_LIB:-}
+[ -n "$BASELINE" ] && modes+=(baseline)
 RANDOM=42 # the same layouts every time the bench runs
 
 # The size of the environment moves the process's initial stack, and that alone changes the
@@ -32,6 +37,7 @@ run() {
 	timing) env=(LD_PRELOAD "$LIB" NOISETOOL_LEVEL timing) ;;
 	default) env=(LD_PRELOAD "$LIB") ;;
 	every-call) env=(LD_PRELOAD "$LIB" NOISETOOL_CALLSITE every-call) ;;
+	baseline) env=(LD_PRELOAD "$BASELINE") ;;
 	esac
 	local size=0 args=() i
 	for ((i = 0; i < ${#env[@]}; i += 2)); do
@@ -55,8 +61,8 @@ printf "%4s %9s %9s %9s %9s %9s %10s   %6s %6s %6s %6s %6s\n" pair "none ns" "ba
 for p in $(seq 1 "$PAIRS"); do
 	base=$(((RANDOM % 256) * 16))
 	# Rotate the order so that no mode always runs first.
-	for k in 0 1 2 3 4 5; do
-		m=${modes[$(((k + p) % 6))]}
+	for ((k = 0; k < ${#modes[@]}; k++)); do
+		m=${modes[$(((k + p) % ${#modes[@]}))]}
 		med[$p,$m]=$(run "$m" "$base")
 	done
 	printf "%4d %9s %9s %9s %9s %9s %10s   %6.3f %6.3f %6.3f %6.3f %6.3f\n" "$p" \
@@ -67,6 +73,11 @@ for p in $(seq 1 "$PAIRS"); do
 		"$(echo "${med[$p,timing]} / ${med[$p,none]}" | bc -l)" \
 		"$(echo "${med[$p,default]} / ${med[$p,none]}" | bc -l)" \
 		"$(echo "${med[$p,every-call]} / ${med[$p,none]}" | bc -l)"
+	[ -n "$BASELINE" ] && printf "     baseline %s ns: %.3f of none, default/baseline %.3f, default/bare %.3f, baseline/bare %.3f\n" \
+		"${med[$p,baseline]}" "$(echo "${med[$p,baseline]} / ${med[$p,none]}" | bc -l)" \
+		"$(echo "${med[$p,default]} / ${med[$p,baseline]}" | bc -l)" \
+		"$(echo "${med[$p,default]} / ${med[$p,bare]}" | bc -l)" \
+		"$(echo "${med[$p,baseline]} / ${med[$p,bare]}" | bc -l)"
 done
 
 # This VM switches between a fast state (~330 ns per call) and a slow one (~780 ns) now and
@@ -106,5 +117,9 @@ for class in fast slow; do
 		"NOISETOOL_DISABLE=1 $o, timing $t (budget <= 1.03), default $d (budget <= 1.06)," \
 		"mpiP-style every-call stack walk $e"
 	[ "$(echo "$t <= 1.03 && $d <= 1.06" | bc -l)" = 1 ] || ok=0
+	if [ -n "$BASELINE" ]; then
+		echo "$class state: median ratio to no preload of the baseline build's default level" \
+			"$(median_ratio baseline $class)"
+	fi
 done
 [ $ok = 1 ] && echo "within budget" || { echo "OVER BUDGET"; exit 1; }

@@ -66,6 +66,7 @@ struct nt_site *nt_call_site_miss(struct nt_thread *t, enum nt_fn fn, void *ret)
 struct nt_site *nt_call_binding_site(enum nt_fn fn, struct nt_site *binding_site);
 void nt_call_slow_extras(void);
 extern int nt_slow_extras_;
+extern uint64_t nt_unknown_comm_records_; /* records not kept: their communicator has no id */
 extern unsigned nt_comm_gen_; /* bumped when a communicator is freed (atomic) */
 
 /* Whether the thread's one-entry communicator cache holds comm's state. */

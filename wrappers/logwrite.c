@@ -138,7 +138,7 @@ static int encode_rank(const struct nt_runtime *rt, unsigned char **buf, size_t 
 	r.clock_test_error_ns = (uint64_t)ceil(worst);
 	r.nrecords = nrec;
 	r.dropped_records = nt_records_dropped();
-	if (r.dropped_records)
+	if (r.dropped_records || nt_requests_untracked() || nt_unknown_comm_records_)
 		r.flags |= NT_LOG_FLAG_PARTIAL;
 	int rc = nt_log_rank_encode(&r, buf, len);
 	free(sites);
@@ -279,7 +279,10 @@ int nt_logwrite(const struct nt_runtime *rt, char *path, size_t size)
 	PMPI_Exscan(&mylen, &before, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, c);
 	if (rt->rank == 0)
 		before = 0; /* MPI_Exscan leaves rank 0's result undefined */
-	unsigned flags_local = nt_sites_overflow() || nt_records_dropped() ? NT_LOG_FLAG_PARTIAL : 0;
+	unsigned flags_local = nt_sites_overflow() || nt_records_dropped() || nt_requests_untracked() ||
+					       nt_unknown_comm_records_
+				       ? NT_LOG_FLAG_PARTIAL
+				       : 0;
 	unsigned flags = 0;
 	PMPI_Allreduce(&flags_local, &flags, 1, MPI_UNSIGNED, MPI_BOR, c);
 

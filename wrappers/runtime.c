@@ -32,6 +32,7 @@ int nt_active_;
 struct nt_runtime nt_rt;
 
 int nt_slow_extras_;
+uint64_t nt_unknown_comm_records_;
 unsigned nt_comm_gen_;
 
 struct nt_comm *nt_call_comm_miss(struct nt_thread *t, MPI_Comm comm)
@@ -79,6 +80,11 @@ void nt_call_record(struct nt_site *s, uint64_t comm_id, uint64_t seq, const str
 	};
 	if (w && (flags & NT_REC_WINDOW))
 		r.win = *w;
+	if (comm_id == NT_COMM_ID_UNKNOWN) {
+		/* No other member can name this instance: no join, no place in the arena. */
+		__atomic_fetch_add(&nt_unknown_comm_records_, 1, __ATOMIC_RELAXED);
+		return;
+	}
 	nt_records_add(&r);
 }
 
@@ -332,6 +338,27 @@ static void runtime_start(int provided)
 		inject_start();
 }
 
+/* What this job lost that the log cannot name yet (collective over the tool's communicator):
+ * instances not timed because a request table was full, and records of instances on
+ * communicators without an id. The lowest rank with each loss says how much, over all ranks;
+ * the log is marked partial. */
+static void report_losses(void)
+{
+	unsigned long long mine[2] = { nt_requests_untracked(), nt_unknown_comm_records_ }, all[2];
+	PMPI_Allreduce(mine, all, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, nt_rt.comm);
+	if (nt_rt.rank != 0)
+		return;
+	if (all[0])
+		fprintf(stderr, "noisetool: %llu nonblocking or persistent collective instances were "
+				"not timed: a request table (4096 entries) was full; the log is partial\n",
+			all[0]);
+	if (all[1])
+		fprintf(stderr, "noisetool: %llu records of instances on communicators the tool did "
+				"not see being made (spawned, connected) were not kept; the log is "
+				"partial\n",
+			all[1]);
+}
+
 NT_MPI_API int MPI_Init(int *argc, char ***argv)
 {
 	int rc = PMPI_Init(argc, argv);
@@ -368,6 +395,7 @@ NT_MPI_API int MPI_Finalize(void)
 		}
 		if (nt_rt.env.summary)
 			nt_summary_write(&nt_rt);
+		report_losses();
 		char path[4096];
 		int rc = nt_logwrite(&nt_rt, path, sizeof path);
 		if (nt_rt.rank == 0) {
