@@ -1,7 +1,8 @@
 /* The job's global time base: rank 0's clock. Each rank measures its offset to rank 0 by
  * ping-pong over a binomial tree (O(log P) rounds; the offset to a parent taken at the
  * exchange with the smallest round trip, errors adding up along the path), once after MPI_Init
- * and once before MPI_Finalize; the two give offset and drift.
+ * and once before MPI_Finalize; the two give offset and drift. The waits give the CPU away
+ * (toolwait.h), so ranks sharing a CPU pass the pings without losing scheduler slices.
  *
  * Test hook: NOISETOOL_TEST_CLOCK=RANK:OFFSET_NS:DRIFT_PPM[;...] makes the named ranks' local
  * clock run off by that offset and rate, so that a test can prove the correction. */
@@ -39,7 +40,8 @@ double nt_clocksync_local_ns(uint64_t cyc);
 /* The true clock (no hook) of a counter value, for the hook's error measurement. */
 double nt_clocksync_true_ns(uint64_t cyc);
 
-/* Measure this rank's offset to rank 0 (collective over comm). */
+/* Measure this rank's offset to rank 0 (collective over comm; point-to-point messages with tag
+ * 4242 only, every one received before it returns). */
 void nt_clocksync_measure(MPI_Comm comm, struct nt_clocksync_point *out);
 
 /* Global time of a local time from the two measurements (drift from their offsets). */

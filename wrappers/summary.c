@@ -14,6 +14,7 @@
 #include "call.h"
 #include "sites.h"
 #include "summary.h"
+#include "toolwait.h"
 
 enum { SLOTS = 1024, TOP = 10, LOC_LEN = 256 };
 
@@ -46,11 +47,18 @@ static uint64_t site_key(const struct nt_site *s, char *loc, size_t size)
 	return h ? h : 1;
 }
 
+/* Laid out for few reductions: one MAX over the uint64 pair (~key_min, key_max), one SUM over
+ * calls, time_ns, time2 and the rank's app and MPI seconds, one MAX over time_max, one MAX over
+ * the int pair (-owner, fn). */
 struct slots {
-	uint64_t key_min[SLOTS], key_max[SLOTS];
-	double calls[SLOTS], time_ns[SLOTS], time2[SLOTS], time_max[SLOTS];
-	int owner[SLOTS];          /* lowest rank that has the slot */
+	uint64_t key_not_min[SLOTS]; /* ~smallest key (MAX of ~key = ~MIN of key) */
+	uint64_t key_max[SLOTS];
+	double calls[SLOTS], time_ns[SLOTS], time2[SLOTS], sum[2];
+	double time_max[SLOTS];
+	int not_owner[SLOTS];      /* -lowest rank that has the slot */
 	int fn[SLOTS];             /* function id (MAX; equal on every rank unless merged) */
+	uint64_t key_min[SLOTS];   /* ~key_not_min, after the reduction */
+	int owner[SLOTS];          /* -not_owner, after the reduction */
 };
 
 /* qsort has no context argument: the slots being sorted (finalize is single-threaded). */
@@ -96,31 +104,40 @@ void nt_summary_write(const struct nt_runtime *rt)
 	for (int k = 0; k < SLOTS; k++) {
 		local->time2[k] = local->time_ns[k] * local->time_ns[k];
 		local->time_max[k] = local->time_ns[k];
+		local->key_not_min[k] = ~local->key_min[k];
+		local->not_owner[k] = -local->owner[k];
 	}
-	MPI_Comm c = rt->comm;
-	PMPI_Allreduce(local->key_min, all->key_min, SLOTS, MPI_UINT64_T, MPI_MIN, c);
-	PMPI_Allreduce(local->key_max, all->key_max, SLOTS, MPI_UINT64_T, MPI_MAX, c);
-	PMPI_Allreduce(local->calls, all->calls, SLOTS, MPI_DOUBLE, MPI_SUM, c);
-	PMPI_Allreduce(local->time_ns, all->time_ns, SLOTS, MPI_DOUBLE, MPI_SUM, c);
-	PMPI_Allreduce(local->time2, all->time2, SLOTS, MPI_DOUBLE, MPI_SUM, c);
-	PMPI_Allreduce(local->time_max, all->time_max, SLOTS, MPI_DOUBLE, MPI_MAX, c);
-	PMPI_Allreduce(local->owner, all->owner, SLOTS, MPI_INT, MPI_MIN, c);
-	PMPI_Allreduce(local->fn, all->fn, SLOTS, MPI_INT, MPI_MAX, c);
-
 	/* Per-rank MPI time is the sum of its sites; application time the rest of the wall time
 	 * from MPI_Init to MPI_Finalize (with several threads calling MPI, MPI time can exceed
 	 * the wall time: it is summed over threads). */
 	double wall = nt_clock_cyc_to_ns(rt->finalize_cyc - rt->init_cyc) / 1e9;
-	double mpi_s = local_mpi_ns / 1e9;
+	double mpi_s = local_mpi_ns / 1e9, app_s = wall > mpi_s ? wall - mpi_s : 0;
+	local->sum[0] = app_s;
+	local->sum[1] = mpi_s;
+	/* MAXLOC of the negated values is the MINLOC (ties go to the lower rank either way). */
 	struct {
 		double v;
 		int rank;
-	} mine[2] = { { wall > mpi_s ? wall - mpi_s : 0, rt->rank }, { mpi_s, rt->rank } },
-	  mx[2], mn[2];
-	double sum[2], mv[2] = { mine[0].v, mine[1].v };
-	PMPI_Allreduce(mine, mx, 2, MPI_DOUBLE_INT, MPI_MAXLOC, c);
-	PMPI_Allreduce(mine, mn, 2, MPI_DOUBLE_INT, MPI_MINLOC, c);
-	PMPI_Allreduce(mv, sum, 2, MPI_DOUBLE, MPI_SUM, c);
+	} mine[4] = { { app_s, rt->rank }, { mpi_s, rt->rank }, { -app_s, rt->rank },
+		      { -mpi_s, rt->rank } }, loc[4];
+
+	/* Five reductions, started together and waited for with the CPU given away (toolwait.h):
+	 * at 4 ranks on 2 CPUs, eleven blocking allreduces here took 270-440 ms. */
+	MPI_Comm c = rt->comm;
+	MPI_Request r[TOP > 5 ? TOP : 5];
+	int n = 0;
+	PMPI_Iallreduce(local->key_not_min, all->key_not_min, 2 * SLOTS, MPI_UINT64_T, MPI_MAX, c,
+			&r[n++]);
+	PMPI_Iallreduce(local->calls, all->calls, 3 * SLOTS + 2, MPI_DOUBLE, MPI_SUM, c, &r[n++]);
+	PMPI_Iallreduce(local->time_max, all->time_max, SLOTS, MPI_DOUBLE, MPI_MAX, c, &r[n++]);
+	PMPI_Iallreduce(local->not_owner, all->not_owner, 2 * SLOTS, MPI_INT, MPI_MAX, c, &r[n++]);
+	PMPI_Iallreduce(mine, loc, 4, MPI_DOUBLE_INT, MPI_MAXLOC, c, &r[n++]);
+	nt_toolwait_all(n, r, MPI_STATUSES_IGNORE, NT_TOOLWAIT_SPIN_NS);
+	for (int k = 0; k < SLOTS; k++) {
+		all->owner[k] = -all->not_owner[k];
+		all->key_min[k] = ~all->key_not_min[k];
+	}
+	const double *sum = all->sum;
 
 	/* The TOP slots by time, the same list on every rank; owners send rank 0 the locations. */
 	int order[SLOTS], ntop = 0;
@@ -131,15 +148,17 @@ void nt_summary_write(const struct nt_runtime *rt)
 	qsort(order, (size_t)ntop, sizeof *order, cmp_slot_time_desc);
 	if (ntop > TOP)
 		ntop = TOP;
+	n = 0;
 	for (int i = 0; i < ntop; i++) {
 		int k = order[i];
 		if (all->owner[k] == 0 || rt->size == 1)
 			continue;
 		if (rt->rank == all->owner[k])
-			PMPI_Send(locs[k], LOC_LEN, MPI_CHAR, 0, k, c);
+			PMPI_Isend(locs[k], LOC_LEN, MPI_CHAR, 0, k, c, &r[n++]);
 		else if (rt->rank == 0)
-			PMPI_Recv(locs[k], LOC_LEN, MPI_CHAR, all->owner[k], k, c, MPI_STATUS_IGNORE);
+			PMPI_Irecv(locs[k], LOC_LEN, MPI_CHAR, all->owner[k], k, c, &r[n++]);
 	}
+	nt_toolwait_all(n, r, MPI_STATUSES_IGNORE, NT_TOOLWAIT_SPIN_NS);
 	if (rt->rank != 0)
 		goto out;
 
@@ -149,9 +168,9 @@ void nt_summary_write(const struct nt_runtime *rt)
 		P == 1 ? "" : "s", wall,
 		rt->env.level == 0 ? "timing" : rt->env.level == 1 ? "os" : "full");
 	fprintf(f, "noisetool:   app time  min %.6f s (rank %d)  mean %.6f s  max %.6f s (rank %d)\n",
-		mn[0].v, mn[0].rank, sum[0] / P, mx[0].v, mx[0].rank);
+		-loc[2].v, loc[2].rank, sum[0] / P, loc[0].v, loc[0].rank);
 	fprintf(f, "noisetool:   MPI time  min %.6f s (rank %d)  mean %.6f s  max %.6f s (rank %d)\n",
-		mn[1].v, mn[1].rank, sum[1] / P, mx[1].v, mx[1].rank);
+		-loc[3].v, loc[3].rank, sum[1] / P, loc[1].v, loc[1].rank);
 	if (nt_sites_overflow())
 		fprintf(f, "noisetool:   %llu calls found the site table full (raise NOISETOOL_MEM)\n",
 			(unsigned long long)nt_sites_overflow());
