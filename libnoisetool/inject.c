@@ -5,6 +5,7 @@
 #include "nt-config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,6 +209,78 @@ bool nt_inject_targets(const struct nt_inject_spec *s, int rank)
 		return true;
 	for (uint32_t i = 0; i < s->nranks; i++)
 		if (s->ranks[i] == rank)
+			return true;
+	return false;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Sort v[0..n) and drop repeats. Returns the new count. */
+static size_t sort_unique(int *v, size_t n)
+{
+	qsort(v, n, sizeof *v, cmp_int);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (m == 0 || v[m - 1] != v[i])
+			v[m++] = v[i];
+	return m;
+}
+
+/* Sorted, distinct ranks as a list with ranges, "1,3,8-11" (cut short at bufsz). */
+static void ranks_str(const int *v, size_t n, char *buf, size_t bufsz)
+{
+	size_t len = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < n && len < bufsz;) {
+		size_t j = i;
+		while (j + 1 < n && v[j] < INT_MAX && v[j + 1] == v[j] + 1)
+			j++;
+		int w = j == i ? snprintf(buf + len, bufsz - len, "%s%d", i ? "," : "", v[i])
+			       : snprintf(buf + len, bufsz - len, "%s%d-%d", i ? "," : "", v[i], v[j]);
+		len += w > 0 ? (size_t)w : 0;
+		i = j + 1;
+	}
+}
+
+int nt_inject_check_ranks(const struct nt_inject_spec *s, int size, char *why, size_t whysz)
+{
+	if (why && whysz)
+		why[0] = 0;
+	if (!s || size < 1 || s->nranks > NT_INJECT_MAX_RANKS)
+		return -EINVAL;
+	if (s->all_ranks)
+		return 0;
+	int named[NT_INJECT_MAX_RANKS], missing[NT_INJECT_MAX_RANKS];
+	size_t nnamed = 0, nmissing = 0;
+	for (uint32_t i = 0; i < s->nranks; i++) {
+		named[nnamed++] = s->ranks[i];
+		if (s->ranks[i] >= size || s->ranks[i] < 0)
+			missing[nmissing++] = s->ranks[i];
+	}
+	nnamed = sort_unique(named, nnamed);
+	nmissing = sort_unique(missing, nmissing);
+	if (nmissing && why && whysz) {
+		char all[2048], bad[2048];
+		ranks_str(named, nnamed, all, sizeof all);
+		ranks_str(missing, nmissing, bad, sizeof bad);
+		snprintf(why, whysz, "ranks=%s names ranks that do not exist in this %d-rank job: %s",
+			 all, size, bad);
+	}
+	return (int)nmissing;
+}
+
+bool nt_inject_any_target(const struct nt_inject_spec *s, int size)
+{
+	if (!s || size < 1)
+		return false;
+	if (s->all_ranks)
+		return true;
+	for (uint32_t i = 0; i < s->nranks && i < NT_INJECT_MAX_RANKS; i++)
+		if (s->ranks[i] >= 0 && s->ranks[i] < size)
 			return true;
 	return false;
 }

@@ -1,5 +1,5 @@
 // The injector: spec parsing (every key, every error), its bounds (the period floor, the duty,
-// a trace's average of both), and real injection into this thread,
+// a trace's average of both; ranks a job does not have), and real injection into this thread,
 // judged by the thread's own loop: each detour the injector accounts must be a gap in that loop
 // at least as long as what it says it spun plus the time it says the thread was off the CPU
 // inside it, and those two together at least the detour it was asked for.
@@ -204,6 +204,54 @@ TEST_CASE("inject bounds: the period floor and the duty")
 		REQUIRE(parse(t.spec().c_str(), &s) == 0);
 		CHECK(start_refused(s, &why) == 0);
 		CHECK(why.empty());
+	}
+}
+
+TEST_CASE("inject ranks a job does not have")
+{
+	nt_inject_spec s;
+	char why[256];
+	SECTION("the issue's example: ranks=5 in a 2-rank job")
+	{
+		REQUIRE(parse("period=10ms,detour=100us,ranks=5", &s) == 0);
+		CHECK(nt_inject_check_ranks(&s, 2, why, sizeof why) == 1);
+		CHECK(std::string(why) == "ranks=5 names ranks that do not exist in this 2-rank job: 5");
+		CHECK_FALSE(nt_inject_any_target(&s, 2));
+		CHECK(nt_inject_check_ranks(&s, 6, why, sizeof why) == 0);
+		CHECK(std::string(why).empty());
+		CHECK(nt_inject_any_target(&s, 6));
+	}
+	SECTION("some exist, some do not: each missing rank counted once, as ranges")
+	{
+		REQUIRE(parse("period=10ms,detour=100us,ranks=5-7,1,0,6,9", &s) == 0);
+		CHECK(nt_inject_check_ranks(&s, 2, why, sizeof why) == 4);
+		CHECK(std::string(why) ==
+		      "ranks=0-1,5-7,9 names ranks that do not exist in this 2-rank job: 5-7,9");
+		CHECK(nt_inject_any_target(&s, 2));
+		CHECK(nt_inject_check_ranks(&s, 1, why, sizeof why) == 5);
+		CHECK(nt_inject_any_target(&s, 1));
+		REQUIRE(parse("period=10ms,detour=100us,ranks=0-255", &s) == 0);
+		CHECK(nt_inject_check_ranks(&s, 4, why, sizeof why) == 252);
+		CHECK(std::string(why).find("job: 4-255") != std::string::npos);
+	}
+	SECTION("every rank, and no ranks= given, always exist")
+	{
+		REQUIRE(parse("period=10ms,detour=100us,ranks=0,1", &s) == 0);
+		CHECK(nt_inject_check_ranks(&s, 2, why, sizeof why) == 0);
+		CHECK(std::string(why).empty());
+		REQUIRE(parse("period=10ms,detour=100us", &s) == 0);
+		CHECK(nt_inject_check_ranks(&s, 1, why, sizeof why) == 0);
+		CHECK(nt_inject_any_target(&s, 1));
+		CHECK(nt_inject_check_ranks(&s, 1, nullptr, 0) == 0);
+	}
+	SECTION("bad arguments")
+	{
+		REQUIRE(parse("period=10ms,detour=100us,ranks=3", &s) == 0);
+		CHECK(nt_inject_check_ranks(nullptr, 2, why, sizeof why) == -EINVAL);
+		CHECK(nt_inject_check_ranks(&s, 0, why, sizeof why) == -EINVAL);
+		CHECK_FALSE(nt_inject_any_target(nullptr, 2));
+		CHECK_FALSE(nt_inject_any_target(&s, 0));
+		CHECK(nt_inject_check_ranks(&s, 2, nullptr, 0) == 1); // the count without a reason
 	}
 }
 

@@ -56,12 +56,22 @@ struct nt_inject_spec {
  * Durations take ns, us, ms or s (a bare number is us). ranks= takes a comma list of ranks
  * and ranges (1,3,8-11) and ends at the next key. Defaults: mode unsync, seed 1, all ranks.
  * The period is at least NT_INJECT_MIN_PERIOD_NS and the detour at most NT_INJECT_MAX_DUTY_PCT
- * of it (a trace is checked by nt_inject_start, which reads it). Returns 0, or -EINVAL with a
- * one-line reason in err. */
+ * of it (a trace is checked by nt_inject_start, which reads it). Ranks are not checked against
+ * a job's size here (nt_inject_check_ranks). Returns 0, or -EINVAL with a one-line reason in
+ * err. */
 NT_API int nt_inject_parse(const char *spec, struct nt_inject_spec *out, char *err, size_t errsz);
 
 /* Whether rank is a target of s. */
 NT_API bool nt_inject_targets(const struct nt_inject_spec *s, int rank);
+
+/* The ranks s names that a job of size ranks does not have (rank >= size), counted once each.
+ * Writes a one-line explanation to why ("ranks=5 names ranks that do not exist in this 2-rank
+ * job: 5"), or "" when there are none. Pure: every rank of a job gets the same answer.
+ * Returns how many (0 when all exist or s targets every rank), or -EINVAL (s NULL, size < 1). */
+NT_API int nt_inject_check_ranks(const struct nt_inject_spec *s, int size, char *why, size_t whysz);
+
+/* Whether any rank of a job of size ranks is a target of s (false for NULL s or size < 1). */
+NT_API bool nt_inject_any_target(const struct nt_inject_spec *s, int size);
 
 /* Start injecting into the calling thread (one injector per process). global_minus_local_ns:
  * global time minus this process's CLOCK_MONOTONIC, for the synchronized phase (0 on one node).
