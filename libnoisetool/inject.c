@@ -5,6 +5,7 @@
 #include "nt-config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,10 @@
 #include <noisetool/noise.h>
 
 #include "util.h"
+
+/* What one detour costs the target beyond its length here, for messages (inject.h gives the
+ * measurement behind NT_INJECT_MIN_PERIOD_NS). */
+#define SIGNAL_COST_US 19
 
 /* "100us" -> ns. A bare number is us. Returns 0 or -EINVAL. */
 static int parse_duration(const char *s, size_t len, uint64_t *out_ns)
@@ -50,6 +55,56 @@ static int parse_ranks_item(const char *s, size_t len, struct nt_inject_spec *ou
 			return -EINVAL;
 		out->ranks[out->nranks++] = (int)r;
 	}
+	return 0;
+}
+
+/* ns as a short duration for a message: "1 ms", "900 us", "2 ns". */
+static const char *duration_str(uint64_t ns, char buf[32])
+{
+	if (ns >= 1000000000u)
+		snprintf(buf, 32, "%g s", (double)ns / 1e9);
+	else if (ns >= 1000000u)
+		snprintf(buf, 32, "%g ms", (double)ns / 1e6);
+	else if (ns >= 1000u)
+		snprintf(buf, 32, "%g us", (double)ns / 1e3);
+	else
+		snprintf(buf, 32, "%llu ns", (unsigned long long)ns);
+	return buf;
+}
+
+/* NT_INJECT_MAX_DUTY_PCT of period_ns, rounded down (without overflow for any period). */
+static uint64_t max_detour_ns(uint64_t period_ns)
+{
+	return period_ns / 100 * NT_INJECT_MAX_DUTY_PCT +
+	       period_ns % 100 * NT_INJECT_MAX_DUTY_PCT / 100;
+}
+
+/* A period and a detour the injector can honour: the period at least NT_INJECT_MIN_PERIOD_NS,
+ * the detour shorter and at most NT_INJECT_MAX_DUTY_PCT of it. what names them in the message.
+ * Returns 0, or -EINVAL with the reason in err. */
+static int check_periodic(uint64_t period_ns, uint64_t detour_ns, const char *what, char *err,
+			  size_t errsz)
+{
+	char a[32], b[32];
+	if (period_ns < NT_INJECT_MIN_PERIOD_NS)
+		return nt_err_invalid(err, errsz,
+				      "'%s': the period must be at least %s: each detour also costs "
+				      "~%d us here (the timer signal's delivery and return), %.0f %% of "
+				      "%s, and a period under ~%d us never lets the job run",
+				      what, duration_str(NT_INJECT_MIN_PERIOD_NS, a), SIGNAL_COST_US,
+				      SIGNAL_COST_US * 1e5 / NT_INJECT_MIN_PERIOD_NS,
+				      duration_str(NT_INJECT_MIN_PERIOD_NS, b), SIGNAL_COST_US);
+	if (detour_ns >= period_ns)
+		return nt_err_invalid(err, errsz, "'%s': the detour must be shorter than the period",
+				      what);
+	if (detour_ns > max_detour_ns(period_ns))
+		return nt_err_invalid(err, errsz,
+				      "'%s': the detour may be at most %u %% of the period (%s): the "
+				      "job needs the rest, and each detour costs ~%d us beyond its "
+				      "length here",
+				      what, NT_INJECT_MAX_DUTY_PCT,
+				      duration_str(max_detour_ns(period_ns), a),
+				      SIGNAL_COST_US);
 	return 0;
 }
 
@@ -143,11 +198,7 @@ bad_ranks:
 		nt_err_set(err, errsz, "'%s': needs period= and detour= (or trace=FILE)", spec);
 		return -EINVAL;
 	}
-	if (out->detour_ns >= out->period_ns) {
-		nt_err_set(err, errsz, "'%s': the detour must be shorter than the period", spec);
-		return -EINVAL;
-	}
-	return 0;
+	return check_periodic(out->period_ns, out->detour_ns, spec, err, errsz);
 }
 
 bool nt_inject_targets(const struct nt_inject_spec *s, int rank)
@@ -158,6 +209,78 @@ bool nt_inject_targets(const struct nt_inject_spec *s, int rank)
 		return true;
 	for (uint32_t i = 0; i < s->nranks; i++)
 		if (s->ranks[i] == rank)
+			return true;
+	return false;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Sort v[0..n) and drop repeats. Returns the new count. */
+static size_t sort_unique(int *v, size_t n)
+{
+	qsort(v, n, sizeof *v, cmp_int);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (m == 0 || v[m - 1] != v[i])
+			v[m++] = v[i];
+	return m;
+}
+
+/* Sorted, distinct ranks as a list with ranges, "1,3,8-11" (cut short at bufsz). */
+static void ranks_str(const int *v, size_t n, char *buf, size_t bufsz)
+{
+	size_t len = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < n && len < bufsz;) {
+		size_t j = i;
+		while (j + 1 < n && v[j] < INT_MAX && v[j + 1] == v[j] + 1)
+			j++;
+		int w = j == i ? snprintf(buf + len, bufsz - len, "%s%d", i ? "," : "", v[i])
+			       : snprintf(buf + len, bufsz - len, "%s%d-%d", i ? "," : "", v[i], v[j]);
+		len += w > 0 ? (size_t)w : 0;
+		i = j + 1;
+	}
+}
+
+int nt_inject_check_ranks(const struct nt_inject_spec *s, int size, char *why, size_t whysz)
+{
+	if (why && whysz)
+		why[0] = 0;
+	if (!s || size < 1 || s->nranks > NT_INJECT_MAX_RANKS)
+		return -EINVAL;
+	if (s->all_ranks)
+		return 0;
+	int named[NT_INJECT_MAX_RANKS], missing[NT_INJECT_MAX_RANKS];
+	size_t nnamed = 0, nmissing = 0;
+	for (uint32_t i = 0; i < s->nranks; i++) {
+		named[nnamed++] = s->ranks[i];
+		if (s->ranks[i] >= size || s->ranks[i] < 0)
+			missing[nmissing++] = s->ranks[i];
+	}
+	nnamed = sort_unique(named, nnamed);
+	nmissing = sort_unique(missing, nmissing);
+	if (nmissing && why && whysz) {
+		char all[2048], bad[2048];
+		ranks_str(named, nnamed, all, sizeof all);
+		ranks_str(missing, nmissing, bad, sizeof bad);
+		snprintf(why, whysz, "ranks=%s names ranks that do not exist in this %d-rank job: %s",
+			 all, size, bad);
+	}
+	return (int)nmissing;
+}
+
+bool nt_inject_any_target(const struct nt_inject_spec *s, int size)
+{
+	if (!s || size < 1)
+		return false;
+	if (s->all_ranks)
+		return true;
+	for (uint32_t i = 0; i < s->nranks && i < NT_INJECT_MAX_RANKS; i++)
+		if (s->ranks[i] >= 0 && s->ranks[i] < size)
 			return true;
 	return false;
 }
@@ -262,7 +385,38 @@ static int load_trace(const char *path, char *err, size_t errsz)
 	uint64_t end = inj.trace[inj.ntrace - 1].start_ns + inj.trace[inj.ntrace - 1].duration_ns;
 	/* One replay cycle spans the trace plus one mean gap, so that cycles do not overlap. */
 	inj.trace_span_ns = end - inj.trace_origin_ns + (end - inj.trace_origin_ns) / inj.ntrace + 1;
+	/* The periodic bounds, on average over a cycle: a recorded trace has detours closer than
+	 * the floor (a quarter of the pairs in a 3 s `noisetool detour --trace` here were under
+	 * 1 ms apart), which replay as recorded, each at its own signal cost; what keeps that cost
+	 * small and the job running is their rate and their share of the time. */
+	double busy_ns = 0;
+	for (size_t i = 0; i < inj.ntrace; i++)
+		busy_ns += (double)inj.trace[i].duration_ns;
+	double span_ns = (double)inj.trace_span_ns;
+	char a[32], b[32], c[32];
+	if (span_ns < (double)inj.ntrace * NT_INJECT_MIN_PERIOD_NS) {
+		nt_err_set(err, errsz,
+			   "trace '%s': %zu detours replayed every %s, one every %s on average; the "
+			   "injector needs at least %s between detours on average (each costs ~%d us "
+			   "beyond its length here)",
+			   path, inj.ntrace, duration_str(inj.trace_span_ns, a),
+			   duration_str(inj.trace_span_ns / inj.ntrace, b),
+			   duration_str(NT_INJECT_MIN_PERIOD_NS, c), SIGNAL_COST_US);
+		goto invalid;
+	}
+	if (busy_ns * 100 > span_ns * NT_INJECT_MAX_DUTY_PCT) {
+		nt_err_set(err, errsz,
+			   "trace '%s': its detours take %.0f %% of each %s replay; at most %u %%, as "
+			   "for a period: the job needs the rest",
+			   path, 100 * busy_ns / span_ns, duration_str(inj.trace_span_ns, a),
+			   NT_INJECT_MAX_DUTY_PCT);
+		goto invalid;
+	}
 	return 0;
+invalid:
+	free(inj.trace);
+	inj.trace = NULL;
+	return -EINVAL;
 }
 
 int nt_inject_start(const struct nt_inject_spec *s, int rank, int64_t global_minus_local_ns,
@@ -277,8 +431,15 @@ int nt_inject_start(const struct nt_inject_spec *s, int rank, int64_t global_min
 		int rc = load_trace(s->trace, err, errsz);
 		if (rc < 0)
 			return rc;
-	} else if (s->period_ns == 0 || s->detour_ns == 0 || s->detour_ns >= s->period_ns) {
-		return -EINVAL;
+	} else {
+		char what[80], a[32], b[32];
+		snprintf(what, sizeof what, "period=%s,detour=%s", duration_str(s->period_ns, a),
+			 duration_str(s->detour_ns, b));
+		if (s->detour_ns == 0)
+			return nt_err_invalid(err, errsz, "'%s': the detour must be positive", what);
+		int rc = check_periodic(s->period_ns, s->detour_ns, what, err, errsz);
+		if (rc < 0)
+			return rc;
 	}
 	inj.detour_cyc = nt_clock_ns_to_cyc((double)s->detour_ns);
 	inj.gap_cyc = nt_clock_ns_to_cyc(1000);

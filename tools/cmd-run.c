@@ -35,6 +35,8 @@ static const char usage[] =
 	"                  loop that always naps between tests (sleep, for comparison)\n"
 	"  --inject SPEC   inject noise into the job, e.g.\n"
 	"                  period=10ms,detour=100us,mode=sync|unsync,ranks=1,3,seed=42\n"
+	"                  (a period of 1 ms or more, a detour of at most 90 % of it: each\n"
+	"                  detour also costs a timer signal, ~19 us here)\n"
 	"                  or trace=FILE (a trace from noisetool detour --trace); see\n"
 	"                  doc/environment.md, NOISETOOL_INJECT\n"
 	"  --json FILE     also write the report as JSON\n"

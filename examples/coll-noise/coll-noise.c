@@ -32,7 +32,10 @@ static const char usage[] =
 	"  --intervals L   instead, every detour at each of these intervals in ms (a grid of\n"
 	"                  detour lengths x intervals, as Beckman et al.'s Figure 6)\n"
 	"  --detours LIST  detour lengths in us (default 20,100,500)\n"
-	"  --seed N        seed of the unsynchronized phases (default 42)\n";
+	"  --seed N        seed of the unsynchronized phases (default 42)\n"
+	"\n"
+	"A cell whose interval is under 1 ms, or whose detour takes more than 90 % of it, is\n"
+	"skipped with a note (the injector's bounds, doc/environment.md).\n";
 
 enum coll { BARRIER, ALLREDUCE, ALLTOALL, NCOLL };
 static const char *const coll_name[NCOLL] = { "barrier", "allreduce", "alltoall" };
@@ -285,8 +288,18 @@ int main(int argc, char **argv)
 				spec.period_ns = (uint64_t)(intervals_ms[cell % nintervals] * 1e6);
 			else
 				spec.period_ns = (uint64_t)((double)spec.detour_ns / (ratio_pct / 100));
-			if (spec.period_ns <= spec.detour_ns)
-				continue; /* no time left between detours */
+			/* The injector's bounds (noisetool/inject.h): a period its own signal cost
+			 * would swamp, or too little time left between detours. */
+			if (spec.period_ns < NT_INJECT_MIN_PERIOD_NS ||
+			    spec.detour_ns * 100 > spec.period_ns * NT_INJECT_MAX_DUTY_PCT) {
+				if (rank == 0 && c == 0)
+					fprintf(stderr, "coll-noise: no %.0f us detour every %.3f ms: the "
+						"injector takes periods of 1 ms or more and detours of "
+						"at most %u %% of them\n",
+						detours_us[d], (double)spec.period_ns / 1e6,
+						NT_INJECT_MAX_DUTY_PCT);
+				continue;
+			}
 			double q[ROUNDS], s[ROUNDS], u[ROUNDS];
 			struct injected inj[2] = { { 0 } };
 			for (int r = 0; r < ROUNDS; r++) {

@@ -1,4 +1,5 @@
-// The injector: spec parsing (every key, every error), and real injection into this thread,
+// The injector: spec parsing (every key, every error), its bounds (the period floor, the duty,
+// a trace's average of both; ranks a job does not have), and real injection into this thread,
 // judged by the thread's own loop: each detour the injector accounts must be a gap in that loop
 // at least as long as what it says it spun plus the time it says the thread was off the CPU
 // inside it, and those two together at least the detour it was asked for.
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <sched.h>
@@ -79,6 +81,179 @@ TEST_CASE("inject spec parsing")
 	}
 }
 
+// A trace file of start_ns<TAB>duration_ns lines, removed at the end of the scope.
+struct trace_file {
+	char path[32] = "/tmp/nt-inject-XXXXXX";
+	explicit trace_file(const std::vector<std::pair<uint64_t, uint64_t>> &detours)
+	{
+		int fd = mkstemp(path);
+		REQUIRE(fd >= 0);
+		FILE *f = fdopen(fd, "w");
+		for (const auto &d : detours)
+			std::fprintf(f, "%llu\t%llu\n", (unsigned long long)d.first,
+				     (unsigned long long)d.second);
+		std::fclose(f);
+	}
+	~trace_file() { std::remove(path); }
+	std::string spec() const { return std::string("trace=") + path; }
+};
+
+// Start s; when that succeeds (it should not), stop at once: a bad spec let through must not
+// hang the test, and these specs are chosen to leave the thread most of its time anyway.
+static int start_refused(const nt_inject_spec &s, std::string *why)
+{
+	char err[512] = "";
+	int rc = nt_inject_start(&s, 0, 0, err, sizeof err);
+	nt_inject_stop();
+	*why = err;
+	return rc;
+}
+
+TEST_CASE("inject bounds: the period floor and the duty")
+{
+	nt_clock_init();
+	nt_inject_spec s;
+	std::string why;
+	SECTION("a period below the floor is refused with the floor and why")
+	{
+		CHECK(NT_INJECT_MIN_PERIOD_NS == 1000000u);
+		// The examples: the job never finished.
+		CHECK(parse("period=10us,detour=9us", &s, &why) == -EINVAL);
+		INFO(why);
+		CHECK(why.find("'period=10us,detour=9us'") != std::string::npos);
+		CHECK(why.find("at least 1 ms") != std::string::npos);
+		CHECK(why.find("signal") != std::string::npos);
+		CHECK(parse("period=2ns,detour=1ns", &s, &why) == -EINVAL);
+		CHECK(why.find("at least 1 ms") != std::string::npos);
+		CHECK(parse("period=999999ns,detour=1us", &s, &why) == -EINVAL);
+		CHECK(why.find("at least 1 ms") != std::string::npos);
+	}
+	SECTION("the floor itself and longer periods are accepted")
+	{
+		REQUIRE(parse("period=1ms,detour=1us", &s, &why) == 0);
+		CHECK(s.period_ns == NT_INJECT_MIN_PERIOD_NS);
+		CHECK(parse("period=1000000ns,detour=1ns", &s, &why) == 0);
+		CHECK(parse("detour=100,period=1000", &s, &why) == 0); // bare numbers: us
+		CHECK(parse("period=1s,detour=100ms,mode=sync", &s, &why) == 0);
+	}
+	SECTION("a detour as long as the period or longer is refused")
+	{
+		CHECK(parse("period=10ms,detour=10ms", &s, &why) == -EINVAL);
+		CHECK(why.find("shorter than the period") != std::string::npos);
+		CHECK(parse("period=10ms,detour=20ms", &s, &why) == -EINVAL);
+		CHECK(why.find("shorter than the period") != std::string::npos);
+	}
+	SECTION("a detour above 90 % of the period is refused, 90 % accepted")
+	{
+		CHECK(NT_INJECT_MAX_DUTY_PCT == 90u);
+		CHECK(parse("period=10ms,detour=9001us", &s, &why) == -EINVAL);
+		INFO(why);
+		CHECK(why.find("at most 90 % of the period (9 ms)") != std::string::npos);
+		CHECK(parse("period=1ms,detour=990us", &s, &why) == -EINVAL);
+		CHECK(why.find("900 us") != std::string::npos);
+		CHECK(parse("period=10ms,detour=9ms", &s, &why) == 0);
+		CHECK(parse("period=1ms,detour=900us", &s, &why) == 0);
+		CHECK(parse("period=1000001ns,detour=900000ns", &s, &why) == 0);
+	}
+	SECTION("nt_inject_start holds a spec built by hand to the same bounds")
+	{
+		nt_inject_spec h = {};
+		h.all_ranks = true;
+		h.period_ns = 500000; // below the floor (a mistake let through would cost ~4 %)
+		h.detour_ns = 1000;
+		CHECK(start_refused(h, &why) == -EINVAL);
+		CHECK(why.find("'period=500 us,detour=1 us'") != std::string::npos);
+		CHECK(why.find("at least 1 ms") != std::string::npos);
+		h.period_ns = 10000000;
+		h.detour_ns = 9500000; // 95 %
+		CHECK(start_refused(h, &why) == -EINVAL);
+		CHECK(why.find("at most 90 %") != std::string::npos);
+		h.detour_ns = 0;
+		CHECK(start_refused(h, &why) == -EINVAL);
+		CHECK(nt_inject_start(nullptr, 0, 0, nullptr, 0) == -EINVAL);
+	}
+	SECTION("a trace: detours closer than the floor on average are refused")
+	{
+		// Ten 10 us detours 100 us apart: replayed every ~1 ms, one every ~100 us.
+		std::vector<std::pair<uint64_t, uint64_t>> d;
+		for (uint64_t i = 0; i < 10; i++)
+			d.push_back({ 1000000 + i * 100000, 10000 });
+		trace_file t(d);
+		REQUIRE(parse(t.spec().c_str(), &s) == 0); // the file is read at the start
+		CHECK(start_refused(s, &why) == -EINVAL);
+		INFO(why);
+		CHECK(why.find(t.path) != std::string::npos);
+		CHECK(why.find("at least 1 ms between detours on average") != std::string::npos);
+	}
+	SECTION("a trace: detours over 90 % of a replay are refused")
+	{
+		// Ten back-to-back 10 ms detours: 100 ms busy in a 110 ms replay (91 %).
+		std::vector<std::pair<uint64_t, uint64_t>> d;
+		for (uint64_t i = 0; i < 10; i++)
+			d.push_back({ i * 10000000, 10000000 });
+		trace_file t(d);
+		REQUIRE(parse(t.spec().c_str(), &s) == 0);
+		CHECK(start_refused(s, &why) == -EINVAL);
+		INFO(why);
+		CHECK(why.find("at most 90 %") != std::string::npos);
+	}
+	SECTION("a trace: a burst closer than the floor is replayed when the average is not")
+	{
+		// Two 10 us detours 50 us apart, then one 19 ms later: one every ~8 ms on average.
+		trace_file t({ { 1000000, 10000 }, { 1050000, 10000 }, { 20000000, 10000 } });
+		REQUIRE(parse(t.spec().c_str(), &s) == 0);
+		CHECK(start_refused(s, &why) == 0);
+		CHECK(why.empty());
+	}
+}
+
+TEST_CASE("inject ranks a job does not have")
+{
+	nt_inject_spec s;
+	char why[256];
+	SECTION("the issue's example: ranks=5 in a 2-rank job")
+	{
+		REQUIRE(parse("period=10ms,detour=100us,ranks=5", &s) == 0);
+		CHECK(nt_inject_check_ranks(&s, 2, why, sizeof why) == 1);
+		CHECK(std::string(why) == "ranks=5 names ranks that do not exist in this 2-rank job: 5");
+		CHECK_FALSE(nt_inject_any_target(&s, 2));
+		CHECK(nt_inject_check_ranks(&s, 6, why, sizeof why) == 0);
+		CHECK(std::string(why).empty());
+		CHECK(nt_inject_any_target(&s, 6));
+	}
+	SECTION("some exist, some do not: each missing rank counted once, as ranges")
+	{
+		REQUIRE(parse("period=10ms,detour=100us,ranks=5-7,1,0,6,9", &s) == 0);
+		CHECK(nt_inject_check_ranks(&s, 2, why, sizeof why) == 4);
+		CHECK(std::string(why) ==
+		      "ranks=0-1,5-7,9 names ranks that do not exist in this 2-rank job: 5-7,9");
+		CHECK(nt_inject_any_target(&s, 2));
+		CHECK(nt_inject_check_ranks(&s, 1, why, sizeof why) == 5);
+		CHECK(nt_inject_any_target(&s, 1));
+		REQUIRE(parse("period=10ms,detour=100us,ranks=0-255", &s) == 0);
+		CHECK(nt_inject_check_ranks(&s, 4, why, sizeof why) == 252);
+		CHECK(std::string(why).find("job: 4-255") != std::string::npos);
+	}
+	SECTION("every rank, and no ranks= given, always exist")
+	{
+		REQUIRE(parse("period=10ms,detour=100us,ranks=0,1", &s) == 0);
+		CHECK(nt_inject_check_ranks(&s, 2, why, sizeof why) == 0);
+		CHECK(std::string(why).empty());
+		REQUIRE(parse("period=10ms,detour=100us", &s) == 0);
+		CHECK(nt_inject_check_ranks(&s, 1, why, sizeof why) == 0);
+		CHECK(nt_inject_any_target(&s, 1));
+		CHECK(nt_inject_check_ranks(&s, 1, nullptr, 0) == 0);
+	}
+	SECTION("bad arguments")
+	{
+		REQUIRE(parse("period=10ms,detour=100us,ranks=3", &s) == 0);
+		CHECK(nt_inject_check_ranks(nullptr, 2, why, sizeof why) == -EINVAL);
+		CHECK(nt_inject_check_ranks(&s, 0, why, sizeof why) == -EINVAL);
+		CHECK_FALSE(nt_inject_any_target(nullptr, 2));
+		CHECK_FALSE(nt_inject_any_target(&s, 0));
+		CHECK(nt_inject_check_ranks(&s, 2, nullptr, 0) == 1); // the count without a reason
+	}
+}
 
 namespace {
 

@@ -17,6 +17,25 @@ extern "C" {
 
 #define NT_INJECT_MAX_RANKS 256 /* ranks named in one spec */
 
+/* The shortest period the injector accepts: 1 ms. Beyond its own length, one detour costs the
+ * target thread ~19 us here (the timer interrupt, the signal's delivery, the handler's entry
+ * and its sigreturn, on a 2-vCPU KVM guest, Linux 6.18, HZ=250: the median gap a detour leaves
+ * in a spinning thread's loop, less the detour, was 18.6 to 19.8 us in each of 18 rows of six
+ * runs, 600 to 1,500 detours a row, bench/bench-inject-cost table 1; in its table 3 a 1 ms
+ * period took 1.5 to 1.9 % of the thread beyond the detours, 500 us 3.3 %, 100 us 19 %, and
+ * 20 us with a 1 us detour left it 1 to 4 %; table 2: the timer's signal reached the handler
+ * 13 to 19 us after its due time, timer slack, 50 us, made no difference). So at 1 ms the
+ * injector's own cost is ~2 % of the period, and under ~19 us the thread never runs again. */
+#define NT_INJECT_MIN_PERIOD_NS 1000000u
+
+/* The longest detour in percent of the period. What is left of a period goes first to that
+ * ~19 us signal cost: with less left than one cost the thread never leaves the handler
+ * (measured: a 990 us detour every 1 ms, 90 us every 100 us), with 20 us left it kept 0.1 to
+ * 0.3 % of its CPU (bench-inject-cost table 3). At 90 % the job keeps at least 10 % less the
+ * signal cost (8.1 % measured at the floor: at most ~12x slower) and at least 100 us, five
+ * signal costs, between detours. */
+#define NT_INJECT_MAX_DUTY_PCT 90u
+
 enum nt_inject_mode {
 	NT_INJECT_UNSYNC = 0, /* each rank its own phase, drawn from the seed and the rank */
 	NT_INJECT_SYNC = 1,   /* every rank at the same global times (multiples of the period) */
@@ -36,16 +55,31 @@ struct nt_inject_spec {
 /* Parse "period=10ms,detour=100us,mode=sync|unsync,ranks=1,3,seed=42" or "trace=FILE[,ranks=..]".
  * Durations take ns, us, ms or s (a bare number is us). ranks= takes a comma list of ranks
  * and ranges (1,3,8-11) and ends at the next key. Defaults: mode unsync, seed 1, all ranks.
- * Returns 0, or -EINVAL with a one-line reason in err. */
+ * The period is at least NT_INJECT_MIN_PERIOD_NS and the detour at most NT_INJECT_MAX_DUTY_PCT
+ * of it (a trace is checked by nt_inject_start, which reads it). Ranks are not checked against
+ * a job's size here (nt_inject_check_ranks). Returns 0, or -EINVAL with a one-line reason in
+ * err. */
 NT_API int nt_inject_parse(const char *spec, struct nt_inject_spec *out, char *err, size_t errsz);
 
 /* Whether rank is a target of s. */
 NT_API bool nt_inject_targets(const struct nt_inject_spec *s, int rank);
 
+/* The ranks s names that a job of size ranks does not have (rank >= size), counted once each.
+ * Writes a one-line explanation to why ("ranks=5 names ranks that do not exist in this 2-rank
+ * job: 5"), or "" when there are none. Pure: every rank of a job gets the same answer.
+ * Returns how many (0 when all exist or s targets every rank), or -EINVAL (s NULL, size < 1). */
+NT_API int nt_inject_check_ranks(const struct nt_inject_spec *s, int size, char *why, size_t whysz);
+
+/* Whether any rank of a job of size ranks is a target of s (false for NULL s or size < 1). */
+NT_API bool nt_inject_any_target(const struct nt_inject_spec *s, int size);
+
 /* Start injecting into the calling thread (one injector per process). global_minus_local_ns:
  * global time minus this process's CLOCK_MONOTONIC, for the synchronized phase (0 on one node).
- * Returns 0; -EBUSY when already running; -EINVAL (spec); -ENOENT, -EIO or -EINVAL with a
- * reason in err when the trace cannot be read; -errno from timer_create or sigaction. */
+ * A trace replays in a loop; on average its detours must start at least NT_INJECT_MIN_PERIOD_NS
+ * apart and cover at most NT_INJECT_MAX_DUTY_PCT of the time, as a period and a detour must.
+ * Returns 0; -EBUSY when already running; -EINVAL with a reason in err (a period or detour out
+ * of those bounds, set without nt_inject_parse); -ENOENT, -EIO or -EINVAL with a reason in err
+ * when the trace cannot be read or breaks those bounds; -errno from timer_create or sigaction. */
 NT_API int nt_inject_start(const struct nt_inject_spec *s, int rank, int64_t global_minus_local_ns,
 			   char *err, size_t errsz);
 
