@@ -309,6 +309,20 @@ static bool agree(bool reserved, const char *why, int bad, const char *errors)
 	return lowest[0] == INT_MAX && lowest[1] == INT_MAX && zero[AGREE_ON];
 }
 
+/* NOISETOOL_INJECT naming ranks this job does not have: rank 0 says which; with none left, no
+ * injection (the same answer on every rank: the check is pure). */
+static void inject_check_ranks(void)
+{
+	char why[512];
+	bool any = nt_inject_any_target(&nt_rt.env.inject_spec, nt_rt.size);
+	if (nt_inject_check_ranks(&nt_rt.env.inject_spec, nt_rt.size, why, sizeof why) > 0 &&
+	    nt_rt.rank == 0)
+		fprintf(stderr, "noisetool: NOISETOOL_INJECT: %s; %s\n", why,
+			any ? "injecting into the others" : "no rank to inject into, injection is off");
+	if (!any)
+		nt_rt.env.inject = false;
+}
+
 /* After PMPI_Init*: read the settings, take the tool's own communicator (on every rank, whatever
  * its settings), reserve this rank's part, and agree with the other ranks before acting. */
 static void runtime_start(int provided)
@@ -347,6 +361,8 @@ static void runtime_start(int provided)
 		nt_comms_enable_shadows(nt_rt.comm);
 	nt_slow_extras_ = nt_rt.env.callsite_every_call || nt_wait_mode_;
 	__atomic_store_n(&nt_active_, 1, __ATOMIC_RELAXED);
+	if (nt_rt.env.inject)
+		inject_check_ranks();
 	if (nt_rt.env.inject)
 		inject_start();
 }
