@@ -46,11 +46,16 @@ static int encode_rank(const struct nt_runtime *rt, unsigned char **buf, size_t 
 	struct nt_log_site *sites = calloc(n ? n : 1, sizeof *sites);
 	uint32_t *log_index = calloc(cap ? cap : 1, sizeof *log_index); /* table -> log position */
 	size_t nrec = nt_records_count();
-	struct nt_log_record *recs = calloc(nrec ? nrec : 1, sizeof *recs);
-	if (!sites || !log_index || !recs) {
+	/* The records take their log form in the arena itself: a copy doubled MPI_Finalize's
+	 * peak (+12 MiB with a full default arena). Record i's log form ends at or before record
+	 * i + 1 starts, and record i is copied out before its place is written. */
+	_Static_assert(sizeof(struct nt_log_record) <= sizeof(struct nt_record),
+		       "a record's log form must fit in its place in the arena");
+	static struct nt_log_record none;
+	struct nt_log_record *recs = nrec ? nt_records_reuse() : &none;
+	if (!sites || !log_index) {
 		free(sites);
 		free(log_index);
-		free(recs);
 		return -ENOMEM;
 	}
 	char host[256] = "";
@@ -102,7 +107,7 @@ static int encode_rank(const struct nt_runtime *rt, unsigned char **buf, size_t 
 	}
 	double worst = 0;
 	for (size_t i = 0; i < nrec; i++) {
-		const struct nt_record *x = nt_records_get(i);
+		const struct nt_record copy = *nt_records_get(i), *x = &copy;
 		if (rt->clock_hook) {
 			/* One node, one counter: the truth is rank 0's clock read at our counter. */
 			double truth = nt_clocksync_local_ns_with(&rt->rank0, x->t0_cyc) - rt->origin_ns;
@@ -144,7 +149,6 @@ static int encode_rank(const struct nt_runtime *rt, unsigned char **buf, size_t 
 	int rc = nt_log_rank_encode(&r, buf, len);
 	free(sites);
 	free(log_index);
-	free(recs);
 	return rc;
 }
 

@@ -49,6 +49,11 @@ size_t nt_records_count(void)
 	return used < capacity ? used : capacity;
 }
 
+void *nt_records_reuse(void)
+{
+	return arena;
+}
+
 uint64_t nt_records_dropped(void)
 {
 	return dropped;

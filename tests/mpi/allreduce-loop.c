@@ -19,6 +19,20 @@ static long rss_kb(void)
 	return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
+/* Peak resident set size in KiB (VmHWM): what the process ever held, MPI_Finalize included. */
+static long peak_rss_kb(void)
+{
+	long kb = 0;
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "r");
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "VmHWM: %ld", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
 int main(int argc, char **argv)
 {
 	MPI_Init(&argc, &argv);
@@ -44,5 +58,6 @@ int main(int argc, char **argv)
 	if (rank == 0)
 		fprintf(stderr, "per-call %.1f ns\nrss-growth-kb %ld\n", per_call_ns, max_growth);
 	MPI_Finalize();
+	fprintf(stderr, "rank %d peak-rss-kb %ld\n", rank, peak_rss_kb());
 	return 0;
 }
