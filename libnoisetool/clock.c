@@ -33,6 +33,8 @@ struct bracket {
 	uint64_t width; /* counter ticks between the two counter reads */
 };
 
+static struct bracket early = { 0, 0, UINT64_MAX }; /* nt_clock_calibration_start's bracket */
+
 static struct bracket tightest_bracket(const struct nt_clock_ops *ops)
 {
 	struct bracket best = { 0, 0, UINT64_MAX };
@@ -51,15 +53,10 @@ static struct bracket tightest_bracket(const struct nt_clock_ops *ops)
 	return best;
 }
 
-int nt_clock_calibrate(const struct nt_clock_ops *ops, uint64_t duration_ns,
-		       struct nt_clock_calib *out)
+/* The calibration from its first bracket a, after duration_ns of the reference since it. */
+static int calibrate_from(const struct nt_clock_ops *ops, struct bracket a, uint64_t duration_ns,
+			  struct nt_clock_calib *out)
 {
-	if (!ops || !ops->read_cyc || !ops->read_ns || !out || duration_ns == 0)
-		return -EINVAL;
-
-	struct bracket a = tightest_bracket(ops);
-	if (a.width == UINT64_MAX)
-		return -ERANGE;
 	/* A reference that stops advancing must not hang us. */
 	uint64_t last = a.ns, stuck = 0;
 	for (uint64_t now; (now = ops->read_ns(ops->ctx)) - a.ns < duration_ns;) {
@@ -83,6 +80,17 @@ int nt_clock_calibrate(const struct nt_clock_ops *ops, uint64_t duration_ns,
 	out->cyc0 = a.cyc;
 	out->ns0 = a.ns;
 	return 0;
+}
+
+int nt_clock_calibrate(const struct nt_clock_ops *ops, uint64_t duration_ns,
+		       struct nt_clock_calib *out)
+{
+	if (!ops || !ops->read_cyc || !ops->read_ns || !out || duration_ns == 0)
+		return -EINVAL;
+	struct bracket a = tightest_bracket(ops);
+	if (a.width == UINT64_MAX)
+		return -ERANGE;
+	return calibrate_from(ops, a, duration_ns, out);
 }
 
 static uint64_t hw_read_cyc(void *ctx)
@@ -161,7 +169,11 @@ static void clock_init_once(void)
 		/* 10 ms: bracket widths of ~20 ns give < 2 ppm frequency error. */
 		struct nt_clock_ops ops = { hw_read_cyc, hw_read_ns, NULL };
 		struct nt_clock_calib cal;
-		if (nt_clock_calibrate(&ops, 10 * 1000 * 1000, &cal) == 0 && cal.hz > 1e6) {
+		/* Begun early (before MPI_Init), the 10 ms have mostly passed by now. */
+		int rc = early.width != UINT64_MAX
+				 ? calibrate_from(&ops, early, 10 * 1000 * 1000, &cal)
+				 : nt_clock_calibrate(&ops, 10 * 1000 * 1000, &cal);
+		if (rc == 0 && cal.hz > 1e6) {
 			info.hz = cal.hz;
 			info.calib_error_ppm = cal.error_ppm;
 			ns_per_cyc = 1e9 / cal.hz;
@@ -178,6 +190,14 @@ static void clock_init_once(void)
 		nt_clock_use_counter_ = 0;
 	}
 	info.read_cost_ns = measure_read_cost_ns();
+}
+
+void nt_clock_calibration_start(void)
+{
+#if defined(__x86_64__) || defined(__aarch64__)
+	struct nt_clock_ops ops = { hw_read_cyc, hw_read_ns, NULL };
+	early = tightest_bracket(&ops);
+#endif
 }
 
 int nt_clock_init(void)

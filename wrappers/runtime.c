@@ -392,6 +392,7 @@ static void report_losses(void)
 
 NT_MPI_API int MPI_Init(int *argc, char ***argv)
 {
+	nt_clock_calibration_start(); /* the calibration's 10 ms pass during PMPI_Init */
 	int rc = PMPI_Init(argc, argv);
 	if (rc == MPI_SUCCESS) {
 		int provided = MPI_THREAD_SINGLE;
@@ -403,6 +404,7 @@ NT_MPI_API int MPI_Init(int *argc, char ***argv)
 
 NT_MPI_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+	nt_clock_calibration_start();
 	int rc = PMPI_Init_thread(argc, argv, required, provided);
 	if (rc == MPI_SUCCESS)
 		runtime_start(*provided);
