@@ -1,6 +1,6 @@
 /* MPI_Abort with error code 3 from the last rank while the others wait in a nonblocking barrier
- * on a fresh communicator: the launcher's exit status and MPICH's abort message must not depend
- * on a tool. Prints nothing on stdout: hydra may drop what a rank printed just before an abort. */
+ * on a fresh communicator: the launcher's exit status must not depend on a tool. Prints nothing:
+ * hydra may drop what a rank printed just before an abort, MPICH's own abort message too. */
 #include <stdio.h>
 
 #include <mpi.h>
