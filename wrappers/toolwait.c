@@ -64,24 +64,6 @@ static bool spun_out(unsigned i, bool giving, uint64_t until_cyc)
 	return giving || (i % SPIN_CHECK == 0 && nt_clock_now_cyc() >= until_cyc);
 }
 
-int nt_toolwait(MPI_Request *request, MPI_Status *status, uint64_t spin_ns)
-{
-	uint64_t until_cyc = nt_clock_now_cyc() + nt_clock_ns_to_cyc((double)spin_ns);
-	bool giving = spin_ns == 0;
-	struct giving g = { -1 };
-	int rc;
-	for (unsigned i = 1;; i++) {
-		int flag = 0;
-		rc = PMPI_Test(request, &flag, status);
-		if (rc != MPI_SUCCESS || flag)
-			break;
-		if ((giving = spun_out(i, giving, until_cyc)))
-			give_cpu(&g);
-	}
-	given_back(&g);
-	return rc;
-}
-
 int nt_toolwait_all(int count, MPI_Request requests[], MPI_Status *statuses, uint64_t spin_ns)
 {
 	uint64_t until_cyc = nt_clock_now_cyc() + nt_clock_ns_to_cyc((double)spin_ns);
@@ -98,4 +80,10 @@ int nt_toolwait_all(int count, MPI_Request requests[], MPI_Status *statuses, uin
 	}
 	given_back(&g);
 	return rc;
+}
+
+int nt_toolwait(MPI_Request *request, MPI_Status *status, uint64_t spin_ns)
+{
+	return nt_toolwait_all(1, request, status == MPI_STATUS_IGNORE ? MPI_STATUSES_IGNORE : status,
+			       spin_ns);
 }
