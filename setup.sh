@@ -4,7 +4,7 @@
 #                     print which rank made its collectives late, and why
 #   ./setup.sh test   install what is missing, build, run the whole test suite
 #   ./setup.sh build  install what is missing and build only
-#   ./setup.sh sanitize  the suites under ASan+UBSan and the threaded MPI test under TSan
+#   ./setup.sh sanitize  the suites under ASan+UBSan and the threaded MPI tests under TSan
 #                     (separate build directories; see doc/testing.md)
 # Idempotent: packages already there are not reinstalled, an existing build is reused. Every
 # feature is required (a missing dependency is an error naming its package, never a smaller

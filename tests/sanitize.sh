@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The sanitizer runs, from scratch or on existing build directories: the whole suite under
-# ASan+UBSan (build-asan), the threaded MPI test under TSan (build-tsan); one summary line, and
+# ASan+UBSan (build-asan), the threaded MPI tests (thread-multiple, correct-threads) under TSan (build-tsan); one summary line, and
 # a non-zero exit on any failure or on a run that executed fewer tests than it defines.
 #
 #   tests/sanitize.sh [asan|tsan|all]        (default all; ASAN_BUILD, TSAN_BUILD: directories)
@@ -78,12 +78,13 @@ if [ "$what" != tsan ]; then
 	[ "$fail" -eq 0 ] && [ "$n" -gt 0 ] || status=1
 fi
 if [ "$what" != asan ]; then
-	# Only what the threaded test runs: the TSan build of the rest adds nothing to it.
+	# Only what the threaded tests run: the TSan build of the rest adds nothing to them.
 	configure "$TSAN_BUILD" "${tsan_opts[@]}" || exit 1
-	targets=(tests/mpi/threads tools/noisetool:executable wrappers/noisetool-mpi)
+	targets=(tests/mpi/threads tests/mpi/correct-threads tools/noisetool:executable
+		wrappers/noisetool-mpi)
 	meson compile -C "$TSAN_BUILD" "${targets[@]}" >/dev/null ||
 		{ meson compile -C "$TSAN_BUILD" "${targets[@]}"; exit 1; }
-	run_setup tsan "$TSAN_BUILD" 1 --no-rebuild --suite mpi thread-multiple
+	run_setup tsan "$TSAN_BUILD" 2 --no-rebuild --suite mpi thread-multiple correct-threads
 	summary+=("tsan $ok passed, $fail failed, $skip skipped")
 	[ "$fail" -eq 0 ] || status=1
 fi
