@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,14 @@ static void locate(uintptr_t addr, const char **module, uint64_t *offset)
 		*module = "";
 		*offset = addr;
 	}
+}
+
+/* Whether this rank lost anything: calls at merged sites, dropped records, instances not timed,
+ * records on communicators without an id. */
+static bool rank_partial(void)
+{
+	return nt_sites_overflow() || nt_records_dropped() || nt_requests_untracked() ||
+	       nt_unknown_comm_records_;
 }
 
 /* This rank's block. Sites are those with calls; their strings point into static storage. */
@@ -78,7 +87,7 @@ static int encode_rank(const struct nt_runtime *rt, unsigned char **buf, size_t 
 	double cost_ns;
 	nt_window_stats(&r.probe_reads, &cost_ns);
 	r.probe_cost_ns = (uint64_t)cost_ns;
-	if (r.dropped)
+	if (rank_partial())
 		r.flags |= NT_LOG_FLAG_PARTIAL;
 	it = 0;
 	for (struct nt_site *s; (s = nt_sites_next(&it));) {
@@ -144,8 +153,6 @@ static int encode_rank(const struct nt_runtime *rt, unsigned char **buf, size_t 
 	r.clock_test_error_ns = (uint64_t)ceil(worst);
 	r.nrecords = nrec;
 	r.dropped_records = nt_records_dropped();
-	if (r.dropped_records || nt_requests_untracked() || nt_unknown_comm_records_)
-		r.flags |= NT_LOG_FLAG_PARTIAL;
 	int rc = nt_log_rank_encode(&r, buf, len);
 	free(sites);
 	free(log_index);
@@ -301,10 +308,7 @@ int nt_logwrite(const struct nt_runtime *rt, char *path, size_t size)
 	 * calls spun for whole scheduler slices (~190 ms at 4 ranks on 2 CPUs, 10 ms now). */
 	int all_rc;
 	unsigned long long mylen = len, before = 0;
-	unsigned flags_local = nt_sites_overflow() || nt_records_dropped() || nt_requests_untracked() ||
-					       nt_unknown_comm_records_
-				       ? NT_LOG_FLAG_PARTIAL
-				       : 0;
+	unsigned flags_local = rank_partial() ? NT_LOG_FLAG_PARTIAL : 0;
 	unsigned flags = 0;
 	MPI_Request q[5];
 	PMPI_Ibcast(&name_rc, 1, MPI_INT, 0, c, &q[0]);
