@@ -68,7 +68,7 @@ bool nt_binding_contains(uintptr_t addr)
 uintptr_t nt_binding_caller(void)
 {
 	uintptr_t ips[8];
-	int n = nt_stack_capture(ips, 8);
+	int n = nt_stack_quick(ips, 8);
 	for (int i = 0; i < n; i++)
 		if (!find(ips[i]))
 			return ips[i];

@@ -1,16 +1,13 @@
 /* The communicator table, derived ids and the tool-owned twins. */
-#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "comms.h"
 #include "wrapper-ids.h"
 
 enum {
-	CAPACITY = 4096,  /* MPICH allows at most 2048 context ids at once */
 	COUNTERS = 1024,  /* (members, tag) keys of group constructors, for their counts */
 	CHUNK = 256,      /* ranks translated at a time: bounded stack use at any size */
 };
@@ -24,7 +21,8 @@ enum ctor {
 };
 
 static struct nt_comm *table;
-static struct nt_comm_shadow *shadows; /* CAPACITY twins; comm MPI_COMM_NULL: free */
+static struct nt_comm_shadow *shadows; /* capacity twins */
+static size_t capacity;                /* of both */
 static struct {
 	uint64_t key, n;
 } counters[COUNTERS];
@@ -45,8 +43,8 @@ static uint64_t mix(uint64_t h, uint64_t v)
 static struct nt_comm *slot_for(MPI_Comm comm, bool insert)
 {
 	uint64_t h = (uint64_t)(uintptr_t)comm * 0x9e3779b97f4a7c15ull;
-	size_t i = (size_t)(h >> 40) % CAPACITY;
-	for (size_t n = 0; n < CAPACITY; n++, i = (i + 1) % CAPACITY) {
+	size_t i = (size_t)(h >> 40) % capacity;
+	for (size_t n = 0; n < capacity; n++, i = (i + 1) % capacity) {
 		if (table[i].used && table[i].handle == comm)
 			return &table[i];
 		if (!table[i].used)
@@ -55,17 +53,16 @@ static struct nt_comm *slot_for(MPI_Comm comm, bool insert)
 	return NULL;
 }
 
-int nt_comms_init(int world_rank, bool is_threaded)
+size_t nt_comms_bytes(size_t n)
 {
-	size_t bytes = CAPACITY * (sizeof *table + sizeof *shadows);
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-		       -1, 0);
-	if (p == MAP_FAILED)
-		return -ENOMEM;
-	table = p;
-	shadows = (struct nt_comm_shadow *)(table + CAPACITY);
-	for (size_t i = 0; i < CAPACITY; i++)
-		shadows[i] = (struct nt_comm_shadow){ MPI_COMM_NULL, MPI_REQUEST_NULL, 0, 0 };
+	return n * (sizeof *table + sizeof *shadows);
+}
+
+void nt_comms_init(void *mem, size_t n, int world_rank, bool is_threaded)
+{
+	table = mem;
+	capacity = n;
+	shadows = (struct nt_comm_shadow *)(table + capacity);
 	nt_comms_threaded_ = is_threaded;
 	PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
 	struct nt_comm *w = slot_for(MPI_COMM_WORLD, true);
@@ -73,13 +70,10 @@ int nt_comms_init(int world_rank, bool is_threaded)
 	struct nt_comm *s = slot_for(MPI_COMM_SELF, true);
 	*s = (struct nt_comm){ .handle = MPI_COMM_SELF, .used = true,
 				.id = (1ull << 62) | (uint64_t)world_rank, .shadow = -1 };
-	return 0;
 }
 
 void nt_comms_fini(void)
 {
-	if (table)
-		munmap(table, CAPACITY * (sizeof *table + sizeof *shadows));
 	table = NULL;
 	shadows = NULL;
 	if (world_group != MPI_GROUP_NULL)
@@ -88,10 +82,10 @@ void nt_comms_fini(void)
 
 static int shadow_alloc(MPI_Comm comm)
 {
-	for (int i = 0; i < CAPACITY; i++)
-		if (shadows[i].comm == MPI_COMM_NULL) {
-			shadows[i] = (struct nt_comm_shadow){ comm, MPI_REQUEST_NULL, 0, 0 };
-			return i;
+	for (size_t i = 0; i < capacity; i++)
+		if (!shadows[i].in_use) {
+			shadows[i] = (struct nt_comm_shadow){ comm, MPI_REQUEST_NULL, 0, 0, true };
+			return (int)i;
 		}
 	return -1;
 }
@@ -251,7 +245,7 @@ static int make_shadow(struct nt_comm *p, MPI_Comm child, int lowest, bool room)
 	if (PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, twin) != MPI_SUCCESS || !all) {
 		pthread_mutex_lock(&lock);
 		if (slot >= 0)
-			shadows[slot].comm = MPI_COMM_NULL;
+			shadows[slot].in_use = false;
 		pthread_mutex_unlock(&lock);
 		PMPI_Comm_free(&twin);
 		return -1;
@@ -322,8 +316,8 @@ static void vote_finish(struct nt_comm_shadow *s)
 
 void nt_comms_shadows_finish(void)
 {
-	for (size_t i = 0; shadows && i < CAPACITY; i++)
-		if (shadows[i].comm != MPI_COMM_NULL)
+	for (size_t i = 0; shadows && i < capacity; i++)
+		if (shadows[i].in_use)
 			vote_finish(&shadows[i]);
 }
 
@@ -338,7 +332,7 @@ void nt_comms_forget(MPI_Comm comm)
 		/* Backward-shift deletion keeps the probe chains of linear probing intact. */
 		size_t i = (size_t)(c - table);
 		c->used = false;
-		for (size_t j = (i + 1) % CAPACITY; table[j].used; j = (j + 1) % CAPACITY) {
+		for (size_t j = (i + 1) % capacity; table[j].used; j = (j + 1) % capacity) {
 			struct nt_comm moved = table[j];
 			table[j].used = false;
 			*slot_for(moved.handle, true) = moved;
@@ -352,7 +346,7 @@ void nt_comms_forget(MPI_Comm comm)
 		MPI_Comm twin = shadows[shadow].comm;
 		PMPI_Comm_free(&twin);
 		pthread_mutex_lock(&lock);
-		shadows[shadow].comm = MPI_COMM_NULL;
+		shadows[shadow].in_use = false;
 		pthread_mutex_unlock(&lock);
 	}
 }

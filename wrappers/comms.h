@@ -14,6 +14,7 @@
 #define WRAPPERS_COMMS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <mpi.h>
@@ -42,10 +43,16 @@ struct nt_comm_shadow {
 	MPI_Comm comm;
 	MPI_Request vote; /* MPI_REQUEST_NULL when no vote is pending */
 	int mine, agreed;
+	bool in_use; /* false: a free slot (zeroed memory is free) */
 };
 
-/* Reserve the table and register MPI_COMM_WORLD (id 0) and MPI_COMM_SELF. 0 or -ENOMEM. */
-int nt_comms_init(int world_rank, bool threaded);
+/* Bytes a table of n communicators (and their twins) takes. */
+size_t nt_comms_bytes(size_t n);
+
+/* Keep a table of n communicators at mem (nt_comms_bytes, zeroed) and register MPI_COMM_WORLD
+ * (id 0) and MPI_COMM_SELF. A communicator that finds the table full has no id: its records
+ * are counted as lost, the rest of its calls as usual. */
+void nt_comms_init(void *mem, size_t n, int world_rank, bool threaded);
 
 /* Give the table back (the tool is off: the ranks did not agree). */
 void nt_comms_fini(void);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "env.h"
 
 static void complain(char *errors, size_t size, const char *fmt, ...)
@@ -93,9 +94,9 @@ int nt_env_parse(struct nt_env *env, const char *(*getenv_fn)(const char *), cha
 	const char *v = getenv_fn("NOISETOOL_MEM");
 	if (v && *v) {
 		uint64_t b = parse_size(v);
-		if (b < (64u << 10) || b > (4ull << 30)) {
+		if (b < NT_ARENA_MIN || b > NT_ARENA_MAX) {
 			complain(errors, size,
-				 "NOISETOOL_MEM='%s': accepted values are 64K to 4G (suffix K, M or G); "
+				 "NOISETOOL_MEM='%s': accepted values are 1M to 4G (suffix K, M or G); "
 				 "using 16M\n",
 				 v);
 			bad++;

@@ -17,7 +17,7 @@ extern "C" {
 struct nt_env {
 	bool disable;               /* NOISETOOL_DISABLE=1: pass every call through, write nothing */
 	enum nt_probe_level level;  /* NOISETOOL_LEVEL=timing|os|full (default os) */
-	uint64_t mem_bytes;         /* NOISETOOL_MEM=N[K|M|G] (default 16M, 64K..4G) */
+	uint64_t mem_bytes;         /* NOISETOOL_MEM=N[K|M|G] (default 16M, 1M..4G: arena.h) */
 	const char *out_dir;        /* NOISETOOL_OUT (default ".") */
 	bool log_per_rank;          /* NOISETOOL_LOG=per-rank: skip MPI-IO, one part file per rank */
 	bool summary;               /* NOISETOOL_SUMMARY=0|1: rank 0's summary on stderr (default 1) */

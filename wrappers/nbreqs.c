@@ -8,8 +8,6 @@
 #include "records.h"
 #include "sites.h"
 
-enum { CAPACITY = 4096 };
-
 /* A request and what it stands for: an outstanding instance (t0, seq, phase set) or a
  * persistent collective (comm set). */
 struct entry {
@@ -22,9 +20,10 @@ struct entry {
 	uint64_t comm_id, t0_cyc, seq, phase_cyc, bytes;
 };
 
-/* Open addressing with linear probing, keyed by the request handle. */
+/* Open addressing with linear probing, keyed by the request handle; capacity entries each, in
+ * the rank's fixed memory (arena.h). Without it (the tool off), nothing is tracked. */
 struct table {
-	struct entry e[CAPACITY];
+	struct entry *e;
 	int *count; /* changed atomically: read without the lock */
 	uint64_t full; /* entries that did not fit */
 };
@@ -33,18 +32,43 @@ int nt_nb_outstanding_;
 int nt_persistent_;
 static struct table outstanding = { .count = &nt_nb_outstanding_ };
 static struct table persistent = { .count = &nt_persistent_ };
+static size_t capacity;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* both tables */
+
+size_t nt_requests_bytes(size_t n)
+{
+	return 2 * n * sizeof(struct entry);
+}
+
+void nt_requests_init(void *mem, size_t n)
+{
+	pthread_mutex_lock(&lock);
+	outstanding.e = mem;
+	persistent.e = mem ? outstanding.e + n : NULL;
+	capacity = mem ? n : 0;
+	outstanding.full = persistent.full = 0;
+	pthread_mutex_unlock(&lock);
+}
+
+size_t nt_requests_capacity(void)
+{
+	return capacity;
+}
 
 static size_t slot_of(MPI_Request r)
 {
-	return (size_t)(((uint64_t)(uintptr_t)r * 0x9e3779b97f4a7c15ull) >> 40) % CAPACITY;
+	return (size_t)(((uint64_t)(uintptr_t)r * 0x9e3779b97f4a7c15ull) >> 40) % capacity;
 }
 
 /* Insert or replace (a reused handle replaces an entry whose end we never saw). Locked. */
 static void put(struct table *t, const struct entry *x)
 {
+	if (!capacity) {
+		t->full++;
+		return;
+	}
 	size_t i = slot_of(x->req);
-	for (size_t n = 0; n < CAPACITY; n++, i = (i + 1) % CAPACITY) {
+	for (size_t n = 0; n < capacity; n++, i = (i + 1) % capacity) {
 		if (!t->e[i].used || t->e[i].req == x->req) {
 			if (!t->e[i].used)
 				__atomic_fetch_add(t->count, 1, __ATOMIC_RELAXED);
@@ -58,8 +82,10 @@ static void put(struct table *t, const struct entry *x)
 
 static struct entry *find(struct table *t, MPI_Request request)
 {
+	if (!capacity)
+		return NULL;
 	size_t i = slot_of(request);
-	for (size_t n = 0; n < CAPACITY && t->e[i].used; n++, i = (i + 1) % CAPACITY)
+	for (size_t n = 0; n < capacity && t->e[i].used; n++, i = (i + 1) % capacity)
 		if (t->e[i].req == request)
 			return &t->e[i];
 	return NULL;
@@ -75,12 +101,12 @@ static int take(struct table *t, MPI_Request request, struct entry *out)
 	x->used = 0;
 	__atomic_fetch_sub(t->count, 1, __ATOMIC_RELAXED);
 	size_t i = (size_t)(x - t->e);
-	for (size_t j = (i + 1) % CAPACITY; t->e[j].used; j = (j + 1) % CAPACITY) {
+	for (size_t j = (i + 1) % capacity; t->e[j].used; j = (j + 1) % capacity) {
 		struct entry moved = t->e[j];
 		t->e[j].used = 0;
 		size_t k = slot_of(moved.req);
 		while (t->e[k].used)
-			k = (k + 1) % CAPACITY;
+			k = (k + 1) % capacity;
 		t->e[k] = moved;
 	}
 	return 1;
@@ -205,7 +231,7 @@ void nt_wait_complete(const struct nt_reqsnap *snap, const MPI_Request *reqs, ui
 		struct entry p;
 		int found = 0;
 		pthread_mutex_lock(&lock);
-		for (size_t i = 0; i < CAPACITY && !found; i++) {
+		for (size_t i = 0; i < capacity && !found; i++) {
 			struct entry *x = &outstanding.e[i];
 			if (!x->used || x->mark != snap->token)
 				continue;

@@ -1,7 +1,7 @@
 /* Nonblocking and persistent collectives, timed from start to completion.
  *
- * A nonblocking start (MPI_Iallreduce ...) leaves its request in a fixed table of outstanding
- * instances. A persistent collective's MPI_X_init leaves its request in a second table, with
+ * A nonblocking start (MPI_Iallreduce ...) leaves its request in a table of outstanding
+ * instances (both tables sit in the rank's fixed memory, arena.h). A persistent collective's MPI_X_init leaves its request in a second table, with
  * its call site, communicator and bytes; each MPI_Start/MPI_Startall of it numbers a new
  * instance on the communicator and puts it in the outstanding table. Wait and test calls look
  * at their requests before and after the real call: an outstanding request completed then if
@@ -10,6 +10,7 @@
 #ifndef WRAPPERS_NBREQS_H
 #define WRAPPERS_NBREQS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <mpi.h>
@@ -49,6 +50,14 @@ static inline __attribute__((always_inline)) int nt_requests_tracked(void)
 	return __atomic_load_n(&nt_nb_outstanding_, __ATOMIC_RELAXED) +
 	       __atomic_load_n(&nt_persistent_, __ATOMIC_RELAXED);
 }
+
+/* Bytes two tables of n entries take. */
+size_t nt_requests_bytes(size_t n);
+/* Keep both tables, n entries each, at mem (nt_requests_bytes, zeroed); NULL: none (the tool
+ * is off, or its memory was given back). */
+void nt_requests_init(void *mem, size_t n);
+/* Entries of each table (for the messages that name a full one). */
+size_t nt_requests_capacity(void);
 
 /* A started instance (request must be a valid, non-null request). */
 void nt_nb_track(MPI_Request request, struct nt_site *s, uint64_t t0_cyc, uint64_t comm_id,

@@ -1,7 +1,5 @@
-/* The record arena. */
-#include <errno.h>
-#include <sys/mman.h>
-
+/* The records, in their part of the rank's fixed memory (arena.h). Slots are claimed
+ * atomically whatever the threading: the path is rare. */
 #include "records.h"
 
 static struct nt_record *arena;
@@ -9,26 +7,16 @@ static size_t capacity;
 static size_t used;
 static uint64_t dropped;
 
-int nt_records_init(size_t bytes, int threaded)
+void nt_records_init(void *mem, size_t n)
 {
-	(void)threaded; /* slots are claimed atomically in any case: the path is rare */
-	capacity = bytes / sizeof *arena;
-	if (capacity == 0)
-		return 0;
-	void *p = mmap(NULL, capacity * sizeof *arena, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (p == MAP_FAILED) {
-		capacity = 0;
-		return -ENOMEM;
-	}
-	arena = p;
-	return 0;
+	arena = mem;
+	capacity = mem ? n : 0;
+	used = 0;
+	dropped = 0;
 }
 
 void nt_records_fini(void)
 {
-	if (arena)
-		munmap(arena, capacity * sizeof *arena);
 	arena = NULL;
 	capacity = 0;
 }

@@ -1,6 +1,6 @@
 /* Per-instance records of the collective instances that matter (slow, after a long span, or a
- * sample: recpolicy.h decides). A fixed, pre-faulted arena; when it is full, records are
- * dropped and counted and the log is marked partial; aggregates go on. */
+ * sample: recpolicy.h decides), in their part of the rank's fixed memory (arena.h); when it is
+ * full, records are dropped and counted and the log is marked partial; aggregates go on. */
 #ifndef WRAPPERS_RECORDS_H
 #define WRAPPERS_RECORDS_H
 
@@ -23,8 +23,9 @@ struct nt_record {
 	struct nt_window win;
 };
 
-int nt_records_init(size_t bytes, int threaded);
-/* Give the arena back (the tool is off). */
+/* Keep up to n records at mem (zeroed, not necessarily faulted in). */
+void nt_records_init(void *mem, size_t n);
+/* Forget the memory (the tool is off, or it is given back). */
 void nt_records_fini(void);
 
 /* Keep one record (thread-safe); dropped and counted when the arena is full. */

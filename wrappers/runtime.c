@@ -1,17 +1,20 @@
 /* Life cycle of the wrapper library: MPI_Init / MPI_Init_thread start it, MPI_Finalize writes
  * the summary, MPI_Abort and MPI_Pcontrol steer it. On any internal failure it turns itself off
  * and passes every call through; it never changes results or return codes. */
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <mpi.h>
 
 #include <noisetool/clock.h>
 #include <noisetool/inject.h>
 
+#include "arena.h"
 #include "binding.h"
 #include "call.h"
 #include "comms.h"
@@ -118,16 +121,6 @@ void nt_call_slow_extras(void)
 	}
 }
 
-/* Site table size: a power of two that fits a quarter of NOISETOOL_MEM (the rest is for the
- * per-instance records that come with the log). */
-static size_t site_capacity(uint64_t mem_bytes)
-{
-	size_t cap = 1;
-	while ((uint64_t)cap * 2 * sizeof(struct nt_site) <= mem_bytes / 4 && cap < (1u << 16))
-		cap *= 2;
-	return cap;
-}
-
 static const char *env_get(const char *name)
 {
 	return getenv(name);
@@ -220,15 +213,42 @@ static int string_code(const char *s)
 	return (int)(h & 0x7fffffff) | 1;
 }
 
-/* This rank's part of the tool: tables, the wait loop. 0, or -errno with why. */
+/* This rank's fixed memory (NOISETOOL_MEM), split between its tables (arena.h). */
+static void *arena;
+static size_t arena_bytes;
+
+static int reserve_arena(void)
+{
+	struct nt_arena_units u = {
+		.site = nt_sites_table_bytes(1) - nt_sites_table_bytes(0),
+		.fixed_sites = nt_sites_table_bytes(0),
+		.comm = nt_comms_bytes(1),
+		.request = nt_requests_bytes(1) / 2,
+		.record = sizeof(struct nt_record),
+	};
+	struct nt_arena_plan plan;
+	struct nt_arena_layout at;
+	if (nt_arena_plan(nt_rt.env.mem_bytes, &u, &plan) != 0)
+		return -EINVAL;
+	nt_arena_layout(&plan, &u, &at);
+	void *p = mmap(NULL, plan.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	arena = p;
+	arena_bytes = plan.bytes;
+	char *base = p;
+	nt_sites_init(base + at.sites, plan.sites, nt_rt.threaded,
+		      (uint64_t)nt_clock_ns_to_cyc(NT_REC_ABS_FLOOR_NS));
+	nt_comms_init(base + at.comms, plan.comms, nt_rt.rank, nt_rt.threaded);
+	nt_requests_init(base + at.requests, plan.requests);
+	nt_records_init(base + at.records, plan.records);
+	return 0;
+}
+
+/* This rank's part of the tool: its memory, the wait loop. 0, or -errno with why. */
 static int reserve(char *why, size_t size)
 {
-	int rc = nt_sites_init(site_capacity(nt_rt.env.mem_bytes), nt_rt.threaded,
-			       (uint64_t)nt_clock_ns_to_cyc(NT_REC_ABS_FLOOR_NS));
-	if (rc == 0)
-		rc = nt_comms_init(nt_rt.rank, nt_rt.threaded);
-	if (rc == 0)
-		rc = nt_records_init(nt_rt.env.mem_bytes / 4 * 3, nt_rt.threaded);
+	int rc = reserve_arena();
 	if (rc) {
 		const char *mem = getenv("NOISETOOL_MEM");
 		snprintf(why, size, "cannot reserve NOISETOOL_MEM=%s (%llu bytes): %s",
@@ -247,8 +267,12 @@ static void release(void)
 {
 	nt_mpiwait_stop();
 	nt_records_fini();
+	nt_requests_init(NULL, 0);
 	nt_comms_fini();
 	nt_sites_fini();
+	if (arena)
+		munmap(arena, arena_bytes);
+	arena = NULL;
 }
 
 /* The ranks agree, on the tool's own communicator, before any of them acts: every rank must want

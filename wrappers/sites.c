@@ -1,9 +1,7 @@
 /* The call-site table. */
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "binding.h"
 #include "sites.h"
@@ -20,26 +18,25 @@ static uint64_t overflow;
 static struct nt_site **used; /* the sites in use, in order of creation */
 static size_t nused;
 
-int nt_sites_init(size_t capacity, bool is_threaded, uint64_t abs_cyc)
+size_t nt_sites_table_bytes(size_t capacity)
+{
+	return (capacity + NT_FN_COUNT) * (sizeof *table + sizeof *used);
+}
+
+void nt_sites_init(void *mem, size_t capacity, bool is_threaded, uint64_t abs_cyc)
 {
 	abs_floor_cyc = abs_cyc;
 	total = capacity + NT_FN_COUNT;
-	size_t bytes = total * (sizeof *table + sizeof *used);
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-		       -1, 0);
-	if (p == MAP_FAILED)
-		return -ENOMEM;
-	table = p;
+	table = mem;
 	used = (struct nt_site **)(table + total);
+	nused = 0;
+	overflow = 0;
 	mask = capacity - 1;
 	nt_sites_threaded_ = is_threaded;
-	return 0;
 }
 
 void nt_sites_fini(void)
 {
-	if (table)
-		munmap(table, total * (sizeof *table + sizeof *used));
 	table = NULL;
 	used = NULL;
 	nused = 0;
@@ -75,7 +72,7 @@ struct nt_site *nt_sites_lookup(unsigned fn, uintptr_t ret)
 			s->pending_cyc = NT_SITE_NONE;
 			s->type = MPI_DATATYPE_NULL;
 			nt_recpolicy_init(&s->rec, abs_floor_cyc);
-			s->depth = nt_stack_capture(s->stack, NT_STACK_DEPTH);
+			s->depth = nt_stack_walk(s->stack, NT_STACK_DEPTH);
 			s->binding = nt_binding_contains(ret);
 			used[nused++] = s;
 			__atomic_store_n(&s->ret, ret, __ATOMIC_RELEASE);
@@ -133,10 +130,8 @@ void nt_sites_add_atomic(struct nt_site *s, uint64_t d, uint64_t bytes)
 
 void nt_sites_reset(void)
 {
-	for (size_t i = 0; table && i < total; i++) {
-		struct nt_site *s = &table[i];
-		if (!s->ret)
-			continue;
+	for (size_t i = 0; i < nused; i++) {
+		struct nt_site *s = used[i];
 		s->calls = s->total_cyc = s->max_cyc = s->bytes = s->phase_cyc = 0;
 		nt_recpolicy_init(&s->rec, abs_floor_cyc);
 		s->min_cyc = UINT64_MAX;
@@ -166,9 +161,9 @@ void nt_sites_forget_type(MPI_Datatype type)
 
 void nt_sites_settle(void)
 {
-	for (size_t i = 0; table && i < total; i++) {
-		struct nt_site *s = &table[i];
-		if (s->ret && s->pending_cyc != NT_SITE_NONE) {
+	for (size_t i = 0; i < nused; i++) {
+		struct nt_site *s = used[i];
+		if (s->pending_cyc != NT_SITE_NONE) {
 			nt_sites_fold(s, s->pending_cyc);
 			s->pending_cyc = NT_SITE_NONE;
 		}

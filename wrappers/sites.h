@@ -44,11 +44,14 @@ struct nt_site {
 	uintptr_t stack[NT_STACK_DEPTH]; /* captured once, when the site was first seen */
 };
 
-/* Reserve and pre-fault a table of capacity sites (a power of two); abs_cyc: the recording
- * policy's absolute floor in counter cycles. 0 or -ENOMEM. */
-int nt_sites_init(size_t capacity, bool threaded, uint64_t abs_cyc);
+/* Bytes a table of capacity sites takes, with the merged site of every function. */
+size_t nt_sites_table_bytes(size_t capacity);
 
-/* Give the table back (the tool is off: the ranks did not agree). */
+/* Keep a table of capacity sites (a power of two) at mem (nt_sites_table_bytes, zeroed); abs_cyc:
+ * the recording policy's absolute floor in counter cycles. */
+void nt_sites_init(void *mem, size_t capacity, bool threaded, uint64_t abs_cyc);
+
+/* Forget the table (the tool is off: the ranks did not agree). */
 void nt_sites_fini(void);
 
 /* The site of (fn, ret), created on first sight; when the table is full, fn's overflow site

@@ -1,34 +1,26 @@
-/* Stack capture with libunwind (glibc's backtrace on threads other than the main one), or
- * nothing when libunwind is not built in. */
+/* Call stacks: libunwind's frame-by-frame walk for a site's stack (once per site) and the
+ * every-call benchmark mode, glibc's backtrace for the caller of a binding (every call through
+ * a Fortran binding); nothing when libunwind is not built in. */
 #include "nt-config.h"
+
+#include <execinfo.h>
 
 #include "stack.h"
 
-#if NT_HAVE_LIBUNWIND
-#include <execinfo.h>
-#include <unistd.h>
-
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
-/* 1 on the process's main thread, -1 on any other, 0 until this thread first asked. */
-static __thread __attribute__((tls_model("initial-exec"))) signed char main_thread;
-
-/* unw_backtrace keeps a 256 KB frame cache per thread that libunwind (1.6.2, and upstream
- * still) frees in the last round of thread-exit destructors, the round in which ThreadSanitizer
- * has already torn the thread down: the cache's mutex then crashed every TSan run of a threaded
- * job. The main thread never runs those destructors; other threads use glibc's backtrace
- * (libgcc's unwinder, no per-thread state): 0.04 to 0.4 us for 8 frames here, where a walk
- * with unw_step took 6 to 10 us, too slow for calls through a Fortran binding. */
-int nt_stack_capture(uintptr_t *ips, int max)
+int nt_stack_quick(uintptr_t *ips, int max)
 {
-	if (main_thread == 0)
-		main_thread = gettid() == getpid() ? 1 : -1;
-	if (main_thread > 0)
-		return unw_backtrace((void **)ips, max);
 	return max > 0 ? backtrace((void **)ips, max) : 0;
 }
 
+#if NT_HAVE_LIBUNWIND
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+/* Not unw_backtrace: it keeps a 256 KiB frame cache per thread (the largest part of what the
+ * tool's first call site added to a rank's resident memory), which libunwind (1.6.2, and
+ * upstream still) frees in the last round of thread-exit destructors, after ThreadSanitizer
+ * has torn the thread down (every TSan run of a threaded job crashed there). unw_step takes
+ * 6-10 us for a stack here, once per call site. */
 int nt_stack_walk(uintptr_t *ips, int max)
 {
 	unw_context_t ctx;
@@ -44,13 +36,6 @@ int nt_stack_walk(uintptr_t *ips, int max)
 	return n;
 }
 #else
-int nt_stack_capture(uintptr_t *ips, int max)
-{
-	(void)ips;
-	(void)max;
-	return 0;
-}
-
 int nt_stack_walk(uintptr_t *ips, int max)
 {
 	(void)ips;

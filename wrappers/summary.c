@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,27 +17,29 @@
 #include "summary.h"
 #include "toolwait.h"
 
-enum { SLOTS = 1024, TOP = 10, LOC_LEN = 256 };
+enum { SLOTS = 256, TOP = 10, LOC_LEN = 256 };
 
-/* Module-relative identity of a call site: "module+0xoffset (symbol+0xoff)". */
+/* Module-relative identity of a call site; with loc, also its text:
+ * "module+0xoffset (symbol+0xoff)". */
 static uint64_t site_key(const struct nt_site *s, char *loc, size_t size)
 {
 	Dl_info info;
 	uintptr_t addr = s->ret - 1; /* inside the call instruction, not after it */
 	const char *module = "?";
 	uintptr_t offset = addr;
-	if (dladdr((void *)addr, &info) && info.dli_fname) {
+	bool found = dladdr((void *)addr, &info) && info.dli_fname;
+	if (found) {
 		module = strrchr(info.dli_fname, '/') ? strrchr(info.dli_fname, '/') + 1
 						      : info.dli_fname;
 		offset = addr - (uintptr_t)info.dli_fbase;
-		if (info.dli_sname && info.dli_saddr)
-			snprintf(loc, size, "%s+0x%lx (%s+0x%lx)", module, (unsigned long)offset,
-				 info.dli_sname, (unsigned long)(addr - (uintptr_t)info.dli_saddr));
-		else
-			snprintf(loc, size, "%s+0x%lx", module, (unsigned long)offset);
-	} else {
-		snprintf(loc, size, "0x%lx", (unsigned long)addr);
 	}
+	if (loc && found && info.dli_sname && info.dli_saddr)
+		snprintf(loc, size, "%s+0x%lx (%s+0x%lx)", module, (unsigned long)offset,
+			 info.dli_sname, (unsigned long)(addr - (uintptr_t)info.dli_saddr));
+	else if (loc && found)
+		snprintf(loc, size, "%s+0x%lx", module, (unsigned long)offset);
+	else if (loc)
+		snprintf(loc, size, "0x%lx", (unsigned long)addr);
 	/* FNV-1a over function id, module name and offset. */
 	uint64_t h = 1469598103934665603ull;
 	const unsigned char *p = (const unsigned char *)module;
@@ -72,10 +75,14 @@ static int cmp_slot_time_desc(const void *a, const void *b)
 
 void nt_summary_write(const struct nt_runtime *rt)
 {
-	struct slots *local = calloc(1, sizeof *local), *all = calloc(1, sizeof *all);
-	char (*locs)[LOC_LEN] = calloc(SLOTS, LOC_LEN);
-	if (!local || !all || !locs)
+	/* Reduced in place: one copy of the slots (72 KiB), and location strings only for the
+	 * TOP slots, formatted by their owners once the top is known. */
+	struct slots *all = calloc(1, sizeof *all);
+	struct nt_site **first = calloc(SLOTS, sizeof *first); /* the slot's first site here */
+	char (*locs)[LOC_LEN] = calloc(TOP, LOC_LEN);
+	if (!all || !first || !locs)
 		goto out;
+	struct slots *local = all;
 	for (int i = 0; i < SLOTS; i++) {
 		local->key_min[i] = UINT64_MAX;
 		local->owner[i] = INT_MAX;
@@ -86,12 +93,11 @@ void nt_summary_write(const struct nt_runtime *rt)
 	for (struct nt_site *s; (s = nt_sites_next(&it));) {
 		if (s->calls == 0)
 			continue;
-		char loc[LOC_LEN];
-		uint64_t key = site_key(s, loc, sizeof loc);
+		uint64_t key = site_key(s, NULL, 0);
 		int k = (int)(key % SLOTS);
 		double t = nt_clock_cyc_to_ns(s->total_cyc);
-		if (local->key_min[k] == UINT64_MAX)
-			memcpy(locs[k], loc, LOC_LEN);
+		if (!first[k])
+			first[k] = s;
 		local->key_min[k] = key < local->key_min[k] ? key : local->key_min[k];
 		local->key_max[k] = key > local->key_max[k] ? key : local->key_max[k];
 		local->calls[k] += (double)s->calls;
@@ -126,11 +132,11 @@ void nt_summary_write(const struct nt_runtime *rt)
 	MPI_Comm c = rt->comm;
 	MPI_Request r[TOP > 5 ? TOP : 5];
 	int n = 0;
-	PMPI_Iallreduce(local->key_not_min, all->key_not_min, 2 * SLOTS, MPI_UINT64_T, MPI_MAX, c,
+	PMPI_Iallreduce(MPI_IN_PLACE, all->key_not_min, 2 * SLOTS, MPI_UINT64_T, MPI_MAX, c,
 			&r[n++]);
-	PMPI_Iallreduce(local->calls, all->calls, 3 * SLOTS + 2, MPI_DOUBLE, MPI_SUM, c, &r[n++]);
-	PMPI_Iallreduce(local->time_max, all->time_max, SLOTS, MPI_DOUBLE, MPI_MAX, c, &r[n++]);
-	PMPI_Iallreduce(local->not_owner, all->not_owner, 2 * SLOTS, MPI_INT, MPI_MAX, c, &r[n++]);
+	PMPI_Iallreduce(MPI_IN_PLACE, all->calls, 3 * SLOTS + 2, MPI_DOUBLE, MPI_SUM, c, &r[n++]);
+	PMPI_Iallreduce(MPI_IN_PLACE, all->time_max, SLOTS, MPI_DOUBLE, MPI_MAX, c, &r[n++]);
+	PMPI_Iallreduce(MPI_IN_PLACE, all->not_owner, 2 * SLOTS, MPI_INT, MPI_MAX, c, &r[n++]);
 	PMPI_Iallreduce(mine, loc, 4, MPI_DOUBLE_INT, MPI_MAXLOC, c, &r[n++]);
 	nt_toolwait_all(n, r, MPI_STATUSES_IGNORE, NT_TOOLWAIT_SPIN_NS);
 	for (int k = 0; k < SLOTS; k++) {
@@ -151,12 +157,14 @@ void nt_summary_write(const struct nt_runtime *rt)
 	n = 0;
 	for (int i = 0; i < ntop; i++) {
 		int k = order[i];
+		if (rt->rank == all->owner[k])
+			site_key(first[k], locs[i], LOC_LEN);
 		if (all->owner[k] == 0 || rt->size == 1)
 			continue;
 		if (rt->rank == all->owner[k])
-			PMPI_Isend(locs[k], LOC_LEN, MPI_CHAR, 0, k, c, &r[n++]);
+			PMPI_Isend(locs[i], LOC_LEN, MPI_CHAR, 0, k, c, &r[n++]);
 		else if (rt->rank == 0)
-			PMPI_Irecv(locs[k], LOC_LEN, MPI_CHAR, all->owner[k], k, c, &r[n++]);
+			PMPI_Irecv(locs[i], LOC_LEN, MPI_CHAR, all->owner[k], k, c, &r[n++]);
 	}
 	nt_toolwait_all(n, r, MPI_STATUSES_IGNORE, NT_TOOLWAIT_SPIN_NS);
 	if (rt->rank != 0)
@@ -185,12 +193,12 @@ void nt_summary_write(const struct nt_runtime *rt)
 		double cov = mean > 0 ? sqrt(var > 0 ? var : 0) / mean : 0;
 		const char *name = all->fn[k] >= 0 && all->fn[k] < NT_FN_COUNT ? nt_fn_name[all->fn[k]]
 										: "?";
-		fprintf(f, "noisetool:   %-22s %-44s %12.0f %12.3f %12.3f %6.3f%s\n", name, locs[k],
+		fprintf(f, "noisetool:   %-22s %-44s %12.0f %12.3f %12.3f %6.3f%s\n", name, locs[i],
 			all->calls[k], all->time_ns[k] / 1e6, all->time_max[k] / 1e6, cov,
 			all->key_min[k] != all->key_max[k] ? " (slot shared by several sites)" : "");
 	}
 out:
-	free(local);
 	free(all);
+	free(first);
 	free(locs);
 }

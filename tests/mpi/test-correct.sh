@@ -129,7 +129,7 @@ mixed_env() {
 		summary NOISETOOL_SUMMARY 0 1
 		wait NOISETOOL_WAIT adaptive mpich
 		level NOISETOOL_LEVEL timing os
-		mem NOISETOOL_MEM 64K 16M
+		mem NOISETOOL_MEM 1M 16M
 		inject NOISETOOL_INJECT period=5ms,detour=200us -
 	EOF
 }

@@ -88,8 +88,14 @@ TEST_CASE("NOISETOOL_* environment", "[env]")
 		CHECK(e.find("injection is off") != std::string::npos);
 	}
 
-	SECTION("memory outside 64K..4G is refused")
+	SECTION("memory outside 1M..4G is refused")
 	{
+		fake_env = { { "NOISETOOL_MEM", "1023K" } };
+		CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 1);
+		CHECK(std::string(errors).find("1M to 4G") != std::string::npos);
+		fake_env = { { "NOISETOOL_MEM", "1M" } };
+		CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 0);
+		CHECK(env.mem_bytes == 1u << 20);
 		fake_env = { { "NOISETOOL_MEM", "32K" } };
 		CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 1);
 		fake_env = { { "NOISETOOL_MEM", "8G" } };
