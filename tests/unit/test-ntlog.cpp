@@ -1,12 +1,15 @@
-// The job log: encode rank blocks, decode them back exactly, and refuse every kind of damage
-// with a message that says what is wrong; the report merges sites across ranks.
+// The job log: encode rank blocks (streamed through any chunk size, or in one buffer), decode
+// them back exactly, and refuse every kind of damage with a message that says what is wrong;
+// the report merges sites across ranks.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -551,4 +554,347 @@ TEST_CASE("ntlog: truncated and empty inputs say so", "[ntlog]")
 TEST_CASE("crc32 matches the IEEE check value", "[ntlog]")
 {
 	CHECK(nt_crc32(0, "123456789", 9) == 0xcbf43926u);
+}
+
+namespace {
+
+// An encoder written from doc/ntlog-format.md alone, independent of the C writer: a rank block
+// of version 2.
+struct spec_writer {
+	std::vector<unsigned char> b;
+
+	void u32(uint32_t v)
+	{
+		for (int i = 0; i < 4; i++)
+			b.push_back((unsigned char)(v >> (8 * i)));
+	}
+	void u64(uint64_t v)
+	{
+		for (int i = 0; i < 8; i++)
+			b.push_back((unsigned char)(v >> (8 * i)));
+	}
+	void str(const char *s)
+	{
+		size_t n = s ? std::strlen(s) : 0;
+		u32((uint32_t)n);
+		b.insert(b.end(), s, s + n);
+	}
+
+	static std::vector<unsigned char> payload(const nt_log_rank &r, int version)
+	{
+		spec_writer w;
+		w.u32(r.flags);
+		w.u32(r.nsites);
+		for (uint64_t v : { r.wall_ns, r.mpi_ns, r.dropped, (uint64_t)r.init_global_ns,
+				    (uint64_t)r.drift_ppb, r.clock_error_ns, r.clock_test_error_ns,
+				    r.injected_ns, r.injected_count, r.probe_reads, r.probe_cost_ns })
+			w.u64(v);
+		w.str(r.host);
+		for (uint32_t i = 0; i < r.nsites; i++) {
+			const nt_log_site &s = r.sites[i];
+			w.str(s.function);
+			w.str(s.module);
+			for (uint64_t v : { s.offset, s.calls, s.total_ns, s.min_ns, s.max_ns, s.bytes })
+				w.u64(v);
+			for (uint64_t h : s.hist)
+				w.u64(h);
+			w.u32(s.depth);
+			for (uint32_t k = 0; k < s.depth; k++) {
+				w.str(s.frames[k].module);
+				w.u64(s.frames[k].offset);
+			}
+		}
+		w.u64(r.dropped_records);
+		w.u64(r.nrecords);
+		for (uint64_t i = 0; i < r.nrecords; i++) {
+			const nt_log_record &x = r.records[i];
+			w.u64(x.comm_id);
+			w.u64(x.seq);
+			w.u32(x.site);
+			w.u32(x.flags);
+			w.u64(x.start_ns);
+			w.u64(x.duration_ns);
+			w.u64(x.phase_ns);
+			if (version >= 2) {
+				w.u64(x.interval_ns);
+				w.u64(x.p2p_ns);
+			}
+			const nt_log_window &v = x.win;
+			for (uint64_t u : { v.wall_ns, v.cpu_ns, v.run_delay_ns, v.vol_switches,
+					    v.invol_switches, v.minor_faults, v.major_faults,
+					    v.instructions, v.injected_ns })
+				w.u64(u);
+			w.u32(v.valid);
+		}
+		return w.b;
+	}
+
+	static std::vector<unsigned char> block(const nt_log_rank &r, int version)
+	{
+		auto p = payload(r, version);
+		spec_writer w;
+		w.b = { 'N', 'T', 'R', 'K' };
+		w.u32(r.rank);
+		w.u64(p.size());
+		w.u32(nt_crc32(0, p.data(), p.size()));
+		w.u32(0);
+		w.b.insert(w.b.end(), p.begin(), p.end());
+		return w.b;
+	}
+
+	// A whole log of ranks as a build of that version wrote it.
+	static std::vector<unsigned char> log(const std::vector<nt_log_rank> &ranks, int version,
+					      uint32_t header_flags = 0)
+	{
+		std::vector<unsigned char> out(NT_LOG_HEADER_BYTES);
+		nt_log_header(out.data(), (uint32_t)ranks.size(), header_flags, 2, 3.123456789e9,
+			      0xfedcba9876543210ull);
+		out[8] = (unsigned char)version; // then the header checksum again
+		uint32_t crc = nt_crc32(0, out.data(), 60);
+		for (int i = 0; i < 4; i++)
+			out[60 + (size_t)i] = (unsigned char)(crc >> (8 * i));
+		for (const auto &r : ranks) {
+			auto b = block(r, version);
+			out.insert(out.end(), b.begin(), b.end());
+		}
+		return out;
+	}
+};
+
+// Random ranks: strings of every length around the chunk sizes, empty sections, stacks of
+// every depth, values of every size.
+struct random_rank {
+	std::vector<struct nt_log_site> sites;
+	std::vector<struct nt_log_record> recs;
+	std::vector<std::string> strings;
+	struct nt_log_rank rank;
+
+	random_rank(std::mt19937_64 &rng, uint32_t max_sites, uint32_t max_records)
+	{
+		auto below = [&](uint64_t n) { return n ? rng() % n : 0; };
+		auto value = [&]() { return rng() >> below(64); };
+		strings.reserve(1 + max_sites * (2 + NT_LOG_MAX_DEPTH)); // the sites point into it
+		auto str = [&]() {
+			std::string v(below(300), 'x');
+			for (auto &c : v)
+				c = (char)('a' + below(26));
+			strings.push_back(v);
+			return strings.back().c_str();
+		};
+		std::memset(&rank, 0, sizeof rank);
+		sites.resize(below(max_sites + 1));
+		for (auto &s : sites) {
+			std::memset(&s, 0, sizeof s);
+			s.function = str();
+			s.module = str();
+			s.offset = value();
+			s.calls = value();
+			s.total_ns = value() >> 8;
+			s.min_ns = value() >> 8;
+			s.max_ns = value() >> 8;
+			s.bytes = value();
+			for (auto &h : s.hist)
+				h = value();
+			s.depth = (uint32_t)below(NT_LOG_MAX_DEPTH + 1);
+			for (uint32_t k = 0; k < s.depth; k++)
+				s.frames[k] = { str(), value() };
+		}
+		recs.resize(sites.empty() ? 0 : below(max_records + 1));
+		for (auto &x : recs) {
+			std::memset(&x, 0, sizeof x);
+			x.comm_id = value();
+			x.seq = value();
+			x.site = (uint32_t)below(sites.size());
+			x.flags = (uint32_t)below(64);
+			for (uint64_t *t : { &x.start_ns, &x.duration_ns, &x.phase_ns, &x.interval_ns,
+					     &x.p2p_ns, &x.win.wall_ns, &x.win.cpu_ns,
+					     &x.win.run_delay_ns, &x.win.injected_ns })
+				*t = value() >> 8;
+			x.win.vol_switches = value();
+			x.win.invol_switches = value();
+			x.win.minor_faults = value();
+			x.win.major_faults = value();
+			x.win.instructions = value();
+			x.win.valid = (uint32_t)below(64);
+		}
+		rank.rank = 0;
+		rank.flags = (uint32_t)below(2);
+		rank.host = str();
+		rank.wall_ns = value() >> 8;
+		rank.mpi_ns = value() >> 8;
+		rank.dropped = value();
+		rank.init_global_ns = (int64_t)(value() >> 8) * (below(2) ? 1 : -1);
+		rank.drift_ppb = (int64_t)below(20000000001ull) - 10000000000ll;
+		rank.clock_error_ns = value() >> 8;
+		rank.clock_test_error_ns = value() >> 8;
+		rank.injected_ns = value() >> 8;
+		rank.injected_count = value();
+		rank.probe_reads = value();
+		rank.probe_cost_ns = value() >> 8;
+		rank.nsites = (uint32_t)sites.size();
+		rank.sites = sites.data();
+		rank.dropped_records = value();
+		rank.nrecords = recs.size();
+		rank.records = recs.data();
+	}
+};
+
+// A sink that keeps what it is handed, and the size of each piece.
+struct collect {
+	std::vector<unsigned char> bytes;
+	std::vector<size_t> pieces;
+	size_t fail_at = SIZE_MAX; // the piece that returns -ENOSPC
+
+	static int sink(void *ctx, const unsigned char *p, size_t len)
+	{
+		auto *c = static_cast<collect *>(ctx);
+		if (c->pieces.size() == c->fail_at)
+			return -ENOSPC;
+		c->bytes.insert(c->bytes.end(), p, p + len);
+		c->pieces.push_back(len);
+		return 0;
+	}
+};
+
+// The site source of a test: site i of a vector, counting the calls.
+struct site_list {
+	const std::vector<struct nt_log_site> *sites;
+	std::vector<uint32_t> asked;
+
+	static int get(void *ctx, uint32_t i, struct nt_log_site *out)
+	{
+		auto *l = static_cast<site_list *>(ctx);
+		l->asked.push_back(i);
+		if (i >= l->sites->size())
+			return -ERANGE;
+		*out = (*l->sites)[i];
+		return 0;
+	}
+};
+
+std::vector<unsigned char> one_buffer(const struct nt_log_rank &r)
+{
+	unsigned char *buf;
+	size_t len;
+	REQUIRE(nt_log_rank_encode(&r, &buf, &len) == 0);
+	std::vector<unsigned char> v(buf, buf + len);
+	std::free(buf);
+	return v;
+}
+
+} // namespace
+
+TEST_CASE("log v2: the writer's bytes are the spec's", "[ntlog]")
+{
+	fields f(3);
+	for (const auto &r : f.ranks)
+		CHECK(one_buffer(r) == spec_writer::block(r, 2));
+	CHECK(f.encode() == spec_writer::log(f.ranks, 2));
+}
+
+TEST_CASE("log v2: streamed through any chunk, the block is the one-buffer block", "[ntlog]")
+{
+	std::mt19937_64 rng(20261124);
+	size_t largest = 0;
+	for (int round = 0; round < 40; round++) {
+		// Some blocks far larger than the largest chunk, some empty of sites and records.
+		random_rank rr(rng, round % 4 ? 12 : 0, round % 3 ? 1500 : 0);
+		INFO("round " << round << ": " << rr.sites.size() << " sites, " << rr.recs.size()
+			      << " records");
+		auto whole = one_buffer(rr.rank);
+		CHECK(whole == spec_writer::block(rr.rank, 2));
+		largest = std::max(largest, whole.size());
+		for (bool from_callback : { false, true }) {
+			site_list list{ &rr.sites, {} };
+			struct nt_log_source src = { &rr.rank, nullptr, nullptr };
+			if (from_callback) {
+				src.site = site_list::get;
+				src.site_ctx = &list;
+			}
+			struct nt_log_block block;
+			REQUIRE(nt_log_rank_measure(&src, &block) == 0);
+			CHECK(block.bytes == whole.size());
+			for (size_t chunk : { (size_t)1, (size_t)7, (size_t)NT_LOG_CHUNK_BYTES }) {
+				INFO("chunk " << chunk << (from_callback ? ", sites from a callback" : ""));
+				std::vector<unsigned char> buf(chunk);
+				collect c;
+				list.asked.clear();
+				REQUIRE(nt_log_rank_stream(&src, &block, buf.data(), chunk, collect::sink,
+							   &c) == 0);
+				CHECK(c.bytes == whole);
+				// Full chunks, the last one possibly short.
+				CHECK(c.pieces.size() == (whole.size() + chunk - 1) / chunk);
+				CHECK(std::count(c.pieces.begin(), c.pieces.end() - 1, chunk) ==
+				      (long)c.pieces.size() - 1);
+				if (from_callback) { // each site once, in order
+					std::vector<uint32_t> want(rr.sites.size());
+					for (uint32_t i = 0; i < want.size(); i++)
+						want[i] = i;
+					CHECK(list.asked == want);
+				}
+			}
+		}
+	}
+	CHECK(largest > 2 * NT_LOG_CHUNK_BYTES);
+}
+
+TEST_CASE("log v2: the stream stops at the first error and never writes past its block",
+	  "[ntlog]")
+{
+	fields f(1);
+	struct nt_log_rank &r = f.ranks[0];
+	struct nt_log_source src = { &r, nullptr, nullptr };
+	struct nt_log_block block;
+	REQUIRE(nt_log_rank_measure(&src, &block) == 0);
+	std::vector<unsigned char> chunk(7);
+
+	SECTION("the sink's error")
+	{
+		collect c;
+		c.fail_at = 3;
+		CHECK(nt_log_rank_stream(&src, &block, chunk.data(), chunk.size(), collect::sink, &c) ==
+		      -ENOSPC);
+		CHECK(c.pieces.size() == 3);
+	}
+	SECTION("the site source's error")
+	{
+		std::vector<struct nt_log_site> fewer(f.sites[0].begin(), f.sites[0].end() - 1);
+		site_list list{ &fewer, {} };
+		struct nt_log_source short_src = { &r, site_list::get, &list };
+		struct nt_log_block b;
+		CHECK(nt_log_rank_measure(&short_src, &b) == -ERANGE);
+		collect c;
+		CHECK(nt_log_rank_stream(&short_src, &block, chunk.data(), chunk.size(),
+					 collect::sink, &c) == -ERANGE);
+	}
+	SECTION("a source that grew since it was measured")
+	{
+		r.nrecords--; // measured with one record less
+		REQUIRE(nt_log_rank_measure(&src, &block) == 0);
+		r.nrecords++;
+		collect c;
+		CHECK(nt_log_rank_stream(&src, &block, chunk.data(), chunk.size(), collect::sink, &c) ==
+		      -EIO);
+		CHECK(c.bytes.size() <= block.bytes);
+	}
+	SECTION("a source that changed since it was measured, at the same size")
+	{
+		r.records[1].seq++;
+		collect c;
+		CHECK(nt_log_rank_stream(&src, &block, chunk.data(), chunk.size(), collect::sink, &c) ==
+		      -EIO);
+		CHECK(c.bytes.size() == block.bytes);
+	}
+	SECTION("bad arguments")
+	{
+		collect c;
+		struct nt_log_source none = { nullptr, nullptr, nullptr };
+		CHECK(nt_log_rank_measure(&none, &block) == -EINVAL);
+		CHECK(nt_log_rank_stream(&src, &block, chunk.data(), 0, collect::sink, &c) == -EINVAL);
+		CHECK(nt_log_rank_stream(&src, &block, nullptr, 7, collect::sink, &c) == -EINVAL);
+		CHECK(nt_log_rank_stream(&src, &block, chunk.data(), 7, nullptr, &c) == -EINVAL);
+		r.sites = nullptr; // sites neither in the rank nor from a callback
+		CHECK(nt_log_rank_measure(&src, &block) == -EINVAL);
+		CHECK(c.bytes.empty());
+	}
 }
