@@ -1,6 +1,6 @@
-/* Writing the job log at MPI_Finalize: every rank encodes its block, offsets come from an
- * exclusive scan, one collective MPI-IO write, then rank 0 renames the temporary file to a
- * name that did not exist (never overwriting). */
+/* Writing the job log at MPI_Finalize: every rank measures its block, offsets come from an
+ * exclusive scan, every rank streams its block to its offset a chunk at a time, then rank 0
+ * links the temporary file to a name that did not exist (never overwriting). */
 #ifndef WRAPPERS_LOGWRITE_H
 #define WRAPPERS_LOGWRITE_H
 
