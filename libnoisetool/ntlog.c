@@ -192,7 +192,7 @@ static void encode_record(struct wbuf *w, const struct nt_log_record *x)
 	w32(w, v->valid);
 }
 
-/* The payload (doc/ntlog-format.md). */
+/* The payload of version NT_LOG_VERSION (doc/ntlog-format.md). */
 static void encode_payload(struct wbuf *w, const struct nt_log_source *src)
 {
 	const struct nt_log_rank *r = src->rank;
@@ -209,6 +209,9 @@ static void encode_payload(struct wbuf *w, const struct nt_log_source *src)
 	w64(w, r->injected_count);
 	w64(w, r->probe_reads);
 	w64(w, r->probe_cost_ns);
+	w64(w, r->untimed_instances);
+	w64(w, r->unregistered_persistent);
+	w64(w, r->unknown_comm_records);
 	wstr(w, r->host);
 	for (uint32_t i = 0; i < r->nsites && w->rc == 0; i++) {
 		if (!src->site) {
@@ -352,8 +355,10 @@ static const char *rstr(struct rbuf *r)
 	return s;
 }
 
-/* Smallest encoding of one site: two empty strings and the fixed fields. */
-enum { MIN_SITE_BYTES = 4 + 4 + 8 * 6 + 8 * NT_LOG_HIST_BINS + 4, RECORD_BYTES = 48 + 2 * 8 + 9 * 8 + 4 };
+/* Smallest encoding of one site: two empty strings and the fixed fields. A record: 140 bytes
+ * since version 2, which added the interval and its point-to-point time. */
+enum { MIN_SITE_BYTES = 4 + 4 + 8 * 6 + 8 * NT_LOG_HIST_BINS + 4, RECORD_V1_BYTES = 48 + 9 * 8 + 4,
+       RECORD_BYTES = RECORD_V1_BYTES + 2 * 8 };
 
 /* The ranges a reader accepts (doc/ntlog-format.md, "Ranges"): times and their sums stay far
  * from overflowing the report's arithmetic (2^56 ns is 2.28 years), and global time runs
@@ -421,8 +426,10 @@ static int check_ranges(const struct nt_log_rank *k, char *err, size_t errsz)
 	return 0;
 }
 
-static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_rank, char *err,
-		       size_t errsz)
+/* One rank block of a log of the given version (1 to NT_LOG_VERSION); what an older version
+ * lacks reads as 0 (doc/ntlog-format.md, "Older versions"). */
+static int decode_rank(struct rbuf *r, uint32_t version, struct nt_log_rank *out,
+		       uint32_t expect_rank, char *err, size_t errsz)
 {
 	size_t start = r->pos;
 	if (r->len - r->pos < RANK_HEADER_BYTES || memcmp(r->p + r->pos, rank_magic, 4) != 0) {
@@ -471,6 +478,11 @@ static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_
 	out->injected_count = r64(&b);
 	out->probe_reads = r64(&b);
 	out->probe_cost_ns = r64(&b);
+	if (version >= 3) {
+		out->untimed_instances = r64(&b);
+		out->unregistered_persistent = r64(&b);
+		out->unknown_comm_records = r64(&b);
+	}
 	out->host = rstr(&b);
 	if (!b.bad && out->nsites > (b.len - b.pos) / MIN_SITE_BYTES)
 		b.bad = true;
@@ -501,7 +513,8 @@ static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_
 	}
 	out->dropped_records = r64(&b);
 	out->nrecords = r64(&b);
-	if (!b.bad && out->nrecords > (b.len - b.pos) / RECORD_BYTES)
+	size_t record_bytes = version >= 2 ? RECORD_BYTES : RECORD_V1_BYTES;
+	if (!b.bad && out->nrecords > (b.len - b.pos) / record_bytes)
 		b.bad = true;
 	if (!b.bad && out->nrecords) {
 		out->records = calloc(out->nrecords, sizeof *out->records);
@@ -517,8 +530,10 @@ static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_
 		x->start_ns = r64(&b);
 		x->duration_ns = r64(&b);
 		x->phase_ns = r64(&b);
-		x->interval_ns = r64(&b);
-		x->p2p_ns = r64(&b);
+		if (version >= 2) {
+			x->interval_ns = r64(&b);
+			x->p2p_ns = r64(&b);
+		}
 		struct nt_log_window *v = &x->win;
 		v->wall_ns = r64(&b);
 		v->cpu_ns = r64(&b);
@@ -530,6 +545,8 @@ static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_
 		v->instructions = r64(&b);
 		v->injected_ns = r64(&b);
 		v->valid = r32(&b);
+		if (version < 2) /* no interval: attribution must not take the 0 for one */
+			x->flags &= ~NT_LOG_REC_INTERVAL;
 		if (!b.bad && x->site >= out->nsites) {
 			nt_err_set(err, errsz, "rank %u record %llu: call site %u is out of range (the "
 				   "rank has %u)", rank, (unsigned long long)i, x->site, out->nsites);
@@ -540,7 +557,11 @@ static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_
 		b.bad = true;
 	r->pool_used = b.pool_used;
 	if (b.bad) {
-		nt_err_set(err, errsz, "rank %u: malformed block contents", rank);
+		if (version == NT_LOG_VERSION)
+			nt_err_set(err, errsz, "rank %u: malformed block contents", rank);
+		else
+			nt_err_set(err, errsz, "rank %u: malformed block contents (read as version %u)",
+				   rank, version);
 		return -EINVAL;
 	}
 	int rc = check_ranges(out, err, errsz);
@@ -580,9 +601,9 @@ int nt_log_decode(const unsigned char *buf, size_t len, struct nt_log *log, char
 			NT_LOG_VERSION);
 		return -ENOTSUP;
 	}
-	if (log->version < NT_LOG_VERSION) {
-		nt_err_set(err, errsz, "log version %u is older than this reader (%u): run the job again "
-			"with this build", log->version, NT_LOG_VERSION);
+	if (log->version < 1) {
+		nt_err_set(err, errsz, "log version %u is unknown (this reader reads versions 1 to %u)",
+			   log->version, NT_LOG_VERSION);
 		return -ENOTSUP;
 	}
 	if (get32(buf + 12) != NT_LOG_HEADER_BYTES) {
@@ -618,7 +639,7 @@ int nt_log_decode(const unsigned char *buf, size_t len, struct nt_log *log, char
 	}
 	struct rbuf r = { buf, len, NT_LOG_HEADER_BYTES, log->storage_, 0, len, false };
 	for (uint32_t i = 0; i < log->nranks; i++) {
-		int rc = decode_rank(&r, &log->ranks[i], i, err, errsz);
+		int rc = decode_rank(&r, log->version, &log->ranks[i], i, err, errsz);
 		if (rc) {
 			nt_log_free(log);
 			return rc;

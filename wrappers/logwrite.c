@@ -14,6 +14,7 @@
 
 #include <noisetool/clock.h>
 #include <noisetool/inject.h>
+#include <noisetool/loss.h>
 #include <noisetool/ntlog.h>
 
 #include "call.h"
@@ -36,12 +37,22 @@ static void locate(uintptr_t addr, const char **module, uint64_t *offset)
 	}
 }
 
-/* Whether this rank lost anything: calls at merged sites, dropped records, instances not timed,
- * records on communicators without an id. */
-static bool rank_partial(void)
+void nt_logwrite_losses(uint64_t lost[NT_LOSS_COUNT])
 {
-	return nt_sites_overflow() || nt_records_dropped() || nt_requests_untracked() ||
-	       nt_unknown_comm_records_;
+	lost[NT_LOSS_MERGED_CALLS] = nt_sites_overflow();
+	lost[NT_LOSS_RECORDS] = nt_records_dropped();
+	lost[NT_LOSS_UNTIMED] = nt_requests_untimed();
+	lost[NT_LOSS_UNREGISTERED] = nt_requests_unregistered();
+	lost[NT_LOSS_UNKNOWN_COMM] = __atomic_load_n(&nt_unknown_comm_records_, __ATOMIC_RELAXED);
+}
+
+/* Whether the rank's block is PARTIAL: exactly when it counts a loss of any kind. */
+static bool rank_partial(const struct nt_log_rank *r)
+{
+	for (int k = 0; k < NT_LOSS_COUNT; k++)
+		if (nt_loss_count(r, (enum nt_loss)k))
+			return true;
+	return false;
 }
 
 /* This rank's block, ready to be streamed: its fields, its records in their log form in the
@@ -115,7 +126,7 @@ static struct global_base global_base(const struct nt_runtime *rt)
 	return g;
 }
 
-/* The rank's own fields: times, the global time base, the injector, the probe, what it lost. */
+/* The rank's own fields: times, the global time base, the injector, the probe, its losses. */
 static void rank_fields(const struct nt_runtime *rt, struct rank_block *b)
 {
 	struct nt_log_rank *r = &b->rank;
@@ -133,9 +144,14 @@ static void rank_fields(const struct nt_runtime *rt, struct rank_block *b)
 	double cost_ns;
 	nt_window_stats(&r->probe_reads, &cost_ns);
 	r->probe_cost_ns = (uint64_t)cost_ns;
-	r->dropped = nt_sites_overflow();
-	r->dropped_records = nt_records_dropped();
-	if (rank_partial())
+	uint64_t lost[NT_LOSS_COUNT];
+	nt_logwrite_losses(lost);
+	r->dropped = lost[NT_LOSS_MERGED_CALLS];
+	r->dropped_records = lost[NT_LOSS_RECORDS];
+	r->untimed_instances = lost[NT_LOSS_UNTIMED];
+	r->unregistered_persistent = lost[NT_LOSS_UNREGISTERED];
+	r->unknown_comm_records = lost[NT_LOSS_UNKNOWN_COMM];
+	if (rank_partial(r))
 		r->flags |= NT_LOG_FLAG_PARTIAL;
 	/* Sites with calls (the rest do not go into the log), and the rank's MPI time. */
 	size_t it = 0;

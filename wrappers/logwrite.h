@@ -5,8 +5,14 @@
 #define WRAPPERS_LOGWRITE_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include <noisetool/loss.h>
 
 #include "runtime.h"
+
+/* This rank's losses so far by kind (enum nt_loss), as its log block counts them. */
+void nt_logwrite_losses(uint64_t lost[NT_LOSS_COUNT]);
 
 /* Collective over rt->comm. On success rank 0 has the path in path (others get it too).
  * Returns 0 or -errno; on failure nothing is left behind. */

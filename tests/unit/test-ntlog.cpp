@@ -1,6 +1,6 @@
 // The job log: encode rank blocks (streamed through any chunk size, or in one buffer), decode
-// them back exactly, and refuse every kind of damage with a message that says what is wrong;
-// the report merges sites across ranks.
+// them back exactly, read versions 1 and 2 as well, and refuse every kind of damage with a
+// message that says what is wrong; the report merges sites across ranks.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -200,14 +200,22 @@ TEST_CASE("ntlog refuses damaged files with a clear message", "[ntlog]")
 		CHECK(nt_log_decode(bad.data(), bad.size(), &log, err, sizeof err) == -EINVAL);
 		CHECK(std::string(err).find("unexpected bytes") != std::string::npos);
 	}
-	SECTION("a newer version")
+	SECTION("a version this reader does not know")
 	{
-		auto bad = good;
-		bad[8] = 99; // version, then fix the header checksum
-		uint32_t crc = nt_crc32(0, bad.data(), 60);
-		for (int i = 0; i < 4; i++)
-			bad[60 + i] = (unsigned char)(crc >> (8 * i));
-		CHECK(nt_log_decode(bad.data(), bad.size(), &log, err, sizeof err) == -ENOTSUP);
+		for (unsigned char version : { 0, 4, 99 }) {
+			auto bad = good;
+			bad[8] = version; // then fix the header checksum
+			uint32_t crc = nt_crc32(0, bad.data(), 60);
+			for (int i = 0; i < 4; i++)
+				bad[60 + i] = (unsigned char)(crc >> (8 * i));
+			INFO("version " << (int)version);
+			CHECK(nt_log_decode(bad.data(), bad.size(), &log, err, sizeof err) == -ENOTSUP);
+			CHECK(std::string(err) ==
+			      (version ? "log version " + std::to_string(version) +
+						 " is newer than this reader (3)"
+				       : std::string("log version 0 is unknown (this reader reads "
+						     "versions 1 to 3)")));
+		}
 	}
 	SECTION("a missing file")
 	{
@@ -217,7 +225,7 @@ TEST_CASE("ntlog refuses damaged files with a clear message", "[ntlog]")
 
 namespace {
 
-// A v2 log in which every field of every struct holds its own value (so that a field written or
+// A v3 log in which every field of every struct holds its own value (so that a field written or
 // read in another's place, or truncated to 32 bits, shows): unbounded counts with the top bit
 // set, times just under the reader's limit of 2^56 ns, negative clock fields.
 struct fields {
@@ -298,6 +306,9 @@ struct fields {
 			k.injected_count = count();
 			k.probe_reads = count();
 			k.probe_cost_ns = ns();
+			k.untimed_instances = count();
+			k.unregistered_persistent = count();
+			k.unknown_comm_records = count();
 			k.nsites = (uint32_t)sites[r].size();
 			k.sites = sites[r].data();
 			k.dropped_records = count();
@@ -356,6 +367,9 @@ void check_rank(const struct nt_log_rank &a, const struct nt_log_rank &b)
 	CHECK(a.probe_reads == b.probe_reads);
 	CHECK(a.probe_cost_ns == b.probe_cost_ns);
 	CHECK(a.dropped_records == b.dropped_records);
+	CHECK(a.untimed_instances == b.untimed_instances);
+	CHECK(a.unregistered_persistent == b.unregistered_persistent);
+	CHECK(a.unknown_comm_records == b.unknown_comm_records);
 	REQUIRE(a.nsites == b.nsites);
 	for (uint32_t i = 0; i < b.nsites; i++) {
 		INFO("site " << i);
@@ -409,14 +423,14 @@ std::string decode_error(const std::vector<unsigned char> &bytes)
 
 } // namespace
 
-TEST_CASE("log v2: every field of every rank, site, record and window survives", "[ntlog]")
+TEST_CASE("log v3: every field of every rank, site, record and window survives", "[ntlog]")
 {
 	fields f(3);
 	auto bytes = f.encode();
 	struct nt_log log;
 	char err[256];
 	REQUIRE(nt_log_decode(bytes.data(), bytes.size(), &log, err, sizeof err) == 0);
-	CHECK(log.version == 2);
+	CHECK(log.version == 3);
 	CHECK(log.nranks == 3);
 	CHECK(log.flags == NT_LOG_FLAG_PARTIAL); // rank 1's flag, none in the header
 	CHECK(log.level == 2);
@@ -431,6 +445,13 @@ TEST_CASE("log v2: every field of every rank, site, record and window survives",
 	CHECK(x.p2p_ns == f.recs[2][1].p2p_ns);
 	CHECK(x.interval_ns != x.p2p_ns);
 	CHECK_FALSE((log.ranks[2].records[3].flags & NT_LOG_REC_INTERVAL));
+	// The loss counts, named: what version 3 added (each its own value).
+	const struct nt_log_rank &k = log.ranks[1];
+	CHECK(k.untimed_instances == f.ranks[1].untimed_instances);
+	CHECK(k.unregistered_persistent == f.ranks[1].unregistered_persistent);
+	CHECK(k.unknown_comm_records == f.ranks[1].unknown_comm_records);
+	CHECK(k.untimed_instances != k.unregistered_persistent);
+	CHECK(k.unregistered_persistent != k.unknown_comm_records);
 	nt_log_free(&log);
 
 	SECTION("the encoding is the documented one: 140-byte records, the file ends with them")
@@ -452,7 +473,7 @@ TEST_CASE("log v2: every field of every rank, site, record and window survives",
 	}
 }
 
-TEST_CASE("log v2: numbers out of range are refused, naming the field", "[ntlog]")
+TEST_CASE("log v3: numbers out of range are refused, naming the field", "[ntlog]")
 {
 	const uint64_t max_ns = 1ull << 56;
 	fields f(2);
@@ -559,7 +580,8 @@ TEST_CASE("crc32 matches the IEEE check value", "[ntlog]")
 namespace {
 
 // An encoder written from doc/ntlog-format.md alone, independent of the C writer: a rank block
-// of version 2.
+// of version 3, or of 2 (no loss counts but dropped and dropped_records) or 1 (also no record
+// interval fields), as older builds wrote them.
 struct spec_writer {
 	std::vector<unsigned char> b;
 
@@ -589,6 +611,11 @@ struct spec_writer {
 				    (uint64_t)r.drift_ppb, r.clock_error_ns, r.clock_test_error_ns,
 				    r.injected_ns, r.injected_count, r.probe_reads, r.probe_cost_ns })
 			w.u64(v);
+		if (version >= 3) {
+			w.u64(r.untimed_instances);
+			w.u64(r.unregistered_persistent);
+			w.u64(r.unknown_comm_records);
+		}
 		w.str(r.host);
 		for (uint32_t i = 0; i < r.nsites; i++) {
 			const nt_log_site &s = r.sites[i];
@@ -731,6 +758,9 @@ struct random_rank {
 		rank.injected_count = value();
 		rank.probe_reads = value();
 		rank.probe_cost_ns = value() >> 8;
+		rank.untimed_instances = value();
+		rank.unregistered_persistent = value();
+		rank.unknown_comm_records = value();
 		rank.nsites = (uint32_t)sites.size();
 		rank.sites = sites.data();
 		rank.dropped_records = value();
@@ -784,15 +814,15 @@ std::vector<unsigned char> one_buffer(const struct nt_log_rank &r)
 
 } // namespace
 
-TEST_CASE("log v2: the writer's bytes are the spec's", "[ntlog]")
+TEST_CASE("log v3: the writer's bytes are the spec's", "[ntlog]")
 {
 	fields f(3);
 	for (const auto &r : f.ranks)
-		CHECK(one_buffer(r) == spec_writer::block(r, 2));
-	CHECK(f.encode() == spec_writer::log(f.ranks, 2));
+		CHECK(one_buffer(r) == spec_writer::block(r, 3));
+	CHECK(f.encode() == spec_writer::log(f.ranks, 3));
 }
 
-TEST_CASE("log v2: streamed through any chunk, the block is the one-buffer block", "[ntlog]")
+TEST_CASE("log v3: streamed through any chunk, the block is the one-buffer block", "[ntlog]")
 {
 	std::mt19937_64 rng(20261124);
 	size_t largest = 0;
@@ -802,7 +832,7 @@ TEST_CASE("log v2: streamed through any chunk, the block is the one-buffer block
 		INFO("round " << round << ": " << rr.sites.size() << " sites, " << rr.recs.size()
 			      << " records");
 		auto whole = one_buffer(rr.rank);
-		CHECK(whole == spec_writer::block(rr.rank, 2));
+		CHECK(whole == spec_writer::block(rr.rank, 3));
 		largest = std::max(largest, whole.size());
 		for (bool from_callback : { false, true }) {
 			site_list list{ &rr.sites, {} };
@@ -838,7 +868,7 @@ TEST_CASE("log v2: streamed through any chunk, the block is the one-buffer block
 	CHECK(largest > 2 * NT_LOG_CHUNK_BYTES);
 }
 
-TEST_CASE("log v2: the stream stops at the first error and never writes past its block",
+TEST_CASE("log v3: the stream stops at the first error and never writes past its block",
 	  "[ntlog]")
 {
 	fields f(1);
@@ -897,4 +927,80 @@ TEST_CASE("log v2: the stream stops at the first error and never writes past its
 		CHECK(nt_log_rank_measure(&src, &block) == -EINVAL);
 		CHECK(c.bytes.empty());
 	}
+}
+
+TEST_CASE("logs of versions 1 and 2 are read, what they lack as 0", "[ntlog]")
+{
+	fields f(3);
+	struct nt_log log;
+	char err[256];
+	for (int version : { 1, 2 }) {
+		INFO("version " << version);
+		auto bytes = spec_writer::log(f.ranks, version);
+		REQUIRE(nt_log_decode(bytes.data(), bytes.size(), &log, err, sizeof err) == 0);
+		CHECK(log.version == (uint32_t)version);
+		REQUIRE(log.nranks == 3);
+		for (uint32_t r = 0; r < 3; r++) {
+			// What the old version had is read as written ...
+			struct nt_log_rank want = f.ranks[r];
+			want.untimed_instances = 0; // ... and the loss counts of version 3 are 0,
+			want.unregistered_persistent = 0;
+			want.unknown_comm_records = 0;
+			std::vector<struct nt_log_record> recs = f.recs[r];
+			if (version == 1) {
+				for (auto &x : recs) { // ... as are version 2's intervals, not trusted
+					x.interval_ns = 0;
+					x.p2p_ns = 0;
+					x.flags &= ~NT_LOG_REC_INTERVAL;
+				}
+			}
+			want.records = recs.data();
+			check_rank(log.ranks[r], want);
+		}
+		CHECK(log.ranks[2].dropped == f.ranks[2].dropped);
+		CHECK(log.ranks[2].dropped_records == f.ranks[2].dropped_records);
+		CHECK(log.flags == NT_LOG_FLAG_PARTIAL);
+		nt_log_free(&log);
+
+		// A damaged old log is refused like a new one; read as another version, it is malformed.
+		auto bad = bytes;
+		bad[bytes.size() - 3] ^= 1;
+		size_t block2 = bytes.size() - spec_writer::block(f.ranks[2], version).size();
+		CHECK(decode_error(bad) == "rank 2: checksum mismatch (corrupt block at byte " +
+						   std::to_string(block2) + ")");
+		auto v3 = spec_writer::log(f.ranks, 3);
+		v3[8] = (unsigned char)version;
+		uint32_t crc = nt_crc32(0, v3.data(), 60);
+		for (int i = 0; i < 4; i++)
+			v3[60 + (size_t)i] = (unsigned char)(crc >> (8 * i));
+		CHECK(decode_error(v3) == "rank 0: malformed block contents (read as version " +
+						  std::to_string(version) + ")");
+	}
+}
+
+TEST_CASE("log v3: a truncated or corrupted block is refused, saying so", "[ntlog]")
+{
+	fields f(2);
+	auto good = f.encode();
+	size_t block1 = NT_LOG_HEADER_BYTES + spec_writer::block(f.ranks[0], 3).size();
+	REQUIRE(decode_error(good) == "");
+	// Cut in the loss counts of rank 1 (payload bytes 96 to 120), or anywhere else in it.
+	for (size_t cut : { block1 + 24 + 100, block1 + 24 + 119, block1 + 24, good.size() - 140 }) {
+		INFO("cut at " << cut);
+		CHECK(decode_error(std::vector<unsigned char>(good.begin(), good.begin() + (long)cut)) ==
+		      "rank 1: block of " + std::to_string(good.size() - block1 - 24) +
+			      " bytes runs past the end of the file (truncated?)");
+	}
+	// A changed loss count: the checksum says so.
+	auto bad = good;
+	bad[block1 + 24 + 100] ^= 0x10;
+	CHECK(decode_error(bad) ==
+	      "rank 1: checksum mismatch (corrupt block at byte " + std::to_string(block1) + ")");
+	// A block whose length and checksum agree with a payload too short for version 3 (one
+	// written as version 2, in a version 3 log).
+	auto mixed = spec_writer::log(f.ranks, 3);
+	auto v2 = spec_writer::block(f.ranks[1], 2);
+	mixed.resize(block1);
+	mixed.insert(mixed.end(), v2.begin(), v2.end());
+	CHECK(decode_error(mixed) == "rank 1: malformed block contents");
 }

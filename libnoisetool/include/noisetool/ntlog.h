@@ -15,13 +15,13 @@
 extern "C" {
 #endif
 
-#define NT_LOG_VERSION 2
+#define NT_LOG_VERSION 3          /* the version written; the reader reads 1, 2 and 3 */
 #define NT_LOG_HEADER_BYTES 64
 #define NT_LOG_RANK_HEADER_BYTES 24 /* before each rank's payload */
 #define NT_LOG_CHUNK_BYTES 65536  /* the wrapper library's chunk (nt_log_rank_stream) */
 #define NT_LOG_HIST_BINS 48
 #define NT_LOG_MAX_DEPTH 32
-#define NT_LOG_FLAG_PARTIAL 1u /* records were dropped: aggregates are complete, records not */
+#define NT_LOG_FLAG_PARTIAL 1u /* something was lost (struct nt_log_rank counts what) */
 
 /* One stack frame: module path and offset inside it (ASLR-safe). */
 struct nt_log_frame {
@@ -89,6 +89,13 @@ struct nt_log_rank {
 	uint64_t clock_test_error_ns; /* with NOISETOOL_TEST_CLOCK: the largest error seen */
 	uint64_t injected_ns, injected_count; /* what the injector spun on this rank */
 	uint64_t probe_reads, probe_cost_ns;  /* probe windows closed, and their mean cost */
+	/* What the rank lost besides dropped and dropped_records (version 3; 0 when read from
+	 * an older log, which did not count them): */
+	uint64_t untimed_instances;      /* nonblocking or persistent collective instances not
+					  * timed: the outstanding-request table was full */
+	uint64_t unregistered_persistent; /* persistent collectives whose starts were never timed:
+					   * the persistent-request table was full */
+	uint64_t unknown_comm_records;   /* records not kept: their communicator had no id */
 	uint32_t nsites;
 	struct nt_log_site *sites;
 	uint64_t dropped_records; /* records not kept because the arena was full */
@@ -153,9 +160,10 @@ NT_API int nt_log_rank_stream(const struct nt_log_source *src, const struct nt_l
  * -ENOMEM. */
 NT_API int nt_log_rank_encode(const struct nt_log_rank *r, unsigned char **out, size_t *len);
 
-/* Read and validate a whole log from memory (buf stays owned by the caller; the log copies
- * it). On error, err says what is wrong and where. Returns 0, -EINVAL (not a log, corrupt,
- * truncated: err tells which), -ENOTSUP (a newer version), -ENOMEM. */
+/* Read and validate a whole log of version 1, 2 or 3 from memory (buf stays owned by the
+ * caller; the log copies it). Fields an older version lacks read as 0 (doc/ntlog-format.md,
+ * "Older versions"). On error, err says what is wrong and where. Returns 0, -EINVAL (not a
+ * log, corrupt, truncated: err tells which), -ENOTSUP (another version), -ENOMEM. */
 NT_API int nt_log_decode(const unsigned char *buf, size_t len, struct nt_log *log, char *err,
 			 size_t errsz);
 
