@@ -118,6 +118,7 @@ for v in 1 2; do
 		"$PY" -c '
 import json, sys
 old, new = (json.load(open(p)) for p in sys.argv[1:3])
+assert old["log_version"] == int(sys.argv[3]) and new["log_version"] == 3, old
 assert old["sites"] == new["sites"] and old["rank_times"] == new["rank_times"], old
 assert old["late_instances"][0]["delay_ns"] == new["late_instances"][0]["delay_ns"], old
 ' "$tmp/old$v.json" "$tmp/good.json" $v && ok || { fail "a version $v log"; cat "$tmp/err"; }

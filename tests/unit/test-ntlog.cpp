@@ -1,6 +1,6 @@
 // The job log: encode rank blocks (streamed through any chunk size, or in one buffer), decode
 // them back exactly, read versions 1 and 2 as well, and refuse every kind of damage with a
-// message that says what is wrong; the report merges sites across ranks.
+// message that says what is wrong; the report merges sites across ranks and names every loss.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -17,6 +17,21 @@
 #include <noisetool/report.h>
 
 namespace {
+
+// JSON on one line: without the newlines and the indentation after them.
+std::string one_line(const std::string &js)
+{
+	std::string out;
+	for (size_t i = 0; i < js.size(); i++) {
+		if (js[i] != '\n') {
+			out += js[i];
+			continue;
+		}
+		while (i + 1 < js.size() && js[i + 1] == ' ')
+			i++;
+	}
+	return out;
+}
 
 // Append a rank's encoded part to a log's bytes.
 void append_rank(std::vector<unsigned char> &out, const nt_log_rank &rank)
@@ -148,10 +163,14 @@ TEST_CASE("ntlog round trip", "[ntlog]")
 		FILE *f = open_memstream(&text, &len);
 		CHECK(nt_report_write_json(f, &rep) == 0);
 		std::fclose(f);
-		std::string js(text);
+		std::string js = one_line(text);
 		std::free(text);
-		for (const char *key : { "\"ranks\": 3", "\"partial\": false", "\"sites\"",
-					 "\"function\": \"MPI_Allreduce\"", "\"location\"",
+		// Ranks 1 and 2 dropped 1 and 2 records: the report is partial though no flag says so.
+		for (const char *key : { "\"ranks\": 3", "\"log_version\": 3", "\"partial\": true",
+					 "\"losses\": {\"dropped_calls\": 0,\"dropped_records\": 3,"
+					 "\"untimed_instances\": 0,\"unregistered_persistent\": 0,"
+					 "\"unknown_comm_records\": 0}",
+					 "\"sites\"", "\"function\": \"MPI_Allreduce\"", "\"location\"",
 					 "\"calls\": 3003", "\"time_ns_total\"", "\"time_ns_max\"",
 					 "\"cov\"" })
 			CHECK(js.find(key) != std::string::npos);
@@ -1003,4 +1022,121 @@ TEST_CASE("log v3: a truncated or corrupted block is refused, saying so", "[ntlo
 	mixed.resize(block1);
 	mixed.insert(mixed.end(), v2.begin(), v2.end());
 	CHECK(decode_error(mixed) == "rank 1: malformed block contents");
+}
+
+TEST_CASE("the report names every kind of loss with its count over all ranks", "[ntlog]")
+{
+	fields f(2);
+	for (auto &r : f.ranks) {
+		r.flags = NT_LOG_FLAG_PARTIAL;
+		r.dropped = 0;
+		r.dropped_records = 0;
+		r.untimed_instances = 0;
+		r.unregistered_persistent = 0;
+		r.unknown_comm_records = 0;
+	}
+	f.ranks[0].dropped = 2;
+	f.ranks[1].dropped = 3;
+	f.ranks[1].dropped_records = 40;
+	f.ranks[0].untimed_instances = 12;
+	f.ranks[0].unregistered_persistent = 1;
+	f.ranks[1].unknown_comm_records = 7;
+	auto bytes = f.encode();
+	struct nt_log log;
+	char err[256];
+	REQUIRE(nt_log_decode(bytes.data(), bytes.size(), &log, err, sizeof err) == 0);
+	struct nt_report rep;
+	REQUIRE(nt_report_build(&log, nullptr, nullptr, &rep) == 0);
+	CHECK(rep.partial);
+	CHECK(rep.losses[NT_LOSS_MERGED_CALLS] == 5);
+	CHECK(rep.losses[NT_LOSS_RECORDS] == 40);
+	CHECK(rep.losses[NT_LOSS_UNTIMED] == 12);
+	CHECK(rep.losses[NT_LOSS_UNREGISTERED] == 1);
+	CHECK(rep.losses[NT_LOSS_UNKNOWN_COMM] == 7);
+
+	auto text_of = [&](int (*write)(FILE *, const struct nt_report *)) {
+		char *text = nullptr;
+		size_t len = 0;
+		FILE *out = open_memstream(&text, &len);
+		CHECK(write(out, &rep) == 0);
+		std::fclose(out);
+		std::string t(text);
+		std::free(text);
+		return t;
+	};
+	std::string text = text_of([](FILE *out, const struct nt_report *r) {
+		return nt_report_write_text(out, r, "x.ntlog", 0);
+	});
+	CHECK(text.find(
+		      "2 ranks, level full, PARTIAL: 5 calls found the site table full (counted at "
+		      "the function's merged site; raise NOISETOOL_MEM)\n"
+		      "PARTIAL: 40 records were dropped (the record arena was full; raise "
+		      "NOISETOOL_MEM)\n"
+		      "PARTIAL: 12 nonblocking or persistent collective instances were not timed (the "
+		      "table of outstanding requests was full; missing from their call sites' counts "
+		      "and times)\n"
+		      "PARTIAL: 1 persistent collective was not registered (the table of persistent "
+		      "requests was full; their starts were neither timed nor counted)\n"
+		      "PARTIAL: 7 records were not kept (the communicator had no id: made by spawn or "
+		      "connect/accept, which the tool does not see, or the communicator table was "
+		      "full)\n\n") != std::string::npos);
+	CHECK(text.find("(calls at merged sites)  (instances not timed)  (persistent collectives "
+			"not registered)\n") != std::string::npos);
+	CHECK(text.find("(calls at merged sites)  (records dropped)  (records on communicators "
+			"without an id)\n") != std::string::npos);
+
+	std::string js = one_line(text_of(nt_report_write_json));
+	for (const char *key :
+	     { "\"partial\": true,\"losses\": {\"dropped_calls\": 5,\"dropped_records\": 40,"
+	       "\"untimed_instances\": 12,\"unregistered_persistent\": 1,"
+	       "\"unknown_comm_records\": 7}",
+	       "\"dropped_calls\": 2,\"records\": 4,\"dropped_records\": 0,"
+	       "\"untimed_instances\": 12,\"unregistered_persistent\": 1,"
+	       "\"unknown_comm_records\": 0,",
+	       "\"dropped_calls\": 3,\"records\": 4,\"dropped_records\": 40,"
+	       "\"untimed_instances\": 0,\"unregistered_persistent\": 0,"
+	       "\"unknown_comm_records\": 7," }) {
+		INFO(key);
+		CHECK(js.find(key) != std::string::npos);
+	}
+	nt_report_free(&rep);
+	nt_log_free(&log);
+
+	SECTION("one of a kind, and a complete log")
+	{
+		char one[256];
+		nt_loss_describe(NT_LOSS_RECORDS, 1, one, sizeof one);
+		CHECK(std::string(one) ==
+		      "1 record was dropped (the record arena was full; raise NOISETOOL_MEM)");
+		for (auto &r : f.ranks) {
+			r.flags = 0;
+			r.dropped = r.dropped_records = r.untimed_instances = 0;
+			r.unregistered_persistent = r.unknown_comm_records = 0;
+		}
+		auto b = f.encode();
+		REQUIRE(nt_log_decode(b.data(), b.size(), &log, err, sizeof err) == 0);
+		REQUIRE(nt_report_build(&log, nullptr, nullptr, &rep) == 0);
+		CHECK_FALSE(rep.partial);
+		CHECK(text_of([](FILE *out, const struct nt_report *r) {
+			      return nt_report_write_text(out, r, "x.ntlog", 0);
+		      }).find("2 ranks, level full, complete\n\n") != std::string::npos);
+		nt_report_free(&rep);
+		nt_log_free(&log);
+	}
+	SECTION("a version 2 log marked partial for a loss it could not count")
+	{
+		for (auto &r : f.ranks) {
+			r.dropped = r.dropped_records = 0;
+		}
+		auto b = spec_writer::log(f.ranks, 2);
+		REQUIRE(nt_log_decode(b.data(), b.size(), &log, err, sizeof err) == 0);
+		REQUIRE(nt_report_build(&log, nullptr, nullptr, &rep) == 0);
+		CHECK(rep.partial);
+		CHECK(text_of([](FILE *out, const struct nt_report *r) {
+			      return nt_report_write_text(out, r, "x.ntlog", 0);
+		      }).find("PARTIAL: a rank lost what a version 2 log does not count") !=
+		      std::string::npos);
+		nt_report_free(&rep);
+		nt_log_free(&log);
+	}
 }
