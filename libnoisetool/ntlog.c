@@ -13,7 +13,7 @@
 
 static const unsigned char file_magic[8] = { 'N', 'T', 'L', 'O', 'G', '\r', '\n', 0x1a };
 static const unsigned char rank_magic[4] = { 'N', 'T', 'R', 'K' };
-enum { RANK_HEADER_BYTES = 24, MAX_FILE_BYTES = 1u << 30 };
+enum { RANK_HEADER_BYTES = NT_LOG_RANK_HEADER_BYTES, MAX_FILE_BYTES = 1u << 30 };
 
 uint32_t nt_crc32(uint32_t crc, const void *data, size_t len)
 {
@@ -81,36 +81,121 @@ void nt_log_header(unsigned char out[NT_LOG_HEADER_BYTES], uint32_t nranks, uint
 
 /* ---- encoding ---- */
 
+/* A rank block on its way out: bytes gather in chunk, and each full chunk is checksummed (its
+ * payload part) and handed to sink. The first pass has no sink: it only counts and checksums. */
 struct wbuf {
-	unsigned char *p;
-	size_t len; /* bytes written (or, with p NULL, counted) */
+	unsigned char *chunk;
+	size_t size, used;
+	nt_log_sink_fn sink; /* NULL: the first pass */
+	void *ctx;
+	uint64_t bytes;      /* put so far, the block's header included */
+	uint64_t limit;      /* never more than this */
+	size_t header_left;  /* block header bytes not yet flushed (not in the payload's CRC) */
+	uint32_t crc;        /* of the payload flushed so far */
+	int rc;              /* the first error: nothing more goes out */
 };
+
+static void flush(struct wbuf *w)
+{
+	if (w->rc == 0 && w->used) {
+		size_t skip = w->header_left < w->used ? w->header_left : w->used;
+		w->header_left -= skip;
+		w->crc = nt_crc32(w->crc, w->chunk + skip, w->used - skip);
+		if (w->sink)
+			w->rc = w->sink(w->ctx, w->chunk, w->used);
+	}
+	w->used = 0;
+}
+
+static void put(struct wbuf *w, const void *data, size_t n)
+{
+	if (w->rc)
+		return;
+	if (n > w->limit - w->bytes) {
+		w->rc = -EIO; /* more than the first pass measured */
+		return;
+	}
+	w->bytes += n;
+	for (const unsigned char *p = data; n > 0;) {
+		size_t k = w->size - w->used < n ? w->size - w->used : n;
+		memcpy(w->chunk + w->used, p, k);
+		w->used += k;
+		p += k;
+		n -= k;
+		if (w->used == w->size)
+			flush(w);
+	}
+}
 
 static void w32(struct wbuf *w, uint32_t v)
 {
-	if (w->p)
-		put32(w->p + w->len, v);
-	w->len += 4;
+	unsigned char b[4];
+	put32(b, v);
+	put(w, b, 4);
 }
 
 static void w64(struct wbuf *w, uint64_t v)
 {
-	if (w->p)
-		put64(w->p + w->len, v);
-	w->len += 8;
+	unsigned char b[8];
+	put64(b, v);
+	put(w, b, 8);
 }
 
 static void wstr(struct wbuf *w, const char *s)
 {
 	size_t n = s ? strlen(s) : 0;
 	w32(w, (uint32_t)n);
-	if (w->p && n)
-		memcpy(w->p + w->len, s, n);
-	w->len += n;
+	put(w, s, n);
 }
 
-static void encode_payload(struct wbuf *w, const struct nt_log_rank *r)
+static void encode_site(struct wbuf *w, const struct nt_log_site *s)
 {
+	wstr(w, s->function);
+	wstr(w, s->module);
+	w64(w, s->offset);
+	w64(w, s->calls);
+	w64(w, s->total_ns);
+	w64(w, s->min_ns);
+	w64(w, s->max_ns);
+	w64(w, s->bytes);
+	for (int b = 0; b < NT_LOG_HIST_BINS; b++)
+		w64(w, s->hist[b]);
+	uint32_t depth = s->depth < NT_LOG_MAX_DEPTH ? s->depth : NT_LOG_MAX_DEPTH;
+	w32(w, depth);
+	for (uint32_t k = 0; k < depth; k++) {
+		wstr(w, s->frames[k].module);
+		w64(w, s->frames[k].offset);
+	}
+}
+
+static void encode_record(struct wbuf *w, const struct nt_log_record *x)
+{
+	w64(w, x->comm_id);
+	w64(w, x->seq);
+	w32(w, x->site);
+	w32(w, x->flags);
+	w64(w, x->start_ns);
+	w64(w, x->duration_ns);
+	w64(w, x->phase_ns);
+	w64(w, x->interval_ns);
+	w64(w, x->p2p_ns);
+	const struct nt_log_window *v = &x->win;
+	w64(w, v->wall_ns);
+	w64(w, v->cpu_ns);
+	w64(w, v->run_delay_ns);
+	w64(w, v->vol_switches);
+	w64(w, v->invol_switches);
+	w64(w, v->minor_faults);
+	w64(w, v->major_faults);
+	w64(w, v->instructions);
+	w64(w, v->injected_ns);
+	w32(w, v->valid);
+}
+
+/* The payload of version NT_LOG_VERSION (doc/ntlog-format.md). */
+static void encode_payload(struct wbuf *w, const struct nt_log_source *src)
+{
+	const struct nt_log_rank *r = src->rank;
 	w32(w, r->flags);
 	w32(w, r->nsites);
 	w64(w, r->wall_ns);
@@ -124,72 +209,98 @@ static void encode_payload(struct wbuf *w, const struct nt_log_rank *r)
 	w64(w, r->injected_count);
 	w64(w, r->probe_reads);
 	w64(w, r->probe_cost_ns);
+	w64(w, r->untimed_instances);
+	w64(w, r->unregistered_persistent);
+	w64(w, r->unknown_comm_records);
 	wstr(w, r->host);
-	for (uint32_t i = 0; i < r->nsites; i++) {
-		const struct nt_log_site *s = &r->sites[i];
-		wstr(w, s->function);
-		wstr(w, s->module);
-		w64(w, s->offset);
-		w64(w, s->calls);
-		w64(w, s->total_ns);
-		w64(w, s->min_ns);
-		w64(w, s->max_ns);
-		w64(w, s->bytes);
-		for (int b = 0; b < NT_LOG_HIST_BINS; b++)
-			w64(w, s->hist[b]);
-		uint32_t depth = s->depth < NT_LOG_MAX_DEPTH ? s->depth : NT_LOG_MAX_DEPTH;
-		w32(w, depth);
-		for (uint32_t k = 0; k < depth; k++) {
-			wstr(w, s->frames[k].module);
-			w64(w, s->frames[k].offset);
+	for (uint32_t i = 0; i < r->nsites && w->rc == 0; i++) {
+		if (!src->site) {
+			encode_site(w, &r->sites[i]);
+			continue;
 		}
+		struct nt_log_site s;
+		memset(&s, 0, sizeof s);
+		w->rc = src->site(src->site_ctx, i, &s);
+		if (w->rc == 0)
+			encode_site(w, &s);
 	}
 	w64(w, r->dropped_records);
 	w64(w, r->nrecords);
-	for (uint64_t i = 0; i < r->nrecords; i++) {
-		const struct nt_log_record *x = &r->records[i];
-		w64(w, x->comm_id);
-		w64(w, x->seq);
-		w32(w, x->site);
-		w32(w, x->flags);
-		w64(w, x->start_ns);
-		w64(w, x->duration_ns);
-		w64(w, x->phase_ns);
-		w64(w, x->interval_ns);
-		w64(w, x->p2p_ns);
-		const struct nt_log_window *v = &x->win;
-		w64(w, v->wall_ns);
-		w64(w, v->cpu_ns);
-		w64(w, v->run_delay_ns);
-		w64(w, v->vol_switches);
-		w64(w, v->invol_switches);
-		w64(w, v->minor_faults);
-		w64(w, v->major_faults);
-		w64(w, v->instructions);
-		w64(w, v->injected_ns);
-		w32(w, v->valid);
-	}
+	for (uint64_t i = 0; i < r->nrecords && w->rc == 0; i++)
+		encode_record(w, &r->records[i]);
+}
+
+static bool source_valid(const struct nt_log_source *src)
+{
+	const struct nt_log_rank *r = src ? src->rank : NULL;
+	return r && (src->site || !r->nsites || r->sites) && (!r->nrecords || r->records);
+}
+
+int nt_log_rank_measure(const struct nt_log_source *src, struct nt_log_block *block)
+{
+	if (!source_valid(src) || !block)
+		return -EINVAL;
+	unsigned char scratch[4096];
+	struct wbuf w = { .chunk = scratch, .size = sizeof scratch, .limit = UINT64_MAX };
+	encode_payload(&w, src);
+	flush(&w);
+	if (w.rc)
+		return w.rc;
+	block->bytes = RANK_HEADER_BYTES + w.bytes;
+	block->payload_crc = w.crc;
+	return 0;
+}
+
+int nt_log_rank_stream(const struct nt_log_source *src, const struct nt_log_block *block,
+		       unsigned char *chunk, size_t chunk_bytes, nt_log_sink_fn sink, void *sink_ctx)
+{
+	if (!source_valid(src) || !block || block->bytes < RANK_HEADER_BYTES || !chunk ||
+	    !chunk_bytes || !sink)
+		return -EINVAL;
+	struct wbuf w = { .chunk = chunk, .size = chunk_bytes, .sink = sink, .ctx = sink_ctx,
+			  .limit = block->bytes, .header_left = RANK_HEADER_BYTES };
+	unsigned char header[RANK_HEADER_BYTES];
+	memcpy(header, rank_magic, 4);
+	put32(header + 4, src->rank->rank);
+	put64(header + 8, block->bytes - RANK_HEADER_BYTES);
+	put32(header + 16, block->payload_crc);
+	put32(header + 20, 0);
+	put(&w, header, sizeof header);
+	encode_payload(&w, src);
+	flush(&w);
+	if (w.rc)
+		return w.rc;
+	return w.bytes == block->bytes && w.crc == block->payload_crc ? 0 : -EIO;
+}
+
+/* The sink of a chunk that is the whole block: nothing left to do. */
+static int keep_in_place(void *ctx, const unsigned char *bytes, size_t len)
+{
+	(void)ctx, (void)bytes, (void)len;
+	return 0;
 }
 
 int nt_log_rank_encode(const struct nt_log_rank *r, unsigned char **out, size_t *len)
 {
-	if (!r || !out || !len || (r->nsites && !r->sites) || (r->nrecords && !r->records))
+	if (!out || !len)
 		return -EINVAL;
-	struct wbuf count = { NULL, 0 };
-	encode_payload(&count, r);
-	size_t total = RANK_HEADER_BYTES + count.len;
-	unsigned char *buf = malloc(total);
+	struct nt_log_source src = { .rank = r };
+	struct nt_log_block block;
+	int rc = nt_log_rank_measure(&src, &block);
+	if (rc)
+		return rc;
+	if (block.bytes > SIZE_MAX)
+		return -ENOMEM;
+	unsigned char *buf = malloc((size_t)block.bytes);
 	if (!buf)
 		return -ENOMEM;
-	struct wbuf w = { buf + RANK_HEADER_BYTES, 0 };
-	encode_payload(&w, r);
-	memcpy(buf, rank_magic, 4);
-	put32(buf + 4, r->rank);
-	put64(buf + 8, w.len);
-	put32(buf + 16, nt_crc32(0, buf + RANK_HEADER_BYTES, w.len));
-	put32(buf + 20, 0);
+	rc = nt_log_rank_stream(&src, &block, buf, (size_t)block.bytes, keep_in_place, NULL);
+	if (rc) {
+		free(buf);
+		return rc;
+	}
 	*out = buf;
-	*len = total;
+	*len = (size_t)block.bytes;
 	return 0;
 }
 
@@ -244,8 +355,10 @@ static const char *rstr(struct rbuf *r)
 	return s;
 }
 
-/* Smallest encoding of one site: two empty strings and the fixed fields. */
-enum { MIN_SITE_BYTES = 4 + 4 + 8 * 6 + 8 * NT_LOG_HIST_BINS + 4, RECORD_BYTES = 48 + 2 * 8 + 9 * 8 + 4 };
+/* Smallest encoding of one site: two empty strings and the fixed fields. A record: 140 bytes
+ * since version 2, which added the interval and its point-to-point time. */
+enum { MIN_SITE_BYTES = 4 + 4 + 8 * 6 + 8 * NT_LOG_HIST_BINS + 4, RECORD_V1_BYTES = 48 + 9 * 8 + 4,
+       RECORD_BYTES = RECORD_V1_BYTES + 2 * 8 };
 
 /* The ranges a reader accepts (doc/ntlog-format.md, "Ranges"): times and their sums stay far
  * from overflowing the report's arithmetic (2^56 ns is 2.28 years), and global time runs
@@ -313,8 +426,10 @@ static int check_ranges(const struct nt_log_rank *k, char *err, size_t errsz)
 	return 0;
 }
 
-static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_rank, char *err,
-		       size_t errsz)
+/* One rank block of a log of the given version (1 to NT_LOG_VERSION); what an older version
+ * lacks reads as 0 (doc/ntlog-format.md, "Older versions"). */
+static int decode_rank(struct rbuf *r, uint32_t version, struct nt_log_rank *out,
+		       uint32_t expect_rank, char *err, size_t errsz)
 {
 	size_t start = r->pos;
 	if (r->len - r->pos < RANK_HEADER_BYTES || memcmp(r->p + r->pos, rank_magic, 4) != 0) {
@@ -363,6 +478,11 @@ static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_
 	out->injected_count = r64(&b);
 	out->probe_reads = r64(&b);
 	out->probe_cost_ns = r64(&b);
+	if (version >= 3) {
+		out->untimed_instances = r64(&b);
+		out->unregistered_persistent = r64(&b);
+		out->unknown_comm_records = r64(&b);
+	}
 	out->host = rstr(&b);
 	if (!b.bad && out->nsites > (b.len - b.pos) / MIN_SITE_BYTES)
 		b.bad = true;
@@ -393,7 +513,8 @@ static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_
 	}
 	out->dropped_records = r64(&b);
 	out->nrecords = r64(&b);
-	if (!b.bad && out->nrecords > (b.len - b.pos) / RECORD_BYTES)
+	size_t record_bytes = version >= 2 ? RECORD_BYTES : RECORD_V1_BYTES;
+	if (!b.bad && out->nrecords > (b.len - b.pos) / record_bytes)
 		b.bad = true;
 	if (!b.bad && out->nrecords) {
 		out->records = calloc(out->nrecords, sizeof *out->records);
@@ -409,8 +530,10 @@ static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_
 		x->start_ns = r64(&b);
 		x->duration_ns = r64(&b);
 		x->phase_ns = r64(&b);
-		x->interval_ns = r64(&b);
-		x->p2p_ns = r64(&b);
+		if (version >= 2) {
+			x->interval_ns = r64(&b);
+			x->p2p_ns = r64(&b);
+		}
 		struct nt_log_window *v = &x->win;
 		v->wall_ns = r64(&b);
 		v->cpu_ns = r64(&b);
@@ -422,6 +545,8 @@ static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_
 		v->instructions = r64(&b);
 		v->injected_ns = r64(&b);
 		v->valid = r32(&b);
+		if (version < 2) /* no interval: attribution must not take the 0 for one */
+			x->flags &= ~NT_LOG_REC_INTERVAL;
 		if (!b.bad && x->site >= out->nsites) {
 			nt_err_set(err, errsz, "rank %u record %llu: call site %u is out of range (the "
 				   "rank has %u)", rank, (unsigned long long)i, x->site, out->nsites);
@@ -432,7 +557,11 @@ static int decode_rank(struct rbuf *r, struct nt_log_rank *out, uint32_t expect_
 		b.bad = true;
 	r->pool_used = b.pool_used;
 	if (b.bad) {
-		nt_err_set(err, errsz, "rank %u: malformed block contents", rank);
+		if (version == NT_LOG_VERSION)
+			nt_err_set(err, errsz, "rank %u: malformed block contents", rank);
+		else
+			nt_err_set(err, errsz, "rank %u: malformed block contents (read as version %u)",
+				   rank, version);
 		return -EINVAL;
 	}
 	int rc = check_ranges(out, err, errsz);
@@ -472,9 +601,9 @@ int nt_log_decode(const unsigned char *buf, size_t len, struct nt_log *log, char
 			NT_LOG_VERSION);
 		return -ENOTSUP;
 	}
-	if (log->version < NT_LOG_VERSION) {
-		nt_err_set(err, errsz, "log version %u is older than this reader (%u): run the job again "
-			"with this build", log->version, NT_LOG_VERSION);
+	if (log->version < 1) {
+		nt_err_set(err, errsz, "log version %u is unknown (this reader reads versions 1 to %u)",
+			   log->version, NT_LOG_VERSION);
 		return -ENOTSUP;
 	}
 	if (get32(buf + 12) != NT_LOG_HEADER_BYTES) {
@@ -510,7 +639,7 @@ int nt_log_decode(const unsigned char *buf, size_t len, struct nt_log *log, char
 	}
 	struct rbuf r = { buf, len, NT_LOG_HEADER_BYTES, log->storage_, 0, len, false };
 	for (uint32_t i = 0; i < log->nranks; i++) {
-		int rc = decode_rank(&r, &log->ranks[i], i, err, errsz);
+		int rc = decode_rank(&r, log->version, &log->ranks[i], i, err, errsz);
 		if (rc) {
 			nt_log_free(log);
 			return rc;

@@ -38,6 +38,15 @@ int nt_report_build(const struct nt_log *log, nt_symbolize_fn symbolize, void *c
 	memset(rep, 0, sizeof *rep);
 	rep->nranks = log->nranks;
 	rep->partial = log->flags & NT_LOG_FLAG_PARTIAL;
+	for (uint32_t r = 0; r < log->nranks; r++) {
+		for (int k = 0; k < NT_LOSS_COUNT; k++) {
+			uint64_t n = nt_loss_count(&log->ranks[r], (enum nt_loss)k);
+			/* Saturating: a damaged log's counts may add up past 2^64. */
+			rep->losses[k] = n > UINT64_MAX - rep->losses[k] ? UINT64_MAX
+									: rep->losses[k] + n;
+			rep->partial |= n > 0;
+		}
+	}
 	rep->level = log->level;
 	rep->log = log;
 	size_t n = 0;
@@ -235,39 +244,64 @@ static double probe_pct(const struct nt_log_rank *k)
 				    (double)k->wall_ns : 0;
 }
 
+/* After "N ranks, level L, ": "complete", or each kind of loss with its count over all
+ * ranks, one per line, each line "PARTIAL: ..." (the first on the line begun). */
+static void write_losses_text(FILE *f, const struct nt_report *rep)
+{
+	if (!rep->partial) {
+		fprintf(f, "complete\n");
+		return;
+	}
+	bool named = false;
+	for (int k = 0; k < NT_LOSS_COUNT; k++) {
+		if (!rep->losses[k])
+			continue;
+		char what[256];
+		nt_loss_describe((enum nt_loss)k, rep->losses[k], what, sizeof what);
+		fprintf(f, "PARTIAL: %s\n", what);
+		named = true;
+	}
+	if (named)
+		return;
+	if (rep->log->version < 3)
+		fprintf(f, "PARTIAL: a rank lost what a version %u log does not count (nonblocking or "
+			   "persistent instances not timed, or records on communicators without an "
+			   "id; the job's stderr said how many)\n", rep->log->version);
+	else
+		fprintf(f, "PARTIAL: the log is marked partial but counts no loss\n");
+}
+
+/* The rank table's note on what a rank lost. */
+static void write_rank_losses_text(FILE *f, const struct nt_log_rank *k)
+{
+	static const char *const note[NT_LOSS_COUNT] = {
+		"calls at merged sites", "records dropped", "instances not timed",
+		"persistent collectives not registered", "records on communicators without an id",
+	};
+	for (int i = 0; i < NT_LOSS_COUNT; i++)
+		if (nt_loss_count(k, (enum nt_loss)i))
+			fprintf(f, "  (%s)", note[i]);
+}
+
 int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_path, size_t top)
 {
 	if (!f || !rep)
 		return -EINVAL;
 	const struct nt_log *log = rep->log;
-	uint64_t merged = 0, dropped = 0;
-	for (uint32_t r = 0; r < log->nranks; r++) {
-		merged += log->ranks[r].dropped;
-		dropped += log->ranks[r].dropped_records;
-	}
-	fprintf(f, "noisetool report: %s\n%u rank%s, level %s, %s", log_path ? log_path : "",
-		rep->nranks, rep->nranks == 1 ? "" : "s", level_name(rep->level),
-		rep->partial ? "PARTIAL:" : "complete");
-	if (merged)
-		fprintf(f, " %llu calls found the site table full and were counted at their "
-			   "function's merged site;",
-			(unsigned long long)merged);
-	if (dropped)
-		fprintf(f, " %llu records were dropped (the record arena was full);",
-			(unsigned long long)dropped);
-	if (rep->partial && !merged && !dropped)
-		fprintf(f, " some rank says so;");
-	fprintf(f, "%s\n\n", rep->partial ? " raise NOISETOOL_MEM" : "");
+	fprintf(f, "noisetool report: %s\n%u rank%s, level %s, ", log_path ? log_path : "",
+		rep->nranks, rep->nranks == 1 ? "" : "s", level_name(rep->level));
+	write_losses_text(f, rep);
+	fputc('\n', f);
 	fprintf(f, "%6s  %-20s %12s %12s %8s %10s %8s %12s\n", "rank", "host", "wall s", "MPI s",
 		"MPI %", "records", "probe %", "injected ms");
 	for (uint32_t r = 0; r < log->nranks; r++) {
 		const struct nt_log_rank *k = &log->ranks[r];
-		fprintf(f, "%6u  %-20.20s %12.6f %12.6f %8.2f %10llu %8.2f %12.3f%s%s\n", k->rank,
+		fprintf(f, "%6u  %-20.20s %12.6f %12.6f %8.2f %10llu %8.2f %12.3f", k->rank,
 			k->host, (double)k->wall_ns / 1e9, (double)k->mpi_ns / 1e9,
 			k->wall_ns ? 100.0 * (double)k->mpi_ns / (double)k->wall_ns : 0,
-			(unsigned long long)k->nrecords, probe_pct(k), (double)k->injected_ns / 1e6,
-			k->dropped ? "  (calls at merged sites)" : "",
-			k->dropped_records ? "  (records dropped)" : "");
+			(unsigned long long)k->nrecords, probe_pct(k), (double)k->injected_ns / 1e6);
+		write_rank_losses_text(f, k);
+		fputc('\n', f);
 	}
 	size_t n = top && top < rep->nsites ? top : rep->nsites;
 	fprintf(f, "\nCall sites by MPI time (cov: spread of the per-rank time across ranks)\n");
@@ -306,7 +340,12 @@ int nt_report_write_json(FILE *f, const struct nt_report *rep)
 	nt_json_string(&j, "schema", "noisetool-report/1");
 	nt_json_string(&j, "version", NT_VERSION);
 	nt_json_uint(&j, "ranks", rep->nranks);
+	nt_json_uint(&j, "log_version", rep->log->version);
 	nt_json_bool(&j, "partial", rep->partial);
+	nt_json_object_begin(&j, "losses"); /* over all ranks */
+	for (int k = 0; k < NT_LOSS_COUNT; k++)
+		nt_json_uint(&j, nt_loss_key((enum nt_loss)k), rep->losses[k]);
+	nt_json_object_end(&j);
 	nt_json_string(&j, "level", level_name(rep->level));
 	nt_json_array_begin(&j, "rank_times");
 	for (uint32_t r = 0; r < rep->nranks; r++) {
@@ -319,6 +358,9 @@ int nt_report_write_json(FILE *f, const struct nt_report *rep)
 		nt_json_uint(&j, "dropped_calls", k->dropped);
 		nt_json_uint(&j, "records", k->nrecords);
 		nt_json_uint(&j, "dropped_records", k->dropped_records);
+		nt_json_uint(&j, "untimed_instances", k->untimed_instances);
+		nt_json_uint(&j, "unregistered_persistent", k->unregistered_persistent);
+		nt_json_uint(&j, "unknown_comm_records", k->unknown_comm_records);
 		nt_json_uint(&j, "probe_reads", k->probe_reads);
 		nt_json_uint(&j, "probe_read_ns", k->probe_cost_ns);
 		nt_json_double(&j, "probe_pct", probe_pct(k));

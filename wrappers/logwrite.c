@@ -14,6 +14,7 @@
 
 #include <noisetool/clock.h>
 #include <noisetool/inject.h>
+#include <noisetool/loss.h>
 #include <noisetool/ntlog.h>
 
 #include "call.h"
@@ -36,101 +37,174 @@ static void locate(uintptr_t addr, const char **module, uint64_t *offset)
 	}
 }
 
-/* Whether this rank lost anything: calls at merged sites, dropped records, instances not timed,
- * records on communicators without an id. */
-static bool rank_partial(void)
+void nt_logwrite_losses(uint64_t lost[NT_LOSS_COUNT])
 {
-	return nt_sites_overflow() || nt_records_dropped() || nt_requests_untracked() ||
-	       nt_unknown_comm_records_;
+	lost[NT_LOSS_MERGED_CALLS] = nt_sites_overflow();
+	lost[NT_LOSS_RECORDS] = nt_records_dropped();
+	lost[NT_LOSS_UNTIMED] = nt_requests_untimed();
+	lost[NT_LOSS_UNREGISTERED] = nt_requests_unregistered();
+	lost[NT_LOSS_UNKNOWN_COMM] = __atomic_load_n(&nt_unknown_comm_records_, __ATOMIC_RELAXED);
 }
 
-/* This rank's block. Sites are those with calls; their strings point into static storage. */
-static int encode_rank(const struct nt_runtime *rt, unsigned char **buf, size_t *len)
+/* Whether the rank's block is PARTIAL: exactly when it counts a loss of any kind. */
+static bool rank_partial(const struct nt_log_rank *r)
 {
-	size_t n = 0, it = 0, cap = 0;
-	for (struct nt_site *s; (s = nt_sites_next(&it));) {
-		n += s->calls > 0;
-		cap = it;
+	for (int k = 0; k < NT_LOSS_COUNT; k++)
+		if (nt_loss_count(r, (enum nt_loss)k))
+			return true;
+	return false;
+}
+
+/* This rank's block, ready to be streamed: its fields, its records in their log form in the
+ * arena, and its sites read from the site table one at a time as the encoder asks. */
+struct rank_block {
+	struct nt_log_rank rank;
+	char host[256];
+	size_t site_it;        /* the site table position after the site last handed out */
+	uint32_t site_next;    /* the log index of the next site with calls */
+	struct nt_log_source src;
+	struct nt_log_block measured;
+	unsigned char *chunk;  /* NT_LOG_CHUNK_BYTES: all the memory streaming it takes */
+};
+
+/* A site with calls in its log form; its strings point into static storage. */
+static void describe_site(const struct nt_site *s, struct nt_log_site *o)
+{
+	o->function = s->fn < NT_FN_COUNT ? nt_fn_name[s->fn] : "?";
+	if (s->ret == NT_SITE_OVERFLOW) {
+		o->module = "[other call sites: the site table was full]";
+		o->offset = 0;
+	} else {
+		locate(s->ret - 1, &o->module, &o->offset);
 	}
-	struct nt_log_site *sites = calloc(n ? n : 1, sizeof *sites);
-	uint32_t *log_index = calloc(cap ? cap : 1, sizeof *log_index); /* table -> log position */
-	size_t nrec = nt_records_count();
-	/* The records take their log form in the arena itself: a copy doubled MPI_Finalize's
-	 * peak (+12 MiB with a full default arena). Record i's log form ends at or before record
-	 * i + 1 starts, and record i is copied out before its place is written. */
-	_Static_assert(sizeof(struct nt_log_record) <= sizeof(struct nt_record),
-		       "a record's log form must fit in its place in the arena");
-	static struct nt_log_record none;
-	struct nt_log_record *recs = nrec ? nt_records_reuse() : &none;
-	if (!sites || !log_index) {
-		free(sites);
-		free(log_index);
-		return -ENOMEM;
+	o->calls = s->calls;
+	o->total_ns = (uint64_t)nt_clock_cyc_to_ns(s->total_cyc);
+	o->min_ns = (uint64_t)nt_clock_cyc_to_ns(s->min_cyc);
+	o->max_ns = (uint64_t)nt_clock_cyc_to_ns(s->max_cyc);
+	o->bytes = s->bytes;
+	memcpy(o->hist, s->hist, sizeof o->hist);
+	o->depth = (uint32_t)(s->depth < NT_LOG_MAX_DEPTH ? s->depth : NT_LOG_MAX_DEPTH);
+	for (uint32_t k = 0; k < o->depth; k++)
+		locate(s->stack[k] - (k ? 1 : 0), &o->frames[k].module, &o->frames[k].offset);
+}
+
+/* The encoder's site source (nt_log_site_fn): the sites with calls in table order, so that
+ * site i is the next one after site i - 1; each pass starts over at 0. */
+static int site_at(void *ctx, uint32_t i, struct nt_log_site *o)
+{
+	struct rank_block *b = ctx;
+	if (i < b->site_next) {
+		b->site_it = 0;
+		b->site_next = 0;
 	}
-	char host[256] = "";
-	gethostname(host, sizeof host - 1);
-	struct nt_log_rank r = { .rank = (uint32_t)rt->rank, .host = host, .sites = sites };
-	r.wall_ns = (uint64_t)nt_clock_cyc_to_ns(rt->finalize_cyc - rt->init_cyc);
-	r.dropped = nt_sites_overflow();
-	/* The global time base (rank 0's clock from its MPI_Init): this rank's MPI_Init on it and
-	 * the rate of global to local time, from the offsets measured at init and finalize. */
-	const struct nt_clocksync_point *a = &rt->sync_init, *b = &rt->sync_fin;
-	double local_init = nt_clocksync_local_ns(rt->init_cyc);
-	double span = b->local_ns - a->local_ns;
-	double drift = span > 0 ? (b->offset_ns - a->offset_ns) / span : 0;
-	double init_global = nt_clocksync_global_ns(a, b, local_init) - rt->origin_ns;
-	r.init_global_ns = (int64_t)llround(init_global);
-	r.drift_ppb = (int64_t)llround(drift * 1e9);
-	r.clock_error_ns = (uint64_t)(a->error_ns > b->error_ns ? a->error_ns : b->error_ns);
-	r.injected_ns = (uint64_t)nt_clock_cyc_to_ns(nt_inject_spun_cyc());
-	r.injected_count = nt_inject_count();
+	for (struct nt_site *s; (s = nt_sites_next(&b->site_it));) {
+		if (s->calls == 0)
+			continue;
+		if (b->site_next++ == i) {
+			describe_site(s, o);
+			return 0;
+		}
+	}
+	return -EIO; /* fewer sites with calls than counted */
+}
+
+/* The global time base (rank 0's clock from its MPI_Init): this rank's MPI_Init on it and the
+ * rate of global to local time, from the offsets measured at init and finalize. */
+struct global_base {
+	double local_init_ns;  /* this rank's MPI_Init on its own clock */
+	double init_global_ns; /* and on the global base */
+	double drift;          /* global time runs 1 + drift times as fast as local */
+};
+
+static struct global_base global_base(const struct nt_runtime *rt)
+{
+	const struct nt_clocksync_point *a = &rt->sync_init, *e = &rt->sync_fin;
+	struct global_base g = { .local_init_ns = nt_clocksync_local_ns(rt->init_cyc) };
+	double span = e->local_ns - a->local_ns;
+	g.drift = span > 0 ? (e->offset_ns - a->offset_ns) / span : 0;
+	g.init_global_ns = nt_clocksync_global_ns(a, e, g.local_init_ns) - rt->origin_ns;
+	return g;
+}
+
+/* The rank's own fields: times, the global time base, the injector, the probe, its losses. */
+static void rank_fields(const struct nt_runtime *rt, struct rank_block *b)
+{
+	struct nt_log_rank *r = &b->rank;
+	gethostname(b->host, sizeof b->host - 1);
+	r->rank = (uint32_t)rt->rank;
+	r->host = b->host;
+	r->wall_ns = (uint64_t)nt_clock_cyc_to_ns(rt->finalize_cyc - rt->init_cyc);
+	struct global_base g = global_base(rt);
+	r->init_global_ns = (int64_t)llround(g.init_global_ns);
+	r->drift_ppb = (int64_t)llround(g.drift * 1e9);
+	const struct nt_clocksync_point *a = &rt->sync_init, *e = &rt->sync_fin;
+	r->clock_error_ns = (uint64_t)(a->error_ns > e->error_ns ? a->error_ns : e->error_ns);
+	r->injected_ns = (uint64_t)nt_clock_cyc_to_ns(nt_inject_spun_cyc());
+	r->injected_count = nt_inject_count();
 	double cost_ns;
-	nt_window_stats(&r.probe_reads, &cost_ns);
-	r.probe_cost_ns = (uint64_t)cost_ns;
-	if (rank_partial())
-		r.flags |= NT_LOG_FLAG_PARTIAL;
-	it = 0;
+	nt_window_stats(&r->probe_reads, &cost_ns);
+	r->probe_cost_ns = (uint64_t)cost_ns;
+	uint64_t lost[NT_LOSS_COUNT];
+	nt_logwrite_losses(lost);
+	r->dropped = lost[NT_LOSS_MERGED_CALLS];
+	r->dropped_records = lost[NT_LOSS_RECORDS];
+	r->untimed_instances = lost[NT_LOSS_UNTIMED];
+	r->unregistered_persistent = lost[NT_LOSS_UNREGISTERED];
+	r->unknown_comm_records = lost[NT_LOSS_UNKNOWN_COMM];
+	if (rank_partial(r))
+		r->flags |= NT_LOG_FLAG_PARTIAL;
+	/* Sites with calls (the rest do not go into the log), and the rank's MPI time. */
+	size_t it = 0;
 	for (struct nt_site *s; (s = nt_sites_next(&it));) {
 		if (s->calls == 0)
 			continue;
-		log_index[nt_sites_index(s)] = r.nsites;
-		struct nt_log_site *o = &sites[r.nsites++];
-		o->function = s->fn < NT_FN_COUNT ? nt_fn_name[s->fn] : "?";
-		if (s->ret == NT_SITE_OVERFLOW) {
-			o->module = "[other call sites: the site table was full]";
-			o->offset = 0;
-		} else {
-			locate(s->ret - 1, &o->module, &o->offset);
-		}
-		o->calls = s->calls;
-		o->total_ns = (uint64_t)nt_clock_cyc_to_ns(s->total_cyc);
-		o->min_ns = (uint64_t)nt_clock_cyc_to_ns(s->min_cyc);
-		o->max_ns = (uint64_t)nt_clock_cyc_to_ns(s->max_cyc);
-		o->bytes = s->bytes;
-		memcpy(o->hist, s->hist, sizeof o->hist);
-		o->depth = (uint32_t)(s->depth < NT_LOG_MAX_DEPTH ? s->depth : NT_LOG_MAX_DEPTH);
-		for (uint32_t k = 0; k < o->depth; k++)
-			locate(s->stack[k] - (k ? 1 : 0), &o->frames[k].module, &o->frames[k].offset);
+		r->nsites++;
 		if (!s->nonblocking) /* overlapped with other work: not time spent in MPI */
-			r.mpi_ns += o->total_ns;
+			r->mpi_ns += (uint64_t)nt_clock_cyc_to_ns(s->total_cyc);
 	}
-	double worst = 0;
+}
+
+/* The records take their log form in the arena itself: a copy doubled MPI_Finalize's peak
+ * (+12 MiB with a full default arena). Record i's log form ends at or before record i + 1
+ * starts, and record i is copied out before its place is written. 0 or -ENOMEM. */
+static int convert_records(const struct nt_runtime *rt, struct nt_log_rank *r)
+{
+	_Static_assert(sizeof(struct nt_log_record) <= sizeof(struct nt_record),
+		       "a record's log form must fit in its place in the arena");
+	static struct nt_log_record none;
+	size_t nrec = nt_records_count();
+	r->records = nrec ? nt_records_reuse() : &none;
+	r->nrecords = nrec;
+	/* The log's site index of each table position (at most 2^16 + NT_FN_COUNT of them). */
+	size_t cap = 0, it = 0;
+	while (nt_sites_next(&it))
+		cap = it;
+	uint32_t *log_index = calloc(cap ? cap : 1, sizeof *log_index);
+	if (!log_index)
+		return -ENOMEM;
+	uint32_t n = 0;
+	it = 0;
+	for (struct nt_site *s; (s = nt_sites_next(&it));)
+		if (s->calls > 0)
+			log_index[nt_sites_index(s)] = n++;
+	struct global_base g = global_base(rt);
+	double worst = 0; /* with NOISETOOL_TEST_CLOCK: the largest error of a global time */
 	for (size_t i = 0; i < nrec; i++) {
 		const struct nt_record copy = *nt_records_get(i), *x = &copy;
 		if (rt->clock_hook) {
 			/* One node, one counter: the truth is rank 0's clock read at our counter. */
 			double truth = nt_clocksync_local_ns_with(&rt->rank0, x->t0_cyc) - rt->origin_ns;
-			double est = init_global +
-				     (nt_clocksync_local_ns(x->t0_cyc) - local_init) * (1 + drift);
+			double est = g.init_global_ns + (nt_clocksync_local_ns(x->t0_cyc) -
+							 g.local_init_ns) * (1 + g.drift);
 			if (fabs(est - truth) > worst)
 				worst = fabs(est - truth);
 		}
-		recs[i] = (struct nt_log_record){
+		r->records[i] = (struct nt_log_record){
 			.comm_id = x->comm_id,
 			.seq = x->seq,
 			.site = log_index[x->site],
 			.flags = x->flags,
-			.start_ns = (uint64_t)(nt_clocksync_local_ns(x->t0_cyc) - local_init),
+			.start_ns = (uint64_t)(nt_clocksync_local_ns(x->t0_cyc) - g.local_init_ns),
 			.duration_ns = (uint64_t)nt_clock_cyc_to_ns(x->d_cyc),
 			.phase_ns = (uint64_t)nt_clock_cyc_to_ns(x->phase_cyc),
 			.interval_ns = (uint64_t)nt_clock_cyc_to_ns(x->interval_cyc),
@@ -149,14 +223,33 @@ static int encode_rank(const struct nt_runtime *rt, unsigned char **buf, size_t 
 			},
 		};
 	}
-	r.records = recs;
-	r.clock_test_error_ns = (uint64_t)ceil(worst);
-	r.nrecords = nrec;
-	r.dropped_records = nt_records_dropped();
-	int rc = nt_log_rank_encode(&r, buf, len);
-	free(sites);
+	r->clock_test_error_ns = (uint64_t)ceil(worst);
 	free(log_index);
-	return rc;
+	return 0;
+}
+
+/* This rank's block: its fields, its records converted, its size and checksum measured, and
+ * the chunk that will stream it. 0 or -errno. */
+static int prepare_block(const struct nt_runtime *rt, struct rank_block *b)
+{
+	memset(b, 0, sizeof *b);
+	rank_fields(rt, b);
+	int rc = convert_records(rt, &b->rank);
+	if (rc)
+		return rc;
+	b->src = (struct nt_log_source){ .rank = &b->rank, .site = site_at, .site_ctx = b };
+	rc = nt_log_rank_measure(&b->src, &b->measured);
+	if (rc)
+		return rc;
+	b->chunk = malloc(NT_LOG_CHUNK_BYTES);
+	return b->chunk ? 0 : -ENOMEM;
+}
+
+/* Hand the rank's block to sink, a chunk at a time. */
+static int stream_block(struct rank_block *b, nt_log_sink_fn sink, void *sink_ctx)
+{
+	return nt_log_rank_stream(&b->src, &b->measured, b->chunk, NT_LOG_CHUNK_BYTES, sink,
+				  sink_ctx);
 }
 
 /* Rank 0: a name in out_dir that does not exist yet: PROG-YYYYmmdd-HHMMSS[-N].ntlog */
@@ -181,22 +274,43 @@ static int choose_name(const char *dir, char *path, size_t size)
 	return -EEXIST;
 }
 
-/* Write buf to path, never replacing an existing file: a temporary name, then link(). */
-static int write_new_file(const char *path, const void *buf, size_t len)
+/* The sink of a file (nt_log_sink_fn): ctx points at its descriptor. */
+static int to_fd(void *ctx, const unsigned char *bytes, size_t len)
+{
+	int fd = *(const int *)ctx;
+	for (size_t done = 0; done < len;) {
+		ssize_t n = write(fd, bytes + done, len - done);
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (n > 0)
+			done += (size_t)n;
+	}
+	return 0;
+}
+
+/* What goes into a new file: fill writes it to fd. 0 or -errno. */
+typedef int (*fill_fn)(void *ctx, int fd);
+
+static int fill_header(void *header, int fd)
+{
+	return to_fd(&fd, header, NT_LOG_HEADER_BYTES);
+}
+
+static int fill_block(void *block, int fd)
+{
+	return stream_block(block, to_fd, &fd);
+}
+
+/* A new file at path, written by fill, never replacing an existing file: a temporary name,
+ * then link(). */
+static int write_new_file(const char *path, fill_fn fill, void *ctx)
 {
 	char tmp[4096 + 32];
 	snprintf(tmp, sizeof tmp, "%s.tmp", path);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	int rc = 0;
-	for (size_t done = 0; done < len && rc == 0;) {
-		ssize_t n = write(fd, (const char *)buf + done, len - done);
-		if (n < 0)
-			rc = -errno;
-		else
-			done += (size_t)n;
-	}
+	int rc = fill(ctx, fd);
 	if (rc == 0 && fsync(fd) != 0)
 		rc = -errno;
 	if (close(fd) != 0 && rc == 0)
@@ -222,14 +336,30 @@ static void bcast_int(int *v, MPI_Comm c)
 	nt_toolwait(&q, MPI_STATUS_IGNORE, NT_TOOLWAIT_SPIN_NS);
 }
 
+/* The sink of the shared file (nt_log_sink_fn): each chunk at the next offset. */
+struct file_at {
+	MPI_File fh;
+	MPI_Offset offset;
+};
+
+static int to_file_at(void *ctx, const unsigned char *bytes, size_t len)
+{
+	struct file_at *f = ctx;
+	/* len is at most a chunk (NT_LOG_CHUNK_BYTES): an int. */
+	if (PMPI_File_write_at(f->fh, f->offset, bytes, (int)len, MPI_BYTE, MPI_STATUS_IGNORE) !=
+	    MPI_SUCCESS)
+		return -EIO;
+	f->offset += (MPI_Offset)len;
+	return 0;
+}
+
 /* One file: rank 0 creates it, then every rank opens it by itself and writes its block at its
- * offset. A collective open and write spun in MPICH's busy waits for 110-190 ms at 4 ranks on
+ * offset, a chunk at a time. A collective open and write spun in MPICH's busy waits for 110-190 ms at 4 ranks on
  * 2 CPUs; this takes ~10 ms. (At thousands of ranks the collective write's aggregation would
  * matter: the log is to become per-rank files merged at the end.) Collective; returns the
  * same result on every rank. */
 static int write_mpiio(const struct nt_runtime *rt, const char *name, const char *tmp,
-		       const unsigned char *header, const unsigned char *block, size_t len,
-		       unsigned long long before)
+		       const unsigned char *header, struct rank_block *b, unsigned long long before)
 {
 	MPI_Comm c = rt->comm;
 	MPI_File fh;
@@ -254,10 +384,8 @@ static int write_mpiio(const struct nt_runtime *rt, const char *name, const char
 		if (rt->rank == 0)
 			ok = PMPI_File_write_at(fh, 0, header, NT_LOG_HEADER_BYTES, MPI_BYTE,
 						MPI_STATUS_IGNORE) == MPI_SUCCESS;
-		/* Blocks above 2 GiB are not expected (sites and records are bounded). */
-		ok = PMPI_File_write_at(fh, (MPI_Offset)(NT_LOG_HEADER_BYTES + before), block,
-					(int)len, MPI_BYTE, MPI_STATUS_IGNORE) == MPI_SUCCESS &&
-		     ok;
+		struct file_at at = { fh, (MPI_Offset)(NT_LOG_HEADER_BYTES + before) };
+		ok = stream_block(b, to_file_at, &at) == 0 && ok;
 		ok = PMPI_File_close(&fh) == MPI_SUCCESS && ok;
 	}
 	int mine = ok ? 0 : -EIO, worst = 0;
@@ -274,16 +402,16 @@ static int write_mpiio(const struct nt_runtime *rt, const char *name, const char
 
 /* The fallback: every rank writes its block to NAME.partR, then rank 0 writes NAME holding
  * only the header (the reader then reads the parts). Collective. */
-static int write_per_rank(const struct nt_runtime *rt, const char *name,
-			  const unsigned char *header, const unsigned char *block, size_t len)
+static int write_per_rank(const struct nt_runtime *rt, const char *name, unsigned char *header,
+			  struct rank_block *b)
 {
 	MPI_Comm c = rt->comm;
 	char part[4096 + 32];
 	snprintf(part, sizeof part, "%s.part%d", name, rt->rank);
-	int mine = write_new_file(part, block, len), worst = 0;
+	int mine = write_new_file(part, fill_block, b), worst = 0;
 	allreduce_min(&mine, &worst, c);
 	if (worst == 0 && rt->rank == 0)
-		worst = write_new_file(name, header, NT_LOG_HEADER_BYTES);
+		worst = write_new_file(name, fill_header, header);
 	bcast_int(&worst, c);
 	if (worst != 0 && mine == 0)
 		unlink(part); /* leave nothing half done */
@@ -293,9 +421,10 @@ static int write_per_rank(const struct nt_runtime *rt, const char *name,
 int nt_logwrite(const struct nt_runtime *rt, char *path, size_t size)
 {
 	MPI_Comm c = rt->comm;
-	unsigned char *block = NULL;
-	size_t len = 0;
-	int rc = encode_rank(rt, &block, &len);
+	/* The block is measured now (its length sets the others' offsets) and streamed once the
+	 * file is open: however many records, the write takes one chunk of memory. */
+	struct rank_block block;
+	int rc = prepare_block(rt, &block);
 
 	/* Rank 0 names the file; everyone learns the name (or that there is none). */
 	char name[4096] = "";
@@ -307,8 +436,8 @@ int nt_logwrite(const struct nt_runtime *rt, char *path, size_t size)
 	 * loop that gives the CPU away (toolwait.h): with more ranks than CPUs, MPICH's blocking
 	 * calls spun for whole scheduler slices (~190 ms at 4 ranks on 2 CPUs, 10 ms now). */
 	int all_rc;
-	unsigned long long mylen = len, before = 0;
-	unsigned flags_local = rank_partial() ? NT_LOG_FLAG_PARTIAL : 0;
+	unsigned long long mylen = rc == 0 ? block.measured.bytes : 0, before = 0;
+	unsigned flags_local = block.rank.flags & NT_LOG_FLAG_PARTIAL;
 	unsigned flags = 0;
 	MPI_Request q[5];
 	PMPI_Ibcast(&name_rc, 1, MPI_INT, 0, c, &q[0]);
@@ -318,7 +447,7 @@ int nt_logwrite(const struct nt_runtime *rt, char *path, size_t size)
 	PMPI_Iallreduce(&flags_local, &flags, 1, MPI_UNSIGNED, MPI_BOR, c, &q[4]);
 	nt_toolwait_all(5, q, MPI_STATUSES_IGNORE, NT_TOOLWAIT_SPIN_NS);
 	if (name_rc || all_rc) {
-		free(block);
+		free(block.chunk);
 		return name_rc ? name_rc : all_rc;
 	}
 	snprintf(tmp, sizeof tmp, "%s.tmp", name);
@@ -334,10 +463,10 @@ int nt_logwrite(const struct nt_runtime *rt, char *path, size_t size)
 
 	int worst = -EIO;
 	if (!rt->env.log_per_rank)
-		worst = write_mpiio(rt, name, tmp, header, block, len, before);
+		worst = write_mpiio(rt, name, tmp, header, &block, before);
 	if (worst != 0) /* no MPI-IO here (or asked not to use it): one part file per rank */
-		worst = write_per_rank(rt, name, header, block, len);
-	free(block);
+		worst = write_per_rank(rt, name, header, &block);
+	free(block.chunk);
 	if (worst == 0)
 		snprintf(path, size, "%s", name);
 	return worst;

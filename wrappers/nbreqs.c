@@ -256,3 +256,19 @@ uint64_t nt_requests_untracked(void)
 	pthread_mutex_unlock(&lock);
 	return n;
 }
+
+uint64_t nt_requests_untimed(void)
+{
+	pthread_mutex_lock(&lock);
+	uint64_t n = outstanding.full;
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
+uint64_t nt_requests_unregistered(void)
+{
+	pthread_mutex_lock(&lock);
+	uint64_t n = persistent.full;
+	pthread_mutex_unlock(&lock);
+	return n;
+}

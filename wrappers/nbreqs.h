@@ -109,4 +109,10 @@ nt_start_after(const MPI_Request *reqs, int n, uint64_t t0_cyc, uint64_t phase_c
 		nt_start_persistent(reqs, n, t0_cyc, phase_cyc);
 }
 
+/* The two parts of nt_requests_untracked(), as the log counts them: instances (nonblocking
+ * starts and persistent starts) not timed because the outstanding table was full, and
+ * persistent collectives not registered because theirs was. */
+uint64_t nt_requests_untimed(void);
+uint64_t nt_requests_unregistered(void);
+
 #endif /* WRAPPERS_NBREQS_H */

@@ -391,27 +391,31 @@ static void runtime_start(int provided)
 		inject_start();
 }
 
-/* What this job lost that the log cannot name yet (collective over the tool's communicator):
- * instances not timed because a request table was full, and records of instances on
- * communicators without an id. The lowest rank with each loss says how much, over all ranks;
- * the log is marked partial. */
+/* The losses a job's stderr has always named (collective over the tool's communicator):
+ * instances not timed and persistent collectives not registered because a request table was
+ * full, records of instances on communicators without an id. Rank 0 says how many over all
+ * ranks, in the report's words (the log counts them too, and is marked partial). */
 static void report_losses(void)
 {
-	unsigned long long mine[2] = { nt_requests_untracked(), nt_unknown_comm_records_ }, all[2];
+	uint64_t lost[NT_LOSS_COUNT];
+	nt_logwrite_losses(lost);
+	const enum nt_loss kinds[] = { NT_LOSS_UNTIMED, NT_LOSS_UNREGISTERED, NT_LOSS_UNKNOWN_COMM };
+	enum { N = sizeof kinds / sizeof *kinds };
+	unsigned long long mine[N], all[N];
+	for (int k = 0; k < N; k++)
+		mine[k] = lost[kinds[k]];
 	MPI_Request q;
-	PMPI_Iallreduce(mine, all, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, nt_rt.comm, &q);
+	PMPI_Iallreduce(mine, all, N, MPI_UNSIGNED_LONG_LONG, MPI_SUM, nt_rt.comm, &q);
 	nt_toolwait(&q, MPI_STATUS_IGNORE, NT_TOOLWAIT_SPIN_NS);
 	if (nt_rt.rank != 0)
 		return;
-	if (all[0])
-		fprintf(stderr, "noisetool: %llu nonblocking or persistent collective instances were "
-				"not timed: a request table (4096 entries) was full; the log is partial\n",
-			all[0]);
-	if (all[1])
-		fprintf(stderr, "noisetool: %llu records of instances on communicators the tool did "
-				"not see being made (spawned, connected) were not kept; the log is "
-				"partial\n",
-			all[1]);
+	for (int k = 0; k < N; k++) {
+		if (!all[k])
+			continue;
+		char what[256];
+		nt_loss_describe(kinds[k], all[k], what, sizeof what);
+		fprintf(stderr, "noisetool: PARTIAL: %s\n", what);
+	}
 }
 
 NT_MPI_API int MPI_Init(int *argc, char ***argv)

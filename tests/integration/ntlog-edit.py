@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # Damages a job log on purpose, from the layout in doc/ntlog-format.md (read independently of
 # the C reader): cut it, flip a byte, or set one field and fix the checksums so that only the
-# value is wrong. `where` prints the byte offsets of the header, blocks, payloads and records.
+# value is wrong; or rewrites it as an older version wrote it (`as-version 2`, `as-version 1`).
+# `where` prints the byte offsets of the header, blocks, payloads and records.
 import json
 import struct
 import sys
@@ -10,14 +11,26 @@ import zlib
 HEADER = {"version": (8, "<I"), "nranks": (16, "<I"), "level": (24, "<I"),
           "clock_hz": (32, "<d")}
 RANK = {"wall_ns": (8, "<Q"), "init_global_ns": (32, "<q"), "drift_ppb": (40, "<q"),
-        "clock_error_ns": (48, "<Q")}
+        "clock_error_ns": (48, "<Q"), "untimed_instances": (96, "<Q"),
+        "unregistered_persistent": (104, "<Q"), "unknown_comm_records": (112, "<Q")}
 RECORD = {"site": (16, "<I"), "start_ns": (24, "<Q"), "duration_ns": (32, "<Q"),
           "interval_ns": (48, "<Q"), "p2p_ns": (56, "<Q"), "win_wall_ns": (64, "<Q")}
-RECORD_BYTES = 140
+LOSS_COUNTS = (96, 24)     # version 3's loss counts in the payload: offset, bytes
+INTERVAL = (48, 16)        # version 2's interval fields in a record
+
+
+def fixed_bytes(version):
+    """The payload's fixed fields before the host name."""
+    return 120 if version >= 3 else 96
+
+
+def record_bytes(version):
+    return 140 if version >= 2 else 124
 
 
 def layout(b):
     """Offsets of every rank block: start, payload, its length, records, record count."""
+    (version,) = struct.unpack_from("<I", b, 8)
     (nranks,) = struct.unpack_from("<I", b, 16)
     pos, ranks = 64, []
     for _ in range(nranks):
@@ -25,7 +38,7 @@ def layout(b):
         (plen,) = struct.unpack_from("<Q", b, pos + 8)
         p = pos + 24
         (nsites,) = struct.unpack_from("<I", b, p + 4)
-        q = p + 96                                  # the fixed fields, then the host
+        q = p + fixed_bytes(version)                # the fixed fields, then the host
         q += 4 + struct.unpack_from("<I", b, q)[0]
         for _ in range(nsites):
             for _ in range(2):                      # function, module
@@ -39,7 +52,7 @@ def layout(b):
         ranks.append({"block": pos, "payload": p, "payload_len": plen, "records": q + 16,
                       "nrecords": nrec})
         pos = p + plen
-    return {"header": 0, "end": pos, "ranks": ranks}
+    return {"header": 0, "version": version, "end": pos, "ranks": ranks}
 
 
 def fix_crcs(b, lay):
@@ -47,6 +60,29 @@ def fix_crcs(b, lay):
     for r in lay["ranks"]:
         p, n = r["payload"], r["payload_len"]
         struct.pack_into("<I", b, r["block"] + 16, zlib.crc32(bytes(b[p:p + n])))
+
+
+def as_version(b, version):
+    """The log as a build writing that version (1 or 2) wrote it: without the loss counts, and
+    for 1 without the interval fields; lengths and checksums fixed."""
+    lay = layout(b)
+    assert lay["version"] == 3 and version in (1, 2)
+    out = bytearray(b[:64])
+    struct.pack_into("<I", out, 8, version)
+    for r in lay["ranks"]:
+        p, n = r["payload"], r["payload_len"]
+        payload = bytearray(b[p:p + n])
+        recs = r["records"] - p - LOSS_COUNTS[1]    # where they start after the cut below
+        del payload[LOSS_COUNTS[0]:LOSS_COUNTS[0] + LOSS_COUNTS[1]]
+        if version == 1:
+            for k in reversed(range(r["nrecords"])):
+                at = recs + k * 140 + INTERVAL[0]
+                del payload[at:at + INTERVAL[1]]
+        block = bytearray(b[r["block"]:p])
+        struct.pack_into("<QI", block, 8, len(payload), zlib.crc32(bytes(payload)))
+        out += block + payload
+    struct.pack_into("<I", out, 60, zlib.crc32(bytes(out[:60])))
+    return out
 
 
 def main():
@@ -58,6 +94,8 @@ def main():
     out, op, rest = args[1], args[2], args[3:]
     if op == "cut":
         b = b[:int(rest[0])]
+    elif op == "as-version":
+        b = as_version(b, int(rest[0]))
     elif op == "flip":
         b[int(rest[0])] ^= 0x5A
     elif op == "set":
@@ -73,7 +111,7 @@ def main():
             r = lay["ranks"][int(rest.pop(0))]
             k = int(rest.pop(0))
             off, fmt = RECORD[rest[0]]
-            off += r["records"] + k * RECORD_BYTES
+            off += r["records"] + k * record_bytes(lay["version"])
         value = float(rest[1]) if fmt == "<d" else int(rest[1], 0)
         struct.pack_into(fmt, b, off, value)
         fix_crcs(b, lay)

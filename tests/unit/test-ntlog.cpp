@@ -1,12 +1,15 @@
-// The job log: encode rank blocks, decode them back exactly, and refuse every kind of damage
-// with a message that says what is wrong; the report merges sites across ranks.
+// The job log: encode rank blocks (streamed through any chunk size, or in one buffer), decode
+// them back exactly, read versions 1 and 2 as well, and refuse every kind of damage with a
+// message that says what is wrong; the report merges sites across ranks and names every loss.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -14,6 +17,21 @@
 #include <noisetool/report.h>
 
 namespace {
+
+// JSON on one line: without the newlines and the indentation after them.
+std::string one_line(const std::string &js)
+{
+	std::string out;
+	for (size_t i = 0; i < js.size(); i++) {
+		if (js[i] != '\n') {
+			out += js[i];
+			continue;
+		}
+		while (i + 1 < js.size() && js[i + 1] == ' ')
+			i++;
+	}
+	return out;
+}
 
 // Append a rank's encoded part to a log's bytes.
 void append_rank(std::vector<unsigned char> &out, const nt_log_rank &rank)
@@ -145,10 +163,14 @@ TEST_CASE("ntlog round trip", "[ntlog]")
 		FILE *f = open_memstream(&text, &len);
 		CHECK(nt_report_write_json(f, &rep) == 0);
 		std::fclose(f);
-		std::string js(text);
+		std::string js = one_line(text);
 		std::free(text);
-		for (const char *key : { "\"ranks\": 3", "\"partial\": false", "\"sites\"",
-					 "\"function\": \"MPI_Allreduce\"", "\"location\"",
+		// Ranks 1 and 2 dropped 1 and 2 records: the report is partial though no flag says so.
+		for (const char *key : { "\"ranks\": 3", "\"log_version\": 3", "\"partial\": true",
+					 "\"losses\": {\"dropped_calls\": 0,\"dropped_records\": 3,"
+					 "\"untimed_instances\": 0,\"unregistered_persistent\": 0,"
+					 "\"unknown_comm_records\": 0}",
+					 "\"sites\"", "\"function\": \"MPI_Allreduce\"", "\"location\"",
 					 "\"calls\": 3003", "\"time_ns_total\"", "\"time_ns_max\"",
 					 "\"cov\"" })
 			CHECK(js.find(key) != std::string::npos);
@@ -197,14 +219,22 @@ TEST_CASE("ntlog refuses damaged files with a clear message", "[ntlog]")
 		CHECK(nt_log_decode(bad.data(), bad.size(), &log, err, sizeof err) == -EINVAL);
 		CHECK(std::string(err).find("unexpected bytes") != std::string::npos);
 	}
-	SECTION("a newer version")
+	SECTION("a version this reader does not know")
 	{
-		auto bad = good;
-		bad[8] = 99; // version, then fix the header checksum
-		uint32_t crc = nt_crc32(0, bad.data(), 60);
-		for (int i = 0; i < 4; i++)
-			bad[60 + i] = (unsigned char)(crc >> (8 * i));
-		CHECK(nt_log_decode(bad.data(), bad.size(), &log, err, sizeof err) == -ENOTSUP);
+		for (unsigned char version : { 0, 4, 99 }) {
+			auto bad = good;
+			bad[8] = version; // then fix the header checksum
+			uint32_t crc = nt_crc32(0, bad.data(), 60);
+			for (int i = 0; i < 4; i++)
+				bad[60 + i] = (unsigned char)(crc >> (8 * i));
+			INFO("version " << (int)version);
+			CHECK(nt_log_decode(bad.data(), bad.size(), &log, err, sizeof err) == -ENOTSUP);
+			CHECK(std::string(err) ==
+			      (version ? "log version " + std::to_string(version) +
+						 " is newer than this reader (3)"
+				       : std::string("log version 0 is unknown (this reader reads "
+						     "versions 1 to 3)")));
+		}
 	}
 	SECTION("a missing file")
 	{
@@ -214,7 +244,7 @@ TEST_CASE("ntlog refuses damaged files with a clear message", "[ntlog]")
 
 namespace {
 
-// A v2 log in which every field of every struct holds its own value (so that a field written or
+// A v3 log in which every field of every struct holds its own value (so that a field written or
 // read in another's place, or truncated to 32 bits, shows): unbounded counts with the top bit
 // set, times just under the reader's limit of 2^56 ns, negative clock fields.
 struct fields {
@@ -295,6 +325,9 @@ struct fields {
 			k.injected_count = count();
 			k.probe_reads = count();
 			k.probe_cost_ns = ns();
+			k.untimed_instances = count();
+			k.unregistered_persistent = count();
+			k.unknown_comm_records = count();
 			k.nsites = (uint32_t)sites[r].size();
 			k.sites = sites[r].data();
 			k.dropped_records = count();
@@ -353,6 +386,9 @@ void check_rank(const struct nt_log_rank &a, const struct nt_log_rank &b)
 	CHECK(a.probe_reads == b.probe_reads);
 	CHECK(a.probe_cost_ns == b.probe_cost_ns);
 	CHECK(a.dropped_records == b.dropped_records);
+	CHECK(a.untimed_instances == b.untimed_instances);
+	CHECK(a.unregistered_persistent == b.unregistered_persistent);
+	CHECK(a.unknown_comm_records == b.unknown_comm_records);
 	REQUIRE(a.nsites == b.nsites);
 	for (uint32_t i = 0; i < b.nsites; i++) {
 		INFO("site " << i);
@@ -406,14 +442,14 @@ std::string decode_error(const std::vector<unsigned char> &bytes)
 
 } // namespace
 
-TEST_CASE("log v2: every field of every rank, site, record and window survives", "[ntlog]")
+TEST_CASE("log v3: every field of every rank, site, record and window survives", "[ntlog]")
 {
 	fields f(3);
 	auto bytes = f.encode();
 	struct nt_log log;
 	char err[256];
 	REQUIRE(nt_log_decode(bytes.data(), bytes.size(), &log, err, sizeof err) == 0);
-	CHECK(log.version == 2);
+	CHECK(log.version == 3);
 	CHECK(log.nranks == 3);
 	CHECK(log.flags == NT_LOG_FLAG_PARTIAL); // rank 1's flag, none in the header
 	CHECK(log.level == 2);
@@ -428,6 +464,13 @@ TEST_CASE("log v2: every field of every rank, site, record and window survives",
 	CHECK(x.p2p_ns == f.recs[2][1].p2p_ns);
 	CHECK(x.interval_ns != x.p2p_ns);
 	CHECK_FALSE((log.ranks[2].records[3].flags & NT_LOG_REC_INTERVAL));
+	// The loss counts, named: what version 3 added (each its own value).
+	const struct nt_log_rank &k = log.ranks[1];
+	CHECK(k.untimed_instances == f.ranks[1].untimed_instances);
+	CHECK(k.unregistered_persistent == f.ranks[1].unregistered_persistent);
+	CHECK(k.unknown_comm_records == f.ranks[1].unknown_comm_records);
+	CHECK(k.untimed_instances != k.unregistered_persistent);
+	CHECK(k.unregistered_persistent != k.unknown_comm_records);
 	nt_log_free(&log);
 
 	SECTION("the encoding is the documented one: 140-byte records, the file ends with them")
@@ -449,7 +492,7 @@ TEST_CASE("log v2: every field of every rank, site, record and window survives",
 	}
 }
 
-TEST_CASE("log v2: numbers out of range are refused, naming the field", "[ntlog]")
+TEST_CASE("log v3: numbers out of range are refused, naming the field", "[ntlog]")
 {
 	const uint64_t max_ns = 1ull << 56;
 	fields f(2);
@@ -551,4 +594,549 @@ TEST_CASE("ntlog: truncated and empty inputs say so", "[ntlog]")
 TEST_CASE("crc32 matches the IEEE check value", "[ntlog]")
 {
 	CHECK(nt_crc32(0, "123456789", 9) == 0xcbf43926u);
+}
+
+namespace {
+
+// An encoder written from doc/ntlog-format.md alone, independent of the C writer: a rank block
+// of version 3, or of 2 (no loss counts but dropped and dropped_records) or 1 (also no record
+// interval fields), as older builds wrote them.
+struct spec_writer {
+	std::vector<unsigned char> b;
+
+	void u32(uint32_t v)
+	{
+		for (int i = 0; i < 4; i++)
+			b.push_back((unsigned char)(v >> (8 * i)));
+	}
+	void u64(uint64_t v)
+	{
+		for (int i = 0; i < 8; i++)
+			b.push_back((unsigned char)(v >> (8 * i)));
+	}
+	void str(const char *s)
+	{
+		size_t n = s ? std::strlen(s) : 0;
+		u32((uint32_t)n);
+		b.insert(b.end(), s, s + n);
+	}
+
+	static std::vector<unsigned char> payload(const nt_log_rank &r, int version)
+	{
+		spec_writer w;
+		w.u32(r.flags);
+		w.u32(r.nsites);
+		for (uint64_t v : { r.wall_ns, r.mpi_ns, r.dropped, (uint64_t)r.init_global_ns,
+				    (uint64_t)r.drift_ppb, r.clock_error_ns, r.clock_test_error_ns,
+				    r.injected_ns, r.injected_count, r.probe_reads, r.probe_cost_ns })
+			w.u64(v);
+		if (version >= 3) {
+			w.u64(r.untimed_instances);
+			w.u64(r.unregistered_persistent);
+			w.u64(r.unknown_comm_records);
+		}
+		w.str(r.host);
+		for (uint32_t i = 0; i < r.nsites; i++) {
+			const nt_log_site &s = r.sites[i];
+			w.str(s.function);
+			w.str(s.module);
+			for (uint64_t v : { s.offset, s.calls, s.total_ns, s.min_ns, s.max_ns, s.bytes })
+				w.u64(v);
+			for (uint64_t h : s.hist)
+				w.u64(h);
+			w.u32(s.depth);
+			for (uint32_t k = 0; k < s.depth; k++) {
+				w.str(s.frames[k].module);
+				w.u64(s.frames[k].offset);
+			}
+		}
+		w.u64(r.dropped_records);
+		w.u64(r.nrecords);
+		for (uint64_t i = 0; i < r.nrecords; i++) {
+			const nt_log_record &x = r.records[i];
+			w.u64(x.comm_id);
+			w.u64(x.seq);
+			w.u32(x.site);
+			w.u32(x.flags);
+			w.u64(x.start_ns);
+			w.u64(x.duration_ns);
+			w.u64(x.phase_ns);
+			if (version >= 2) {
+				w.u64(x.interval_ns);
+				w.u64(x.p2p_ns);
+			}
+			const nt_log_window &v = x.win;
+			for (uint64_t u : { v.wall_ns, v.cpu_ns, v.run_delay_ns, v.vol_switches,
+					    v.invol_switches, v.minor_faults, v.major_faults,
+					    v.instructions, v.injected_ns })
+				w.u64(u);
+			w.u32(v.valid);
+		}
+		return w.b;
+	}
+
+	static std::vector<unsigned char> block(const nt_log_rank &r, int version)
+	{
+		auto p = payload(r, version);
+		spec_writer w;
+		w.b = { 'N', 'T', 'R', 'K' };
+		w.u32(r.rank);
+		w.u64(p.size());
+		w.u32(nt_crc32(0, p.data(), p.size()));
+		w.u32(0);
+		w.b.insert(w.b.end(), p.begin(), p.end());
+		return w.b;
+	}
+
+	// A whole log of ranks as a build of that version wrote it.
+	static std::vector<unsigned char> log(const std::vector<nt_log_rank> &ranks, int version,
+					      uint32_t header_flags = 0)
+	{
+		std::vector<unsigned char> out(NT_LOG_HEADER_BYTES);
+		nt_log_header(out.data(), (uint32_t)ranks.size(), header_flags, 2, 3.123456789e9,
+			      0xfedcba9876543210ull);
+		out[8] = (unsigned char)version; // then the header checksum again
+		uint32_t crc = nt_crc32(0, out.data(), 60);
+		for (int i = 0; i < 4; i++)
+			out[60 + (size_t)i] = (unsigned char)(crc >> (8 * i));
+		for (const auto &r : ranks) {
+			auto b = block(r, version);
+			out.insert(out.end(), b.begin(), b.end());
+		}
+		return out;
+	}
+};
+
+// Random ranks: strings of every length around the chunk sizes, empty sections, stacks of
+// every depth, values of every size.
+struct random_rank {
+	std::vector<struct nt_log_site> sites;
+	std::vector<struct nt_log_record> recs;
+	std::vector<std::string> strings;
+	struct nt_log_rank rank;
+
+	random_rank(std::mt19937_64 &rng, uint32_t max_sites, uint32_t max_records)
+	{
+		auto below = [&](uint64_t n) { return n ? rng() % n : 0; };
+		auto value = [&]() { return rng() >> below(64); };
+		strings.reserve(1 + max_sites * (2 + NT_LOG_MAX_DEPTH)); // the sites point into it
+		auto str = [&]() {
+			std::string v(below(300), 'x');
+			for (auto &c : v)
+				c = (char)('a' + below(26));
+			strings.push_back(v);
+			return strings.back().c_str();
+		};
+		std::memset(&rank, 0, sizeof rank);
+		sites.resize(below(max_sites + 1));
+		for (auto &s : sites) {
+			std::memset(&s, 0, sizeof s);
+			s.function = str();
+			s.module = str();
+			s.offset = value();
+			s.calls = value();
+			s.total_ns = value() >> 8;
+			s.min_ns = value() >> 8;
+			s.max_ns = value() >> 8;
+			s.bytes = value();
+			for (auto &h : s.hist)
+				h = value();
+			s.depth = (uint32_t)below(NT_LOG_MAX_DEPTH + 1);
+			for (uint32_t k = 0; k < s.depth; k++)
+				s.frames[k] = { str(), value() };
+		}
+		recs.resize(sites.empty() ? 0 : below(max_records + 1));
+		for (auto &x : recs) {
+			std::memset(&x, 0, sizeof x);
+			x.comm_id = value();
+			x.seq = value();
+			x.site = (uint32_t)below(sites.size());
+			x.flags = (uint32_t)below(64);
+			for (uint64_t *t : { &x.start_ns, &x.duration_ns, &x.phase_ns, &x.interval_ns,
+					     &x.p2p_ns, &x.win.wall_ns, &x.win.cpu_ns,
+					     &x.win.run_delay_ns, &x.win.injected_ns })
+				*t = value() >> 8;
+			x.win.vol_switches = value();
+			x.win.invol_switches = value();
+			x.win.minor_faults = value();
+			x.win.major_faults = value();
+			x.win.instructions = value();
+			x.win.valid = (uint32_t)below(64);
+		}
+		rank.rank = 0;
+		rank.flags = (uint32_t)below(2);
+		rank.host = str();
+		rank.wall_ns = value() >> 8;
+		rank.mpi_ns = value() >> 8;
+		rank.dropped = value();
+		rank.init_global_ns = (int64_t)(value() >> 8) * (below(2) ? 1 : -1);
+		rank.drift_ppb = (int64_t)below(20000000001ull) - 10000000000ll;
+		rank.clock_error_ns = value() >> 8;
+		rank.clock_test_error_ns = value() >> 8;
+		rank.injected_ns = value() >> 8;
+		rank.injected_count = value();
+		rank.probe_reads = value();
+		rank.probe_cost_ns = value() >> 8;
+		rank.untimed_instances = value();
+		rank.unregistered_persistent = value();
+		rank.unknown_comm_records = value();
+		rank.nsites = (uint32_t)sites.size();
+		rank.sites = sites.data();
+		rank.dropped_records = value();
+		rank.nrecords = recs.size();
+		rank.records = recs.data();
+	}
+};
+
+// A sink that keeps what it is handed, and the size of each piece.
+struct collect {
+	std::vector<unsigned char> bytes;
+	std::vector<size_t> pieces;
+	size_t fail_at = SIZE_MAX; // the piece that returns -ENOSPC
+
+	static int sink(void *ctx, const unsigned char *p, size_t len)
+	{
+		auto *c = static_cast<collect *>(ctx);
+		if (c->pieces.size() == c->fail_at)
+			return -ENOSPC;
+		c->bytes.insert(c->bytes.end(), p, p + len);
+		c->pieces.push_back(len);
+		return 0;
+	}
+};
+
+// The site source of a test: site i of a vector, counting the calls.
+struct site_list {
+	const std::vector<struct nt_log_site> *sites;
+	std::vector<uint32_t> asked;
+
+	static int get(void *ctx, uint32_t i, struct nt_log_site *out)
+	{
+		auto *l = static_cast<site_list *>(ctx);
+		l->asked.push_back(i);
+		if (i >= l->sites->size())
+			return -ERANGE;
+		*out = (*l->sites)[i];
+		return 0;
+	}
+};
+
+std::vector<unsigned char> one_buffer(const struct nt_log_rank &r)
+{
+	unsigned char *buf;
+	size_t len;
+	REQUIRE(nt_log_rank_encode(&r, &buf, &len) == 0);
+	std::vector<unsigned char> v(buf, buf + len);
+	std::free(buf);
+	return v;
+}
+
+} // namespace
+
+TEST_CASE("log v3: the writer's bytes are the spec's", "[ntlog]")
+{
+	fields f(3);
+	for (const auto &r : f.ranks)
+		CHECK(one_buffer(r) == spec_writer::block(r, 3));
+	CHECK(f.encode() == spec_writer::log(f.ranks, 3));
+}
+
+TEST_CASE("log v3: streamed through any chunk, the block is the one-buffer block", "[ntlog]")
+{
+	std::mt19937_64 rng(20261124);
+	size_t largest = 0;
+	for (int round = 0; round < 40; round++) {
+		// Some blocks far larger than the largest chunk, some empty of sites and records.
+		random_rank rr(rng, round % 4 ? 12 : 0, round % 3 ? 1500 : 0);
+		INFO("round " << round << ": " << rr.sites.size() << " sites, " << rr.recs.size()
+			      << " records");
+		auto whole = one_buffer(rr.rank);
+		CHECK(whole == spec_writer::block(rr.rank, 3));
+		largest = std::max(largest, whole.size());
+		for (bool from_callback : { false, true }) {
+			site_list list{ &rr.sites, {} };
+			struct nt_log_source src = { &rr.rank, nullptr, nullptr };
+			if (from_callback) {
+				src.site = site_list::get;
+				src.site_ctx = &list;
+			}
+			struct nt_log_block block;
+			REQUIRE(nt_log_rank_measure(&src, &block) == 0);
+			CHECK(block.bytes == whole.size());
+			for (size_t chunk : { (size_t)1, (size_t)7, (size_t)NT_LOG_CHUNK_BYTES }) {
+				INFO("chunk " << chunk << (from_callback ? ", sites from a callback" : ""));
+				std::vector<unsigned char> buf(chunk);
+				collect c;
+				list.asked.clear();
+				REQUIRE(nt_log_rank_stream(&src, &block, buf.data(), chunk, collect::sink,
+							   &c) == 0);
+				CHECK(c.bytes == whole);
+				// Full chunks, the last one possibly short.
+				CHECK(c.pieces.size() == (whole.size() + chunk - 1) / chunk);
+				CHECK(std::count(c.pieces.begin(), c.pieces.end() - 1, chunk) ==
+				      (long)c.pieces.size() - 1);
+				if (from_callback) { // each site once, in order
+					std::vector<uint32_t> want(rr.sites.size());
+					for (uint32_t i = 0; i < want.size(); i++)
+						want[i] = i;
+					CHECK(list.asked == want);
+				}
+			}
+		}
+	}
+	CHECK(largest > 2 * NT_LOG_CHUNK_BYTES);
+}
+
+TEST_CASE("log v3: the stream stops at the first error and never writes past its block",
+	  "[ntlog]")
+{
+	fields f(1);
+	struct nt_log_rank &r = f.ranks[0];
+	struct nt_log_source src = { &r, nullptr, nullptr };
+	struct nt_log_block block;
+	REQUIRE(nt_log_rank_measure(&src, &block) == 0);
+	std::vector<unsigned char> chunk(7);
+
+	SECTION("the sink's error")
+	{
+		collect c;
+		c.fail_at = 3;
+		CHECK(nt_log_rank_stream(&src, &block, chunk.data(), chunk.size(), collect::sink, &c) ==
+		      -ENOSPC);
+		CHECK(c.pieces.size() == 3);
+	}
+	SECTION("the site source's error")
+	{
+		std::vector<struct nt_log_site> fewer(f.sites[0].begin(), f.sites[0].end() - 1);
+		site_list list{ &fewer, {} };
+		struct nt_log_source short_src = { &r, site_list::get, &list };
+		struct nt_log_block b;
+		CHECK(nt_log_rank_measure(&short_src, &b) == -ERANGE);
+		collect c;
+		CHECK(nt_log_rank_stream(&short_src, &block, chunk.data(), chunk.size(),
+					 collect::sink, &c) == -ERANGE);
+	}
+	SECTION("a source that grew since it was measured")
+	{
+		r.nrecords--; // measured with one record less
+		REQUIRE(nt_log_rank_measure(&src, &block) == 0);
+		r.nrecords++;
+		collect c;
+		CHECK(nt_log_rank_stream(&src, &block, chunk.data(), chunk.size(), collect::sink, &c) ==
+		      -EIO);
+		CHECK(c.bytes.size() <= block.bytes);
+	}
+	SECTION("a source that changed since it was measured, at the same size")
+	{
+		r.records[1].seq++;
+		collect c;
+		CHECK(nt_log_rank_stream(&src, &block, chunk.data(), chunk.size(), collect::sink, &c) ==
+		      -EIO);
+		CHECK(c.bytes.size() == block.bytes);
+	}
+	SECTION("bad arguments")
+	{
+		collect c;
+		struct nt_log_source none = { nullptr, nullptr, nullptr };
+		CHECK(nt_log_rank_measure(&none, &block) == -EINVAL);
+		CHECK(nt_log_rank_stream(&src, &block, chunk.data(), 0, collect::sink, &c) == -EINVAL);
+		CHECK(nt_log_rank_stream(&src, &block, nullptr, 7, collect::sink, &c) == -EINVAL);
+		CHECK(nt_log_rank_stream(&src, &block, chunk.data(), 7, nullptr, &c) == -EINVAL);
+		r.sites = nullptr; // sites neither in the rank nor from a callback
+		CHECK(nt_log_rank_measure(&src, &block) == -EINVAL);
+		CHECK(c.bytes.empty());
+	}
+}
+
+TEST_CASE("logs of versions 1 and 2 are read, what they lack as 0", "[ntlog]")
+{
+	fields f(3);
+	struct nt_log log;
+	char err[256];
+	for (int version : { 1, 2 }) {
+		INFO("version " << version);
+		auto bytes = spec_writer::log(f.ranks, version);
+		REQUIRE(nt_log_decode(bytes.data(), bytes.size(), &log, err, sizeof err) == 0);
+		CHECK(log.version == (uint32_t)version);
+		REQUIRE(log.nranks == 3);
+		for (uint32_t r = 0; r < 3; r++) {
+			// What the old version had is read as written ...
+			struct nt_log_rank want = f.ranks[r];
+			want.untimed_instances = 0; // ... and the loss counts of version 3 are 0,
+			want.unregistered_persistent = 0;
+			want.unknown_comm_records = 0;
+			std::vector<struct nt_log_record> recs = f.recs[r];
+			if (version == 1) {
+				for (auto &x : recs) { // ... as are version 2's intervals, not trusted
+					x.interval_ns = 0;
+					x.p2p_ns = 0;
+					x.flags &= ~NT_LOG_REC_INTERVAL;
+				}
+			}
+			want.records = recs.data();
+			check_rank(log.ranks[r], want);
+		}
+		CHECK(log.ranks[2].dropped == f.ranks[2].dropped);
+		CHECK(log.ranks[2].dropped_records == f.ranks[2].dropped_records);
+		CHECK(log.flags == NT_LOG_FLAG_PARTIAL);
+		nt_log_free(&log);
+
+		// A damaged old log is refused like a new one; read as another version, it is malformed.
+		auto bad = bytes;
+		bad[bytes.size() - 3] ^= 1;
+		size_t block2 = bytes.size() - spec_writer::block(f.ranks[2], version).size();
+		CHECK(decode_error(bad) == "rank 2: checksum mismatch (corrupt block at byte " +
+						   std::to_string(block2) + ")");
+		auto v3 = spec_writer::log(f.ranks, 3);
+		v3[8] = (unsigned char)version;
+		uint32_t crc = nt_crc32(0, v3.data(), 60);
+		for (int i = 0; i < 4; i++)
+			v3[60 + (size_t)i] = (unsigned char)(crc >> (8 * i));
+		CHECK(decode_error(v3) == "rank 0: malformed block contents (read as version " +
+						  std::to_string(version) + ")");
+	}
+}
+
+TEST_CASE("log v3: a truncated or corrupted block is refused, saying so", "[ntlog]")
+{
+	fields f(2);
+	auto good = f.encode();
+	size_t block1 = NT_LOG_HEADER_BYTES + spec_writer::block(f.ranks[0], 3).size();
+	REQUIRE(decode_error(good) == "");
+	// Cut in the loss counts of rank 1 (payload bytes 96 to 120), or anywhere else in it.
+	for (size_t cut : { block1 + 24 + 100, block1 + 24 + 119, block1 + 24, good.size() - 140 }) {
+		INFO("cut at " << cut);
+		CHECK(decode_error(std::vector<unsigned char>(good.begin(), good.begin() + (long)cut)) ==
+		      "rank 1: block of " + std::to_string(good.size() - block1 - 24) +
+			      " bytes runs past the end of the file (truncated?)");
+	}
+	// A changed loss count: the checksum says so.
+	auto bad = good;
+	bad[block1 + 24 + 100] ^= 0x10;
+	CHECK(decode_error(bad) ==
+	      "rank 1: checksum mismatch (corrupt block at byte " + std::to_string(block1) + ")");
+	// A block whose length and checksum agree with a payload too short for version 3 (one
+	// written as version 2, in a version 3 log).
+	auto mixed = spec_writer::log(f.ranks, 3);
+	auto v2 = spec_writer::block(f.ranks[1], 2);
+	mixed.resize(block1);
+	mixed.insert(mixed.end(), v2.begin(), v2.end());
+	CHECK(decode_error(mixed) == "rank 1: malformed block contents");
+}
+
+TEST_CASE("the report names every kind of loss with its count over all ranks", "[ntlog]")
+{
+	fields f(2);
+	for (auto &r : f.ranks) {
+		r.flags = NT_LOG_FLAG_PARTIAL;
+		r.dropped = 0;
+		r.dropped_records = 0;
+		r.untimed_instances = 0;
+		r.unregistered_persistent = 0;
+		r.unknown_comm_records = 0;
+	}
+	f.ranks[0].dropped = 2;
+	f.ranks[1].dropped = 3;
+	f.ranks[1].dropped_records = 40;
+	f.ranks[0].untimed_instances = 12;
+	f.ranks[0].unregistered_persistent = 1;
+	f.ranks[1].unknown_comm_records = 7;
+	auto bytes = f.encode();
+	struct nt_log log;
+	char err[256];
+	REQUIRE(nt_log_decode(bytes.data(), bytes.size(), &log, err, sizeof err) == 0);
+	struct nt_report rep;
+	REQUIRE(nt_report_build(&log, nullptr, nullptr, &rep) == 0);
+	CHECK(rep.partial);
+	CHECK(rep.losses[NT_LOSS_MERGED_CALLS] == 5);
+	CHECK(rep.losses[NT_LOSS_RECORDS] == 40);
+	CHECK(rep.losses[NT_LOSS_UNTIMED] == 12);
+	CHECK(rep.losses[NT_LOSS_UNREGISTERED] == 1);
+	CHECK(rep.losses[NT_LOSS_UNKNOWN_COMM] == 7);
+
+	auto text_of = [&](int (*write)(FILE *, const struct nt_report *)) {
+		char *text = nullptr;
+		size_t len = 0;
+		FILE *out = open_memstream(&text, &len);
+		CHECK(write(out, &rep) == 0);
+		std::fclose(out);
+		std::string t(text);
+		std::free(text);
+		return t;
+	};
+	std::string text = text_of([](FILE *out, const struct nt_report *r) {
+		return nt_report_write_text(out, r, "x.ntlog", 0);
+	});
+	CHECK(text.find(
+		      "2 ranks, level full, PARTIAL: 5 calls found the site table full (counted at "
+		      "the function's merged site; raise NOISETOOL_MEM)\n"
+		      "PARTIAL: 40 records were dropped (the record arena was full; raise "
+		      "NOISETOOL_MEM)\n"
+		      "PARTIAL: 12 nonblocking or persistent collective instances were not timed (the "
+		      "table of outstanding requests was full; missing from their call sites' counts "
+		      "and times)\n"
+		      "PARTIAL: 1 persistent collective was not registered (the table of persistent "
+		      "requests was full; their starts were neither timed nor counted)\n"
+		      "PARTIAL: 7 records were not kept (the communicator had no id: made by spawn or "
+		      "connect/accept, which the tool does not see, or the communicator table was "
+		      "full)\n\n") != std::string::npos);
+	CHECK(text.find("(calls at merged sites)  (instances not timed)  (persistent collectives "
+			"not registered)\n") != std::string::npos);
+	CHECK(text.find("(calls at merged sites)  (records dropped)  (records on communicators "
+			"without an id)\n") != std::string::npos);
+
+	std::string js = one_line(text_of(nt_report_write_json));
+	for (const char *key :
+	     { "\"partial\": true,\"losses\": {\"dropped_calls\": 5,\"dropped_records\": 40,"
+	       "\"untimed_instances\": 12,\"unregistered_persistent\": 1,"
+	       "\"unknown_comm_records\": 7}",
+	       "\"dropped_calls\": 2,\"records\": 4,\"dropped_records\": 0,"
+	       "\"untimed_instances\": 12,\"unregistered_persistent\": 1,"
+	       "\"unknown_comm_records\": 0,",
+	       "\"dropped_calls\": 3,\"records\": 4,\"dropped_records\": 40,"
+	       "\"untimed_instances\": 0,\"unregistered_persistent\": 0,"
+	       "\"unknown_comm_records\": 7," }) {
+		INFO(key);
+		CHECK(js.find(key) != std::string::npos);
+	}
+	nt_report_free(&rep);
+	nt_log_free(&log);
+
+	SECTION("one of a kind, and a complete log")
+	{
+		char one[256];
+		nt_loss_describe(NT_LOSS_RECORDS, 1, one, sizeof one);
+		CHECK(std::string(one) ==
+		      "1 record was dropped (the record arena was full; raise NOISETOOL_MEM)");
+		for (auto &r : f.ranks) {
+			r.flags = 0;
+			r.dropped = r.dropped_records = r.untimed_instances = 0;
+			r.unregistered_persistent = r.unknown_comm_records = 0;
+		}
+		auto b = f.encode();
+		REQUIRE(nt_log_decode(b.data(), b.size(), &log, err, sizeof err) == 0);
+		REQUIRE(nt_report_build(&log, nullptr, nullptr, &rep) == 0);
+		CHECK_FALSE(rep.partial);
+		CHECK(text_of([](FILE *out, const struct nt_report *r) {
+			      return nt_report_write_text(out, r, "x.ntlog", 0);
+		      }).find("2 ranks, level full, complete\n\n") != std::string::npos);
+		nt_report_free(&rep);
+		nt_log_free(&log);
+	}
+	SECTION("a version 2 log marked partial for a loss it could not count")
+	{
+		for (auto &r : f.ranks) {
+			r.dropped = r.dropped_records = 0;
+		}
+		auto b = spec_writer::log(f.ranks, 2);
+		REQUIRE(nt_log_decode(b.data(), b.size(), &log, err, sizeof err) == 0);
+		REQUIRE(nt_report_build(&log, nullptr, nullptr, &rep) == 0);
+		CHECK(rep.partial);
+		CHECK(text_of([](FILE *out, const struct nt_report *r) {
+			      return nt_report_write_text(out, r, "x.ntlog", 0);
+		      }).find("PARTIAL: a rank lost what a version 2 log does not count") !=
+		      std::string::npos);
+		nt_report_free(&rep);
+		nt_log_free(&log);
+	}
 }

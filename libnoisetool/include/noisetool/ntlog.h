@@ -1,6 +1,7 @@
 /* The job log (.ntlog): one file per MPI job, one checksummed block per rank. The format is
- * specified in doc/ntlog-format.md. Writers build a rank block in memory; readers validate
- * every length and checksum before trusting anything. */
+ * specified in doc/ntlog-format.md. Writers stream a rank block through a fixed chunk, so that
+ * writing it needs no memory in proportion to it; readers validate every length and checksum
+ * before trusting anything. */
 #ifndef NOISETOOL_NTLOG_H
 #define NOISETOOL_NTLOG_H
 
@@ -14,11 +15,13 @@
 extern "C" {
 #endif
 
-#define NT_LOG_VERSION 2
+#define NT_LOG_VERSION 3          /* the version written; the reader reads 1, 2 and 3 */
 #define NT_LOG_HEADER_BYTES 64
+#define NT_LOG_RANK_HEADER_BYTES 24 /* before each rank's payload */
+#define NT_LOG_CHUNK_BYTES 65536  /* the wrapper library's chunk (nt_log_rank_stream) */
 #define NT_LOG_HIST_BINS 48
 #define NT_LOG_MAX_DEPTH 32
-#define NT_LOG_FLAG_PARTIAL 1u /* records were dropped: aggregates are complete, records not */
+#define NT_LOG_FLAG_PARTIAL 1u /* something was lost (struct nt_log_rank counts what) */
 
 /* One stack frame: module path and offset inside it (ASLR-safe). */
 struct nt_log_frame {
@@ -86,6 +89,13 @@ struct nt_log_rank {
 	uint64_t clock_test_error_ns; /* with NOISETOOL_TEST_CLOCK: the largest error seen */
 	uint64_t injected_ns, injected_count; /* what the injector spun on this rank */
 	uint64_t probe_reads, probe_cost_ns;  /* probe windows closed, and their mean cost */
+	/* What the rank lost besides dropped and dropped_records (version 3; 0 when read from
+	 * an older log, which did not count them): */
+	uint64_t untimed_instances;      /* nonblocking or persistent collective instances not
+					  * timed: the outstanding-request table was full */
+	uint64_t unregistered_persistent; /* persistent collectives whose starts were never timed:
+					   * the persistent-request table was full */
+	uint64_t unknown_comm_records;   /* records not kept: their communicator had no id */
 	uint32_t nsites;
 	struct nt_log_site *sites;
 	uint64_t dropped_records; /* records not kept because the arena was full */
@@ -109,12 +119,51 @@ struct nt_log {
 NT_API void nt_log_header(unsigned char out[NT_LOG_HEADER_BYTES], uint32_t nranks, uint32_t flags,
 			  uint32_t level, double clock_hz, uint64_t created_unix_ns);
 
-/* Serialize one rank block into a malloc'd buffer (*out, *len). Returns 0, -EINVAL, -ENOMEM. */
+/* Site i of the rank being encoded, filled into *site (zeroed before the call); its strings
+ * must stay valid until the next call. The encoder asks for 0 ... nsites - 1 in order, once per
+ * pass. Returns 0, or -errno to stop the encoding with that error. */
+typedef int (*nt_log_site_fn)(void *ctx, uint32_t i, struct nt_log_site *site);
+
+/* The next len bytes of a rank block. Returns 0, or -errno to stop the encoding with it. */
+typedef int (*nt_log_sink_fn)(void *ctx, const unsigned char *bytes, size_t len);
+
+/* A rank block to encode: rank's fields and records, and its sites from site() when it is set
+ * (then rank->sites is not read), else from rank->sites. */
+struct nt_log_source {
+	const struct nt_log_rank *rank;
+	nt_log_site_fn site;
+	void *site_ctx;
+};
+
+/* What the first pass learns of a rank block. */
+struct nt_log_block {
+	uint64_t bytes;       /* the whole block: its header and payload */
+	uint32_t payload_crc; /* the CRC-32 its header carries */
+};
+
+/* The first pass over a rank block: its size and checksum, from bytes that are not kept (a
+ * few KiB of stack). Returns 0, -EINVAL (no rank, sites missing), or the site function's
+ * error. */
+NT_API int nt_log_rank_measure(const struct nt_log_source *src, struct nt_log_block *block);
+
+/* The second pass: the block measured as *block, encoded into chunk (chunk_bytes >= 1) and
+ * handed to sink one full chunk at a time, the last one possibly short. Memory: chunk alone,
+ * whatever the block's size. Never hands more than block->bytes bytes to sink. Returns 0,
+ * -EINVAL (bad arguments), the site function's or the sink's error, or -EIO when the source
+ * gave other bytes than at the first pass (it changed in between). */
+NT_API int nt_log_rank_stream(const struct nt_log_source *src, const struct nt_log_block *block,
+			      unsigned char *chunk, size_t chunk_bytes, nt_log_sink_fn sink,
+			      void *sink_ctx);
+
+/* One rank block (sites from r->sites) in a malloc'd buffer (*out, *len), for tests and
+ * tools: the two passes above with a chunk as large as the block. Returns 0, -EINVAL,
+ * -ENOMEM. */
 NT_API int nt_log_rank_encode(const struct nt_log_rank *r, unsigned char **out, size_t *len);
 
-/* Read and validate a whole log from memory (buf stays owned by the caller; the log copies
- * it). On error, err says what is wrong and where. Returns 0, -EINVAL (not a log, corrupt,
- * truncated: err tells which), -ENOTSUP (a newer version), -ENOMEM. */
+/* Read and validate a whole log of version 1, 2 or 3 from memory (buf stays owned by the
+ * caller; the log copies it). Fields an older version lacks read as 0 (doc/ntlog-format.md,
+ * "Older versions"). On error, err says what is wrong and where. Returns 0, -EINVAL (not a
+ * log, corrupt, truncated: err tells which), -ENOTSUP (another version), -ENOMEM. */
 NT_API int nt_log_decode(const unsigned char *buf, size_t len, struct nt_log *log, char *err,
 			 size_t errsz);
 

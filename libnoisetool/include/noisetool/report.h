@@ -10,6 +10,7 @@
 
 #include <noisetool/attrib.h>
 #include <noisetool/common.h>
+#include <noisetool/loss.h>
 #include <noisetool/ntlog.h>
 
 #ifdef __cplusplus
@@ -38,7 +39,8 @@ struct nt_report_site {
 
 struct nt_report {
 	uint32_t nranks;
-	bool partial;
+	bool partial;                    /* a rank or the header says so, or a loss is counted */
+	uint64_t losses[NT_LOSS_COUNT];  /* over all ranks, by kind (enum nt_loss) */
 	uint32_t level;
 	const struct nt_log *log;
 	size_t nsites;
@@ -60,7 +62,8 @@ NT_API int nt_report_write_text(FILE *f, const struct nt_report *rep, const char
  * 0 or -EIO. */
 NT_API int nt_report_write_late(FILE *f, const struct nt_report *rep, size_t n);
 
-/* The JSON document: { "ranks", "partial", "level", "sites": [...], "rank_times": [...] }. */
+/* The JSON document: { "ranks", "partial", "losses", "level", "rank_times": [...], "sites":
+ * [...], ... } (doc/report-json.md). */
 NT_API int nt_report_write_json(FILE *f, const struct nt_report *rep);
 
 #ifdef __cplusplus
