@@ -46,15 +46,15 @@ int nt_loss_describe(enum nt_loss kind, uint64_t n, char *buf, size_t size)
 		[NT_LOSS_UNTIMED] = { "nonblocking or persistent collective instance was not timed",
 				      "nonblocking or persistent collective instances were not timed",
 				      "the table of outstanding requests was full; missing from their "
-				      "call sites' counts and times" },
+				      "call sites' counts and times; raise NOISETOOL_MEM" },
 		[NT_LOSS_UNREGISTERED] = { "persistent collective was not registered",
 					   "persistent collectives were not registered",
 					   "the table of persistent requests was full; their starts "
-					   "were neither timed nor counted" },
+					   "were neither timed nor counted; raise NOISETOOL_MEM" },
 		[NT_LOSS_UNKNOWN_COMM] = { "record was not kept", "records were not kept",
 					   "the communicator had no id: made by spawn or "
 					   "connect/accept, which the tool does not see, or the "
-					   "communicator table was full" },
+					   "communicator table was full; raise NOISETOOL_MEM" },
 	};
 	if ((unsigned)kind >= NT_LOSS_COUNT)
 		return snprintf(buf, size, "%llu losses of an unknown kind", (unsigned long long)n);

@@ -249,14 +249,6 @@ void nt_wait_complete(const struct nt_reqsnap *snap, const MPI_Request *reqs, ui
 	}
 }
 
-uint64_t nt_requests_untracked(void)
-{
-	pthread_mutex_lock(&lock);
-	uint64_t n = outstanding.full + persistent.full;
-	pthread_mutex_unlock(&lock);
-	return n;
-}
-
 uint64_t nt_requests_untimed(void)
 {
 	pthread_mutex_lock(&lock);

@@ -69,10 +69,6 @@ void nt_persistent_add(MPI_Request request, struct nt_site *s, MPI_Comm comm, ui
 /* request is about to be freed: forget it in both tables (its handle may be reused). */
 void nt_requests_forget(MPI_Request request);
 
-/* Instances not timed because the outstanding table was full, and persistent collectives not
- * registered because theirs was. */
-uint64_t nt_requests_untracked(void);
-
 void nt_wait_snapshot(struct nt_reqsnap *snap, const MPI_Request *reqs, int n);
 void nt_wait_complete(const struct nt_reqsnap *snap, const MPI_Request *reqs, uint64_t t1_cyc,
 		      int rc, struct nt_done done);
@@ -109,9 +105,9 @@ nt_start_after(const MPI_Request *reqs, int n, uint64_t t0_cyc, uint64_t phase_c
 		nt_start_persistent(reqs, n, t0_cyc, phase_cyc);
 }
 
-/* The two parts of nt_requests_untracked(), as the log counts them: instances (nonblocking
- * starts and persistent starts) not timed because the outstanding table was full, and
- * persistent collectives not registered because theirs was. */
+/* What the tables lost, as the log counts it: instances (nonblocking starts and persistent
+ * starts) not timed because the outstanding table was full, and persistent collectives not
+ * registered because theirs was. */
 uint64_t nt_requests_untimed(void);
 uint64_t nt_requests_unregistered(void);
 

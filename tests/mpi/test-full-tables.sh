@@ -9,7 +9,7 @@ LIB=${1:?usage: test-full-tables.sh LIB PROGRAM NOISETOOL PYTHON3}
 PROG=${2:?}
 NT=${3:?}
 PY=${4:?}
-N=6000 # above the 4096 entries of each table (wrappers/nbreqs.c)
+N=6000 # above the 4,096 entries of each table at the default NOISETOOL_MEM (wrappers/arena.c)
 . "$(dirname "$0")/../lib.sh"
 nt_need_mpiexec
 nt_tmpdir

@@ -1074,12 +1074,13 @@ TEST_CASE("the report names every kind of loss with its count over all ranks", "
 		      "NOISETOOL_MEM)\n"
 		      "PARTIAL: 12 nonblocking or persistent collective instances were not timed (the "
 		      "table of outstanding requests was full; missing from their call sites' counts "
-		      "and times)\n"
+		      "and times; raise NOISETOOL_MEM)\n"
 		      "PARTIAL: 1 persistent collective was not registered (the table of persistent "
-		      "requests was full; their starts were neither timed nor counted)\n"
+		      "requests was full; their starts were neither timed nor counted; raise "
+		      "NOISETOOL_MEM)\n"
 		      "PARTIAL: 7 records were not kept (the communicator had no id: made by spawn or "
 		      "connect/accept, which the tool does not see, or the communicator table was "
-		      "full)\n\n") != std::string::npos);
+		      "full; raise NOISETOOL_MEM)\n\n") != std::string::npos);
 	CHECK(text.find("(calls at merged sites)  (instances not timed)  (persistent collectives "
 			"not registered)\n") != std::string::npos);
 	CHECK(text.find("(calls at merged sites)  (records dropped)  (records on communicators "
