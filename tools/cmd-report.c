@@ -18,12 +18,13 @@ static const char usage[] =
 	"spread across ranks; then the late arrivals: which ranks made collectives late and why\n"
 	"(preemption, blocked, page faults, extra work, injected noise, unexplained;\n"
 	"doc/attribution.md). Call sites are named file.c:line when the program has debug\n"
-	"information (addr2line), else function or module+offset.\n"
+	"information, else function or module+offset: one addr2line (binutils) per module,\n"
+	"reading the module file named in the log (doc/noisetool.md, \"noisetool report\").\n"
 	"\n"
 	"  --json FILE     also write the report as JSON (doc/report-json.md); - = stdout only\n"
 	"  --top N         print the N largest call sites (default 20, 0 = all)\n"
 	"  --late N        print the N latest collective instances (default 10, 0 = none)\n"
-	"  --no-symbols    do not run addr2line\n"
+	"  --no-symbols    do not run addr2line: every call site is named module+offset\n"
 	"  -h, --help      this text\n"
 	"\n"
 	"Exit status: 0 done, 1 the log is unreadable or corrupt (one line says why), 2 bad\n"
@@ -49,8 +50,15 @@ int report_print(const char *cmd, const char *log_path, const char *json_path, s
 			nt_outfile_abort(&json);
 		return NT_EXIT_FAIL;
 	}
+	/* One addr2line per module for the whole report, all reaped before anything is written;
+	 * without a symbolizer (out of memory) the sites are named module+offset. */
+	struct symbolizer *sym = NULL;
+	if (symbols && symbolizer_open(&sym, &(struct symbolizer_config){ .who = cmd }) != 0)
+		fprintf(stderr, "%s: out of memory for symbols; call sites are named module+offset\n",
+			cmd);
 	struct nt_report rep;
-	rc = nt_report_build(&log, symbols ? symbolize_addr2line : NULL, NULL, &rep);
+	rc = nt_report_build(&log, sym ? symbolize_addr2line : NULL, sym, &rep);
+	symbolizer_close(sym);
 	int status = NT_EXIT_OK;
 	if (rc) {
 		fprintf(stderr, "%s: %s\n", cmd, strerror(-rc));

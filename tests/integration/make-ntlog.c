@@ -1,19 +1,79 @@
 /* Writes a valid job log through the writer the wrapper library uses (nt_log_header,
  * nt_log_rank_encode), for the report tests to read and to damage: two call sites per rank,
- * records with windows and intervals, and a late rank for the attribution tables. */
+ * records with windows and intervals, and a late rank for the attribution tables. With a
+ * SITES file, every rank has those call sites instead (for the symbolization tests). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <noisetool/ntlog.h>
 
+/* The SITES file: one call site a line, "FUNCTION OFFSET MODULE" (OFFSET in C notation, MODULE
+ * the rest of the line). Returns how many, or -1 (message printed). */
+static long read_sites(const char *path, struct nt_log_site **out)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		perror(path);
+		return -1;
+	}
+	struct nt_log_site *sites = NULL;
+	long n = 0, cap = 0;
+	char line[4096], fn[256];
+	unsigned long long off;
+	int pos;
+	while (fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%255s %lli %n", fn, &off, &pos) != 2 || !line[pos]) {
+			fprintf(stderr, "make-ntlog: %s: bad line '%s'\n", path, line);
+			n = -1;
+			break;
+		}
+		if (n == cap) {
+			cap = cap ? 2 * cap : 256;
+			struct nt_log_site *more = realloc(sites, (size_t)cap * sizeof *sites);
+			if (!more) {
+				n = -1;
+				break;
+			}
+			sites = more;
+		}
+		char *function = strdup(fn), *module = strdup(line + pos);
+		if (!function || !module) {
+			n = -1;
+			break;
+		}
+		struct nt_log_site *s = &sites[n];
+		*s = (struct nt_log_site){ .function = function, .module = module, .offset = off,
+					   .calls = 1, .total_ns = 1000 + (uint64_t)n, .min_ns = 1000,
+					   .max_ns = 1000 + (uint64_t)n, .depth = 1 };
+		s->hist[10] = 1;
+		s->frames[0] = (struct nt_log_frame){ module, off };
+		n++;
+	}
+	fclose(f);
+	if (n == 0) {
+		fprintf(stderr, "make-ntlog: %s: no call sites\n", path);
+		n = -1;
+	}
+	if (n < 0)
+		free(sites); /* the strings leak: the program exits at once */
+	else
+		*out = sites;
+	return n;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 3 || atoi(argv[2]) < 1) {
-		fprintf(stderr, "usage: make-ntlog OUT NRANKS\n");
+	if ((argc != 3 && argc != 4) || atoi(argv[2]) < 1) {
+		fprintf(stderr, "usage: make-ntlog OUT NRANKS [SITES]\n");
 		return 2;
 	}
 	unsigned nranks = (unsigned)atoi(argv[2]);
+	struct nt_log_site *given = NULL;
+	long ngiven = argc == 4 ? read_sites(argv[3], &given) : 0;
+	if (ngiven < 0)
+		return 1;
 	FILE *f = fopen(argv[1], "wb");
 	if (!f) {
 		perror(argv[1]);
@@ -56,6 +116,10 @@ int main(int argc, char **argv)
 			.clock_error_ns = 200, .probe_reads = 3, .probe_cost_ns = 300,
 			.nsites = 2, .sites = sites, .nrecords = 3, .records = recs,
 		};
+		if (given) {
+			rank.nsites = (uint32_t)ngiven;
+			rank.sites = given;
+		}
 		unsigned char *buf;
 		size_t len;
 		if (nt_log_rank_encode(&rank, &buf, &len) != 0) {
@@ -70,5 +134,6 @@ int main(int argc, char **argv)
 		status = 1;
 	if (status)
 		fprintf(stderr, "make-ntlog: writing %s failed\n", argv[1]);
+	free(given);
 	return status;
 }
