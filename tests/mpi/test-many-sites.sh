@@ -32,7 +32,7 @@ for mem in 1M 16M 64M; do
 		-genv NOISETOOL_MEM $mem "$PROG" $N >"$tmp/pre" 2>"$tmp/$mem.err" ||
 		{ echo "FAIL: NOISETOOL_MEM=$mem: the run"; cat "$tmp/$mem.err"; exit 1; }
 	cmp -s "$tmp/plain" "$tmp/pre" || { echo "FAIL: NOISETOOL_MEM=$mem: results differ"; fail=1; }
-	"$NT" report "$tmp/$mem"/*.ntlog --top 0 --no-symbols --json "$tmp/$mem.json" >"$tmp/$mem.txt" ||
+	"$NT" report "$tmp/$mem"/*.ntlog --top 0 --json "$tmp/$mem.json" >"$tmp/$mem.txt" ||
 		{ echo "FAIL: report"; exit 1; }
 	head -n 2 "$tmp/$mem.txt" | tail -n 1
 	read -r calls sites merged < <(python3 -c '
