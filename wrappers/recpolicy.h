@@ -1,11 +1,22 @@
 /* The recording policy: which collective instances are kept as records and with which flags,
- * when a call site's thresholds refresh, and when a probe window ends -- apart from MPI, the
- * clock and the probe, so that tests drive it with made-up counter values. The wrappers are
- * its mechanism: they time calls, read the probe and store records when it says so.
- *
- * The contract, at every collective instance (a blocking collective's exit, or a nonblocking
- * or persistent instance's completion in a wait or test call), after the site's aggregates
- * took it:
+ * when a call site's thresholds refresh, when a probe window ends -- apart from MPI, the clock
+ * and the probe, so that tests drive it with made-up counter values. */
+#ifndef WRAPPERS_RECPOLICY_H
+#define WRAPPERS_RECPOLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <noisetool/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The contract. The wrappers are the policy's mechanism: they time calls, read the probe and
+ * store records when it says so. At every collective instance (a blocking collective's exit,
+ * or a nonblocking or persistent instance's completion in a wait or test call), after the
+ * site's aggregates took it:
  *
  *   1. nt_recpolicy_may_act(), inline on the fast path: false for almost every instance; then
  *      there is nothing to do.
@@ -20,19 +31,8 @@
  * State: a site's thresholds (struct nt_rec_thresholds, in its struct nt_site) are shared by
  * the threads that call the site: relaxed atomics, one refresh per sample. Everything about
  * windows (struct nt_rec_thread) is the calling thread's own: only the thread that opened the
- * probe (the one that called MPI_Init) has windows. See doc/attribution.md, "The recording
- * policy". */
-#ifndef WRAPPERS_RECPOLICY_H
-#define WRAPPERS_RECPOLICY_H
-
-#include <stdbool.h>
-#include <stdint.h>
-
-#include <noisetool/common.h>
-
-#ifdef __cplusplus
-extern "C" {
-#endif
+ * probe (the one that called MPI_Init) has windows. The rules and the reasons behind them:
+ * doc/attribution.md, "The recording policy". */
 
 /* A record's flags (the log's NT_LOG_REC_*, doc/ntlog-format.md). */
 #define NT_REC_SLOW 1u       /* time in the call over NT_REC_SLOW_MEANS x the site's mean */
@@ -115,8 +115,8 @@ bool nt_recpolicy_refresh(struct nt_rec_thresholds *th, uint64_t calls, uint64_t
 /* The policy's state for one thread: when its next probe read is due and what a read costs.
  * Each thread has its own and only that thread touches it. */
 struct nt_rec_thread {
-	uint64_t due_cyc;        /* a blocking collective instance entered at or after this ends
-				  * the window at its exit (UINT64_MAX: no windows on this thread) */
+	uint64_t due_cyc;        /* a blocking collective instance entered at or after this
+				  * ends the window at its exit (UINT64_MAX: no windows here) */
 	uint64_t window_end_cyc; /* the exit at which the last window ended (0: none yet) */
 	uint64_t read_cost_cyc;  /* the estimated cost of one read (0: none yet) */
 };

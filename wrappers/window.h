@@ -1,7 +1,6 @@
-/* Probe windows: what the OS did to the recording thread between two counter reads, made when
- * the recording policy (recpolicy.h) says so -- within its read budget, or at once after a
- * long span. This is the mechanism only: it reads the probe and says what each read cost. The
- * injector's spun time rides along. */
+/* Probe windows: what the OS did to the recording thread between two counter reads (the
+ * injector's spun time riding along), read when the recording policy (recpolicy.h) says so;
+ * each read says what it cost, for the policy's read budget. */
 #ifndef WRAPPERS_WINDOW_H
 #define WRAPPERS_WINDOW_H
 

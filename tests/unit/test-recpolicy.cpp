@@ -49,14 +49,15 @@ struct caller {
 	// The decision at instance in, done as the wrappers do it.
 	uint32_t decide(const nt_rec_instance &in)
 	{
-		bool may = nt_recpolicy_may_act(&rt, &th, in.calls, in.t0_cyc, in.t1_cyc - in.t0_cyc,
-						in.span_cyc, in.completion);
+		uint64_t d = in.t1_cyc - in.t0_cyc;
+		bool may = nt_recpolicy_may_act(&rt, &th, in.calls, in.t0_cyc, d, in.span_cyc,
+						in.completion);
 		last = nt_recpolicy_at_instance(&rt, &th, &in);
 		// The fast path's test says exactly when there is something to do.
 		CHECK(may == (last.flags != 0 || last.close_window));
 		CHECK(last.refresh == ((last.flags & NT_REC_SAMPLE) != 0));
-		if (last.refresh && nt_recpolicy_refresh(&th, in.calls, total_cyc, span_sum_cyc, FLOOR,
-							 ABS))
+		if (last.refresh &&
+		    nt_recpolicy_refresh(&th, in.calls, total_cyc, span_sum_cyc, FLOOR, ABS))
 			refreshes++;
 		if (last.close_window) {
 			now += read_cost;
@@ -412,7 +413,8 @@ TEST_CASE("probe windows and the read budget", "[recpolicy]")
 		REQUIRE(s.reads == 0);
 		CHECK(s.call(1000, 20 * C - 1) == (NT_REC_LONG_PHASE | NT_REC_INTERVAL));
 		CHECK(s.reads == 0);
-		CHECK(s.call(1000, 20 * C) == (NT_REC_LONG_PHASE | NT_REC_INTERVAL | NT_REC_WINDOW));
+		CHECK(s.call(1000, 20 * C) ==
+		      (NT_REC_LONG_PHASE | NT_REC_INTERVAL | NT_REC_WINDOW));
 		CHECK(s.reads == 1);
 		CHECK(s.rt.window_end_cyc == s.now - C);
 		// ... and the next read is due from it: the budget counts these reads too.
