@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The sanitizer runs, from scratch or on existing build directories: the whole suite under
-# ASan+UBSan (build-asan), the threaded MPI tests (thread-multiple, correct-threads) under TSan (build-tsan); one summary line, and
-# a non-zero exit on any failure or on a run that executed fewer tests than it defines.
+# ASan+UBSan (build-asan), the threaded tests (thread-multiple, correct-threads, unit recpolicy)
+# under TSan (build-tsan); one summary line; a non-zero exit on a failure or on too few tests run.
 #
 #   tests/sanitize.sh [asan|tsan|all]        (default all; ASAN_BUILD, TSAN_BUILD: directories)
 set -uo pipefail
@@ -81,10 +81,11 @@ if [ "$what" != asan ]; then
 	# Only what the threaded tests run: the TSan build of the rest adds nothing to them.
 	configure "$TSAN_BUILD" "${tsan_opts[@]}" || exit 1
 	targets=(tests/mpi/threads tests/mpi/correct-threads tools/noisetool:executable
-		wrappers/noisetool-mpi)
+		wrappers/noisetool-mpi tests/unit/unit-test-recpolicy)
 	meson compile -C "$TSAN_BUILD" "${targets[@]}" >/dev/null ||
 		{ meson compile -C "$TSAN_BUILD" "${targets[@]}"; exit 1; }
-	run_setup tsan "$TSAN_BUILD" 2 --no-rebuild --suite mpi thread-multiple correct-threads
+	run_setup tsan "$TSAN_BUILD" 3 --no-rebuild --suite mpi --suite unit thread-multiple \
+		correct-threads recpolicy
 	summary+=("tsan $ok passed, $fail failed, $skip skipped")
 	[ "$fail" -eq 0 ] || status=1
 fi

@@ -13,6 +13,7 @@
 #include "comms.h"
 #include "mpiwait.h"
 #include "nbreqs.h"
+#include "recpolicy.h"
 #include "sites.h"
 #include "window.h"
 #include "wrapper-ids.h"
@@ -38,12 +39,13 @@ struct nt_thread {
 	MPI_Comm last_comm;       /* one-entry communicator cache */
 	struct nt_comm *last_comm_state;
 	unsigned comm_gen;        /* nt_comm_gen_ when the cache was filled */
-	uint64_t probe_due_cyc;   /* a collective instance whose phase ends after this closes a
-				   * probe window (UINT64_MAX: no probe on this thread) */
 	/* The interval since the previous blocking collective instance returned: where it
 	 * ended (0: none yet) and the time spent in other MPI calls since (point-to-point
 	 * waits, where a rank absorbs most of another's lateness in halo exchanges). */
 	uint64_t coll_exit_cyc, p2p_cyc;
+	/* The recording policy's state for this thread: when its probe read is due (read on
+	 * every collective instance), what reads cost (only when one is done). */
+	struct nt_rec_thread rec;
 };
 
 extern NT_TLS struct nt_thread nt_thread_;
@@ -77,11 +79,17 @@ static inline __attribute__((always_inline)) bool nt_call_comm_cached(const stru
 	       t->comm_gen == __atomic_load_n(&nt_comm_gen_, __ATOMIC_RELAXED);
 }
 struct nt_comm *nt_call_comm_miss(struct nt_thread *t, MPI_Comm comm);
-/* Keep a record of this instance (slow, or the site's sample). interval_cyc and p2p_cyc: the
- * interval since the thread's previous collective instance and its other MPI time (0, 0 when
- * unknown). */
-void nt_call_record(struct nt_site *s, uint64_t comm_id, uint64_t seq, const struct nt_call *c,
-		    uint64_t phase_cyc, uint64_t interval_cyc, uint64_t p2p_cyc);
+/* The recording policy's slow path for instance in of site s, on the calling thread: what
+ * nt_recpolicy_at_instance() decides, done -- the site's thresholds refreshed, the probe
+ * window closed at the instance's exit, a record kept (comm_id, seq: the instance's name;
+ * phase_cyc: the compute phase before it; p2p_cyc: the thread's other MPI time within its
+ * interval, 0 when unknown). Only when nt_recpolicy_may_act(). */
+void nt_call_record(struct nt_site *s, uint64_t comm_id, uint64_t seq,
+		    const struct nt_rec_instance *in, uint64_t phase_cyc, uint64_t p2p_cyc);
+
+/* Probe windows for the calling thread (the one that called MPI_Init) from now_cyc on, at
+ * level (none at NT_PROBE_TIMING, or when the probe cannot open). */
+void nt_call_windows_open(enum nt_probe_level level, uint64_t now_cyc);
 
 /* A collective instance: its (communicator id, sequence number), and a record when it matters;
  * a nonblocking one is timed later, from its start to its completion. */
@@ -108,13 +116,15 @@ nt_call_instance(struct nt_thread *t, struct nt_site *s, MPI_Comm comm, MPI_Requ
 		__atomic_fetch_add(&s->phase_cyc, interval, __ATOMIC_RELAXED);
 	else
 		s->phase_cyc += interval;
-	/* Probe windows end at collective instances only, so that a window spans whole
-	 * intervals between them (point-to-point phases included). */
-	if (NT_UNLIKELY(c->t0_cyc >= t->probe_due_cyc))
-		t->probe_due_cyc = nt_window_close(c->t1_cyc);
-	if (NT_UNLIKELY(nt_recpolicy_wanted(&s->rec, nt_sites_calls(s), d, interval)))
-		nt_call_record(s, comm_id, seq, c, phase, t->coll_exit_cyc ? interval : 0,
-			       t->p2p_cyc);
+	/* The recording policy: almost always nothing to do (a probe read due, a record). */
+	uint64_t calls = nt_sites_calls(s);
+	if (NT_UNLIKELY(nt_recpolicy_may_act(&t->rec, &s->rec, calls, c->t0_cyc, d, interval,
+					     false))) {
+		struct nt_rec_instance in = { .calls = calls, .t0_cyc = c->t0_cyc,
+					      .t1_cyc = c->t1_cyc, .span_cyc = interval,
+					      .interval = t->coll_exit_cyc != 0 };
+		nt_call_record(s, comm_id, seq, &in, phase, t->p2p_cyc);
+	}
 	t->coll_exit_cyc = c->t1_cyc;
 	t->p2p_cyc = 0;
 }

@@ -201,11 +201,13 @@ static void completed(const struct entry *p, uint64_t t1_cyc)
 {
 	uint64_t d = t1_cyc - p->t0_cyc;
 	nt_sites_add(p->site, d, p->bytes);
-	/* Kept when slow or the site's sample: the phase before its start alone does not keep
-	 * it. */
-	if (nt_recpolicy_wanted(&p->site->rec, nt_sites_calls(p->site), d, 0)) {
-		struct nt_call c = { p->t0_cyc, t1_cyc };
-		nt_call_record(p->site, p->comm_id, p->seq, &c, p->phase_cyc, 0, 0);
+	uint64_t calls = nt_sites_calls(p->site);
+	if (nt_recpolicy_may_act(&nt_thread_.rec, &p->site->rec, calls, p->t0_cyc, d,
+				 p->phase_cyc, true)) {
+		struct nt_rec_instance in = { .calls = calls, .t0_cyc = p->t0_cyc,
+					      .t1_cyc = t1_cyc, .span_cyc = p->phase_cyc,
+					      .completion = true };
+		nt_call_record(p->site, p->comm_id, p->seq, &in, p->phase_cyc, 0);
 	}
 }
 

@@ -1,18 +1,9 @@
-/* The recording policy's decisions: records kept, thresholds, the window limiter. */
+/* The recording policy's decisions: records kept and their flags, thresholds, probe windows. */
 #include "recpolicy.h"
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
 {
 	return a < b ? a : b;
-}
-
-void nt_recpolicy_init(struct nt_rec_thresholds *th, uint64_t abs_cyc)
-{
-	th->slow_cyc = UINT64_MAX;
-	th->slow_span_cyc = UINT64_MAX;
-	th->keep_cyc = abs_cyc;
-	th->keep_span_cyc = abs_cyc;
-	th->refresh_at = NT_REC_REFRESH_FIRST;
 }
 
 static uint64_t load(const uint64_t *v)
@@ -25,65 +16,107 @@ static void store(uint64_t *v, uint64_t x)
 	__atomic_store_n(v, x, __ATOMIC_RELAXED);
 }
 
-uint32_t nt_recpolicy_flags(const struct nt_rec_thresholds *th, uint64_t calls, uint64_t d_cyc,
-			    uint64_t span_cyc)
+void nt_recpolicy_init(struct nt_rec_thresholds *th, uint64_t abs_cyc)
 {
-	uint32_t f = (d_cyc > load(&th->slow_cyc) ? NT_REC_SLOW : 0) |
-		     (span_cyc > load(&th->slow_span_cyc) ? NT_REC_LONG_PHASE : 0) |
-		     (calls >= load(&th->refresh_at) ? NT_REC_SAMPLE : 0);
-	if (!f && (d_cyc > load(&th->keep_cyc) || span_cyc > load(&th->keep_span_cyc)))
-		f = NT_REC_ABSOLUTE;
-	return f;
+	th->slow_cyc = UINT64_MAX;
+	th->slow_span_cyc = UINT64_MAX;
+	th->keep_cyc = abs_cyc;
+	th->keep_span_cyc = abs_cyc;
+	th->refresh_at = NT_REC_REFRESH_FIRST;
 }
 
-void nt_recpolicy_refresh(struct nt_rec_thresholds *th, uint64_t calls, uint64_t total_cyc,
+bool nt_recpolicy_refresh(struct nt_rec_thresholds *th, uint64_t calls, uint64_t total_cyc,
 			  uint64_t span_sum_cyc, uint64_t floor_cyc, uint64_t abs_cyc)
 {
-	/* Often at first, while the means settle, then every 1024: a sample is also a record
-	 * that every member of the communicator keeps at the same instance. */
 	uint64_t at = load(&th->refresh_at);
 	uint64_t next = at < NT_REC_REFRESH_EVERY ? 2 * at : at + NT_REC_REFRESH_EVERY;
 	if (calls < at || !__atomic_compare_exchange_n(&th->refresh_at, &at, next, false,
 						       __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		return; /* another thread refreshes */
-	uint64_t slow = 3 * (total_cyc / calls);
+		return false; /* another thread refreshes */
+	uint64_t slow = NT_REC_SLOW_MEANS * (total_cyc / calls);
 	uint64_t mean_span = span_sum_cyc / calls;
-	uint64_t slow_span = mean_span + (mean_span / 2 > floor_cyc ? mean_span / 2 : floor_cyc);
+	uint64_t margin = mean_span / NT_REC_LONG_SPAN_MARGIN;
+	uint64_t slow_span = mean_span + (margin > floor_cyc ? margin : floor_cyc);
 	uint64_t abs = calls > NT_REC_ABS_CALLS ? abs_cyc * (calls / NT_REC_ABS_CALLS) : abs_cyc;
 	store(&th->slow_cyc, slow);
 	store(&th->slow_span_cyc, slow_span);
 	store(&th->keep_cyc, min_u64(slow, abs));
 	store(&th->keep_span_cyc, min_u64(slow_span, abs));
+	return true;
 }
 
-uint32_t nt_recpolicy_record_flags(uint64_t window_end_cyc, uint64_t t1_cyc,
-				   uint64_t interval_cyc)
+void nt_recpolicy_thread_init(struct nt_rec_thread *rt)
 {
-	return (window_end_cyc == t1_cyc ? NT_REC_WINDOW : 0) |
-	       (interval_cyc ? NT_REC_INTERVAL : 0);
+	*rt = (struct nt_rec_thread)NT_REC_THREAD_NONE;
 }
 
-void nt_recpolicy_read_init(struct nt_rec_reads *rl)
+/* The next read is due when the estimated cost is the budget's share of the time since
+ * read_end_cyc. */
+static uint64_t due_after(const struct nt_rec_thread *rt, uint64_t read_end_cyc)
 {
-	*rl = (struct nt_rec_reads){ 0 };
+	return read_end_cyc + (uint64_t)((double)rt->read_cost_cyc / NT_REC_READ_BUDGET);
 }
 
-uint64_t nt_recpolicy_read_done(struct nt_rec_reads *rl, uint64_t end_cyc, uint64_t cost_cyc)
+void nt_recpolicy_windows_open(struct nt_rec_thread *rt, uint64_t open_cyc,
+			       const uint64_t *costs_cyc, int n)
 {
-	/* Taken whole, one 200 us detour in a read pushed the next read 2.6 ms away here. */
-	if (rl->cost_cyc && cost_cyc > 2 * rl->cost_cyc)
-		cost_cyc = 2 * rl->cost_cyc;
-	rl->cost_cyc = rl->cost_cyc ? (rl->cost_cyc * 7 + cost_cyc) / 8 : cost_cyc;
-	return end_cyc + (uint64_t)((double)rl->cost_cyc / NT_REC_READ_BUDGET);
+	uint64_t least = UINT64_MAX;
+	for (int i = 0; i < n; i++)
+		least = min_u64(least, costs_cyc[i]);
+	*rt = (struct nt_rec_thread){ .read_cost_cyc = least };
+	rt->due_cyc = due_after(rt, open_cyc);
 }
 
-bool nt_recpolicy_read_affordable(const struct nt_rec_reads *rl, uint64_t span_cyc)
+void nt_recpolicy_window_closed(struct nt_rec_thread *rt, uint64_t end_cyc,
+				uint64_t read_end_cyc, uint64_t cost_cyc)
 {
-	return span_cyc >= 20 * rl->cost_cyc;
+	uint64_t est = rt->read_cost_cyc;
+	if (est && cost_cyc > NT_REC_COST_CLAMP * est)
+		cost_cyc = NT_REC_COST_CLAMP * est;
+	rt->read_cost_cyc =
+		est ? (est * (NT_REC_COST_WEIGHT - 1) + cost_cyc) / NT_REC_COST_WEIGHT : cost_cyc;
+	rt->window_end_cyc = end_cyc;
+	rt->due_cyc = due_after(rt, read_end_cyc);
 }
 
-bool nt_recpolicy_record_ends_window(const struct nt_rec_reads *rl, uint64_t window_end_cyc,
-				     uint64_t t1_cyc, uint64_t span_cyc)
+struct nt_rec_decision nt_recpolicy_at_instance(const struct nt_rec_thread *rt,
+						const struct nt_rec_thresholds *th,
+						const struct nt_rec_instance *in)
 {
-	return window_end_cyc != t1_cyc && nt_recpolicy_read_affordable(rl, span_cyc);
+	struct nt_rec_decision dec = { 0 };
+	bool windows = rt->due_cyc != UINT64_MAX;
+	/* Windows end at blocking collective instances when a read is due, so that a window
+	 * spans whole intervals between them (point-to-point phases included). */
+	dec.close_window = !in->completion && in->t0_cyc >= rt->due_cyc;
+
+	/* One load of each threshold: the keep test and the flags agree even while another
+	 * thread refreshes them. */
+	uint64_t d = in->t1_cyc - in->t0_cyc;
+	uint64_t keep = load(&th->keep_cyc), keep_span = load(&th->keep_span_cyc);
+	uint64_t slow = load(&th->slow_cyc), slow_span = load(&th->slow_span_cyc);
+	uint64_t refresh_at = load(&th->refresh_at);
+	/* A completion's span is before its start, which alone does not keep it. */
+	uint64_t keep_by_span = in->completion ? 0 : in->span_cyc;
+	if (!(d > keep || keep_by_span > keep_span || in->calls >= refresh_at))
+		return dec;
+	uint32_t flags = (d > slow ? NT_REC_SLOW : 0) |
+			 (in->span_cyc > slow_span ? NT_REC_LONG_PHASE : 0) |
+			 (in->calls >= refresh_at ? NT_REC_SAMPLE : 0);
+	if (!flags)
+		flags = NT_REC_ABSOLUTE; /* over keep_cyc or keep_span_cyc, under the slow ones */
+	dec.refresh = flags & NT_REC_SAMPLE;
+
+	/* A record may end its window early: the span it covers is the phase, or the whole
+	 * interval since the previous collective (samples come at the same instance on every
+	 * member, so that their windows can be compared). The budget counts these reads too:
+	 * the next one is due from this one. */
+	if (windows && !dec.close_window && rt->window_end_cyc != in->t1_cyc &&
+	    in->span_cyc / NT_REC_AFFORD_SPANS >= rt->read_cost_cyc)
+		dec.close_window = true;
+	if (windows && (dec.close_window || rt->window_end_cyc == in->t1_cyc))
+		flags |= NT_REC_WINDOW;
+	if (in->interval && in->span_cyc)
+		flags |= NT_REC_INTERVAL;
+	dec.flags = flags;
+	return dec;
 }

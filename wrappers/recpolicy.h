@@ -1,6 +1,6 @@
-/* The recording policy, apart from MPI, the clock and the probe so that tests drive it with
- * made-up times: which collective instances are kept as records and with which flags, the call
- * site's thresholds behind that, and when the probe reads that close windows are due. */
+/* The recording policy: which collective instances are kept as records and with which flags,
+ * when a call site's thresholds refresh, when a probe window ends -- apart from MPI, the clock
+ * and the probe, so that tests drive it with made-up counter values. */
 #ifndef WRAPPERS_RECPOLICY_H
 #define WRAPPERS_RECPOLICY_H
 
@@ -13,16 +13,52 @@
 extern "C" {
 #endif
 
-#define NT_REC_SLOW 1u       /* time in the call over 3x the site's mean */
-#define NT_REC_SAMPLE 2u     /* a sample: the call that refreshed the site's thresholds */
+/* The contract. The wrappers are the policy's mechanism: they time calls, read the probe and
+ * store records when it says so. At every collective instance (a blocking collective's exit,
+ * or a nonblocking or persistent instance's completion in a wait or test call), after the
+ * site's aggregates took it:
+ *
+ *   1. nt_recpolicy_may_act(), inline on the fast path: false for almost every instance; then
+ *      there is nothing to do.
+ *   2. Otherwise d = nt_recpolicy_at_instance(): the record to keep (d.flags, 0 for none),
+ *      whether the site's thresholds refresh (d.refresh) and whether the probe window ends at
+ *      this exit (d.close_window). It changes nothing.
+ *   3. The mechanism acts: nt_recpolicy_refresh() with the site's sums when d.refresh; when
+ *      d.close_window, a probe read at the instance's exit and nt_recpolicy_window_closed()
+ *      with what the read cost; then the record with d.flags, carrying the window that ended
+ *      when d.flags has NT_REC_WINDOW.
+ *
+ * State: a site's thresholds (struct nt_rec_thresholds, in its struct nt_site) are shared by
+ * the threads that call the site: relaxed atomics, one refresh per sample. Everything about
+ * windows (struct nt_rec_thread) is the calling thread's own: only the thread that opened the
+ * probe (the one that called MPI_Init) has windows. The rules and the reasons behind them:
+ * doc/attribution.md, "The recording policy". */
+
+/* A record's flags (the log's NT_LOG_REC_*, doc/ntlog-format.md). */
+#define NT_REC_SLOW 1u       /* time in the call over NT_REC_SLOW_MEANS x the site's mean */
+#define NT_REC_SAMPLE 2u     /* a sample: the call at which the site's thresholds refresh */
 #define NT_REC_LONG_PHASE 4u /* the span before it over 1.5x the site's mean span, 2 us more */
 #define NT_REC_WINDOW 8u     /* win holds the probe window that ended with this call */
 #define NT_REC_INTERVAL 16u  /* interval_cyc and p2p_cyc are known */
 #define NT_REC_ABSOLUTE 32u  /* kept by the absolute floor alone: a long call or span */
 
-#define NT_REC_SPAN_FLOOR_NS 2000 /* a long span is at least this much over the mean one */
-#define NT_REC_REFRESH_FIRST 8    /* the first sample; doubling up to ... */
-#define NT_REC_REFRESH_EVERY 1024 /* ... this, then this far apart */
+/* A call that took over 3x its site's mean waited: for a late member, or off the CPU. With
+ * these rules an 8-byte allreduce loop (2 ranks, 2 x 10^5 calls, this VM beside other jobs)
+ * kept 310-400 records per rank, ~200 of them samples: slow calls and long spans were about
+ * 1 call in 1000. */
+#define NT_REC_SLOW_MEANS 3
+/* A span (see struct nt_rec_instance) is long when it is over the site's mean span by more
+ * than mean / NT_REC_LONG_SPAN_MARGIN (1.5x) and by more than NT_REC_SPAN_FLOOR_NS: spans of
+ * back-to-back collectives are near 0, and without the floor their jitter would all be long. */
+#define NT_REC_LONG_SPAN_MARGIN 2
+#define NT_REC_SPAN_FLOOR_NS 2000
+
+/* Samples: a site's thresholds are refreshed from its running means at calls 8, 16, ... 1024
+ * (often at first, while the means settle), then every 1024; the call that refreshes them is
+ * kept as a record. Every member of a communicator calls a site the same number of times, so
+ * every member keeps the same instances as samples and their windows can be compared. */
+#define NT_REC_REFRESH_FIRST 8
+#define NT_REC_REFRESH_EVERY 1024
 
 /* The absolute floor: a call or a span of 1 ms or more is kept whatever the site's history, so
  * that a coarse-grained program is attributed (Debian's mocassin on 2 ranks made 24 sites 2-3
@@ -35,81 +71,142 @@ extern "C" {
 #define NT_REC_ABS_FLOOR_NS 1000000
 #define NT_REC_ABS_CALLS 1024
 
-/* A call site's thresholds (kept in its struct nt_site). A span is the interval since the
- * thread's previous blocking collective instance when there is one, else the phase. */
+/* The read budget: probe reads (1.8-3 us each on this VM) cost at most this fraction of wall
+ * time (the design's budget for them), about one read every 300 us. */
+#define NT_REC_READ_BUDGET 0.01
+/* The estimate of a read's cost is an EWMA of the measured costs, weight 1 / NT_REC_COST_WEIGHT,
+ * a read counted at most NT_REC_COST_CLAMP x the estimate: a read that was interrupted (a
+ * detour landing in it) says nothing of the cost of a read, and taken whole, one 200 us detour
+ * in a read pushed the next read 2.6 ms away here. */
+#define NT_REC_COST_WEIGHT 8
+#define NT_REC_COST_CLAMP 2
+/* Reads made in a row when the probe opens; the least of their costs is the first estimate.
+ * Taken from one read, a detour or a preemption landing in it became the estimate: a 4 ms one
+ * kept the reads 0.4 s apart, and 75 of 162 instances of a 2 s job went without OS data. */
+#define NT_REC_FIRST_READS 4
+/* A kept instance ends its window at once, before the next read is due, when a read costs at
+ * most 1 / NT_REC_AFFORD_SPANS (5 %) of its span: such records are rare (slow calls, long
+ * spans, samples), being long the read is cheap against them, and a window that ends with
+ * the record describes its span rather than some earlier part of the job. */
+#define NT_REC_AFFORD_SPANS 20
+
+/* A call site's thresholds (kept in its struct nt_site; shared by the threads that call it:
+ * read and written with relaxed atomics only). */
 struct nt_rec_thresholds {
 	uint64_t slow_cyc;      /* a call longer than this is slow (3x the mean) */
 	uint64_t slow_span_cyc; /* a span longer than this is long (1.5x the mean, 2 us more) */
 	uint64_t keep_cyc;      /* a call longer than this is kept: slow, or the absolute floor */
 	uint64_t keep_span_cyc; /* the same for spans */
 	uint64_t refresh_at;    /* calls at which the thresholds are refreshed next (and that
-				 * call is kept as a sample): 8, 16, ... 1024, then every 1024 */
+				 * call is kept as a sample) */
 };
 
 /* Thresholds of a site with no calls yet: nothing is slow or long before the first sample, and
- * calls and spans over abs_cyc (NT_REC_ABS_FLOOR_NS in counter cycles) are kept. */
+ * calls and spans over abs_cyc (NT_REC_ABS_FLOOR_NS in counter cycles) are kept. Not
+ * thread-safe: for a site no other thread sees yet. */
 void nt_recpolicy_init(struct nt_rec_thresholds *th, uint64_t abs_cyc);
 
+/* After a sample (a decision with refresh set): the thresholds come from the site's running
+ * sums -- calls > 0 of total_cyc in the call after span_sum_cyc of spans, as the site's
+ * aggregates hold them with this instance; floor_cyc is NT_REC_SPAN_FLOOR_NS and abs_cyc
+ * NT_REC_ABS_FLOOR_NS in counter cycles -- and the next sample is due. Thread-safe: of several
+ * threads that see the same sample, exactly one refreshes (the one that moves refresh_at on).
+ * Returns whether this call refreshed. */
+bool nt_recpolicy_refresh(struct nt_rec_thresholds *th, uint64_t calls, uint64_t total_cyc,
+			  uint64_t span_sum_cyc, uint64_t floor_cyc, uint64_t abs_cyc);
+
+/* The policy's state for one thread: when its next probe read is due and what a read costs.
+ * Each thread has its own and only that thread touches it. */
+struct nt_rec_thread {
+	uint64_t due_cyc;        /* a blocking collective instance entered at or after this
+				  * ends the window at its exit (UINT64_MAX: no windows here) */
+	uint64_t window_end_cyc; /* the exit at which the last window ended (0: none yet) */
+	uint64_t read_cost_cyc;  /* the estimated cost of one read (0: none yet) */
+};
+
+/* A thread without windows, as a static initializer (thread-local storage). */
+#define NT_REC_THREAD_NONE { UINT64_MAX, 0, 0 }
+
+/* Set *rt to a thread without windows (also when its probe fails). */
+void nt_recpolicy_thread_init(struct nt_rec_thread *rt);
+
+/* The thread opened its probe at open_cyc with n >= 1 reads in a row that cost costs_cyc[i]
+ * (measured; n = NT_REC_FIRST_READS): the least is the first estimate, and the first read is
+ * due when that estimate is the budget's share of the time since open_cyc. */
+void nt_recpolicy_windows_open(struct nt_rec_thread *rt, uint64_t open_cyc,
+			       const uint64_t *costs_cyc, int n);
+
+/* One collective instance, as the mechanism measured it. */
+struct nt_rec_instance {
+	uint64_t calls;    /* the site's calls, this instance counted */
+	uint64_t t0_cyc;   /* entry; a nonblocking or persistent instance's start */
+	uint64_t t1_cyc;   /* exit; or its completion (the exit of the wait or test call) */
+	uint64_t span_cyc; /* the span before t0: the interval since the thread's previous blocking
+			    * collective instance returned (it holds the phase) when there is one,
+			    * else the phase since the previous MPI call */
+	bool interval;     /* span_cyc is such an interval */
+	bool completion;   /* a nonblocking or persistent instance completed in a wait or test
+			    * call: it is kept only for its time or as a sample (its span is
+			    * before its start), and it never ends a window because one is due */
+};
+
+/* What to do at an instance; all false and 0: nothing. */
+struct nt_rec_decision {
+	uint32_t flags;    /* the record to keep, with these NT_REC_* flags (0: none) */
+	bool refresh;      /* the instance is the site's sample: nt_recpolicy_refresh() */
+	bool close_window; /* read the probe at t1_cyc (the window ends at this exit), then
+			    * nt_recpolicy_window_closed() */
+};
+
 /* Whether the site's instance number calls (counted already) that spent d_cyc in the call
- * after span_cyc is kept. The per-call fast path: inline, the three thresholds compared. */
+ * after span_cyc is kept: over one of the three thresholds. Relaxed atomic loads (plain
+ * loads on x86-64): another thread of a shared site may be refreshing them; a mix of old and
+ * new thresholds is harmless. */
 static inline __attribute__((always_inline)) bool
 nt_recpolicy_wanted(const struct nt_rec_thresholds *th, uint64_t calls, uint64_t d_cyc,
 		    uint64_t span_cyc)
 {
-	/* Relaxed atomic loads (plain loads on x86-64): another thread of a shared site may be
-	 * refreshing them; a mix of old and new thresholds is harmless. */
 	return NT_UNLIKELY(d_cyc > __atomic_load_n(&th->keep_cyc, __ATOMIC_RELAXED)) ||
 	       NT_UNLIKELY(span_cyc > __atomic_load_n(&th->keep_span_cyc, __ATOMIC_RELAXED)) ||
 	       NT_UNLIKELY(calls >= __atomic_load_n(&th->refresh_at, __ATOMIC_RELAXED));
 }
 
-/* The NT_REC_SLOW, NT_REC_LONG_PHASE, NT_REC_SAMPLE and NT_REC_ABSOLUTE flags of that
- * instance, from the thresholds it was judged by: non-zero exactly when nt_recpolicy_wanted().
- * NT_REC_ABSOLUTE only when no other flag holds. */
-uint32_t nt_recpolicy_flags(const struct nt_rec_thresholds *th, uint64_t calls, uint64_t d_cyc,
-			    uint64_t span_cyc);
+/* The fast path's test, inline (four compares; with completion a constant, one of them goes):
+ * false when nt_recpolicy_at_instance() would decide nothing for the instance described by
+ * the same values (the thresholds as loaded here). */
+static inline __attribute__((always_inline)) bool
+nt_recpolicy_may_act(const struct nt_rec_thread *rt, const struct nt_rec_thresholds *th,
+		     uint64_t calls, uint64_t t0_cyc, uint64_t d_cyc, uint64_t span_cyc,
+		     bool completion)
+{
+	if (completion)
+		return nt_recpolicy_wanted(th, calls, d_cyc, 0);
+	return NT_UNLIKELY(t0_cyc >= rt->due_cyc) ||
+	       nt_recpolicy_wanted(th, calls, d_cyc, span_cyc);
+}
 
-/* After a sample: the next one is due, and the thresholds come from the site's running sums
- * (calls > 0 of total_cyc in the call after span_sum_cyc of spans; floor_cyc is
- * NT_REC_SPAN_FLOOR_NS and abs_cyc NT_REC_ABS_FLOOR_NS in counter cycles). Thread-safe: of
- * several threads that see the same sample, one refreshes (the one that moves refresh_at on). */
-void nt_recpolicy_refresh(struct nt_rec_thresholds *th, uint64_t calls, uint64_t total_cyc,
-			  uint64_t span_sum_cyc, uint64_t floor_cyc, uint64_t abs_cyc);
+/* The decision at instance in of a site with thresholds th, on a thread in state rt; a pure
+ * function of its arguments (the thresholds loaded once, relaxed).
+ * - A record is kept when the call is over keep_cyc, its span over keep_span_cyc (not for a
+ *   completion), or calls reached refresh_at. Its flags: NT_REC_SLOW, NT_REC_LONG_PHASE and
+ *   NT_REC_SAMPLE by the thresholds (the span judged for a completion too), NT_REC_ABSOLUTE
+ *   when none of them holds; NT_REC_INTERVAL when the span is a non-zero interval;
+ *   NT_REC_WINDOW when the thread has windows and one ends at t1_cyc (this decision's, or
+ *   one that already ended there: completions reported by one wait call share their exit).
+ *   A sample refreshes the thresholds.
+ * - The window ends at t1_cyc when the thread has windows and either the instance is blocking
+ *   and entered at or after due_cyc, or a record is kept, no window ended at t1_cyc yet, and
+ *   its span is affordable: at least NT_REC_AFFORD_SPANS x the estimated cost of a read. */
+struct nt_rec_decision nt_recpolicy_at_instance(const struct nt_rec_thread *rt,
+						const struct nt_rec_thresholds *th,
+						const struct nt_rec_instance *in);
 
-/* NT_REC_WINDOW when the last window ended (window_end_cyc) at the record's exit t1_cyc, and
- * NT_REC_INTERVAL when its interval is known (interval_cyc > 0). */
-uint32_t nt_recpolicy_record_flags(uint64_t window_end_cyc, uint64_t t1_cyc,
-				   uint64_t interval_cyc);
-
-/* The window limiter: reads of the probe cost at most this fraction of wall time, as estimated
- * from an EWMA (weight 1/8) of the measured costs of reads. */
-#define NT_REC_READ_BUDGET 0.01
-
-/* Reads made in a row when the probe opens: the least of their costs is the first estimate. */
-#define NT_REC_FIRST_READS 4
-
-struct nt_rec_reads {
-	uint64_t cost_cyc; /* the estimated cost of one read (0: none yet) */
-};
-
-/* A limiter before its first read. */
-void nt_recpolicy_read_init(struct nt_rec_reads *rl);
-
-/* A read that took cost_cyc (measured) ended at end_cyc. Its cost joins the estimate, at most
- * twice the estimate: a read that was interrupted (a detour landing in it) says nothing of the
- * cost of a read. Returns the counter value at which the next read is due: from end_cyc, the
- * time in which the estimated cost is the budget's share. */
-uint64_t nt_recpolicy_read_done(struct nt_rec_reads *rl, uint64_t end_cyc, uint64_t cost_cyc);
-
-/* Whether a read at the end of a span of span_cyc costs at most 5 % of it (rare, being long:
- * such a span may end its window before the next read is due). */
-bool nt_recpolicy_read_affordable(const struct nt_rec_reads *rl, uint64_t span_cyc);
-
-/* Whether a kept instance that exits at t1_cyc after span_cyc ends the current window (which
- * the last read ended at window_end_cyc): its span is affordable and the window was not just
- * closed at this very exit. */
-bool nt_recpolicy_record_ends_window(const struct nt_rec_reads *rl, uint64_t window_end_cyc,
-				     uint64_t t1_cyc, uint64_t span_cyc);
+/* The window ended at end_cyc (an instance's exit) by a read that ended at read_end_cyc and
+ * cost cost_cyc (measured). The cost joins the estimate (at most NT_REC_COST_CLAMP x it), and
+ * the next read is due when the estimate is the budget's share of the time since the read:
+ * the read's own time belongs to the next window. */
+void nt_recpolicy_window_closed(struct nt_rec_thread *rt, uint64_t end_cyc,
+				uint64_t read_end_cyc, uint64_t cost_cyc);
 
 #ifdef __cplusplus
 }

@@ -30,7 +30,7 @@
 #include "toolwait.h"
 #include "window.h"
 
-NT_TLS struct nt_thread nt_thread_ = { .probe_due_cyc = UINT64_MAX };
+NT_TLS struct nt_thread nt_thread_ = { .rec = NT_REC_THREAD_NONE };
 int nt_active_;
 
 struct nt_runtime nt_rt;
@@ -47,49 +47,56 @@ struct nt_comm *nt_call_comm_miss(struct nt_thread *t, MPI_Comm comm)
 	return t->last_comm_state;
 }
 
-void nt_call_record(struct nt_site *s, uint64_t comm_id, uint64_t seq, const struct nt_call *c,
-		    uint64_t phase_cyc, uint64_t interval_cyc, uint64_t p2p_cyc)
+void nt_call_record(struct nt_site *s, uint64_t comm_id, uint64_t seq,
+		    const struct nt_rec_instance *in, uint64_t phase_cyc, uint64_t p2p_cyc)
 {
-	uint64_t d = c->t1_cyc - c->t0_cyc;
-	/* The interval holds the phase; without one, the phase is all there is. */
-	uint64_t span = interval_cyc ? interval_cyc : phase_cyc;
-	uint64_t calls = nt_sites_calls(s);
-	uint32_t flags = nt_recpolicy_flags(&s->rec, calls, d, span);
-	if (flags & NT_REC_SAMPLE)
-		nt_recpolicy_refresh(&s->rec, calls, __atomic_load_n(&s->total_cyc, __ATOMIC_RELAXED),
+	struct nt_thread *t = &nt_thread_;
+	struct nt_rec_decision dec = nt_recpolicy_at_instance(&t->rec, &s->rec, in);
+	if (dec.refresh)
+		nt_recpolicy_refresh(&s->rec, in->calls,
+				     __atomic_load_n(&s->total_cyc, __ATOMIC_RELAXED),
 				     __atomic_load_n(&s->phase_cyc, __ATOMIC_RELAXED),
 				     nt_clock_ns_to_cyc(NT_REC_SPAN_FLOOR_NS),
 				     nt_clock_ns_to_cyc(NT_REC_ABS_FLOOR_NS));
-	struct nt_thread *t = &nt_thread_;
-	/* Only the thread with the probe (the one that called MPI_Init) has windows. */
-	bool probed = t->probe_due_cyc != UINT64_MAX;
-	const struct nt_window *w = probed ? nt_window_last() : NULL;
-	/* A record may end its window early: the span it covers is the phase, or the whole
-	 * interval since the previous collective (samples come at the same instance on every
-	 * member, so that their windows can be compared). Records are rare (slow calls, long
-	 * spans, one in 1024), and the rate limit counts these reads too. */
-	if (probed && nt_window_record_ends(span, c->t1_cyc))
-		t->probe_due_cyc = nt_window_close(c->t1_cyc);
-	flags |= nt_recpolicy_record_flags(w ? w->end_cyc : 0, c->t1_cyc, interval_cyc);
-	struct nt_record r = {
-		.comm_id = comm_id,
-		.seq = seq,
-		.site = nt_sites_index(s),
-		.flags = flags,
-		.t0_cyc = c->t0_cyc,
-		.d_cyc = d,
-		.phase_cyc = phase_cyc,
-		.interval_cyc = interval_cyc,
-		.p2p_cyc = p2p_cyc,
-	};
-	if (w && (flags & NT_REC_WINDOW))
-		r.win = *w;
+	if (dec.close_window) {
+		struct nt_window_read rd;
+		if (nt_window_close(in->t1_cyc, &rd) == 0) {
+			nt_recpolicy_window_closed(&t->rec, in->t1_cyc, rd.end_cyc, rd.cost_cyc);
+		} else { /* no probe: no windows on this thread from here on */
+			nt_recpolicy_thread_init(&t->rec);
+			dec.flags &= ~NT_REC_WINDOW;
+		}
+	}
+	if (!dec.flags)
+		return;
 	if (comm_id == NT_COMM_ID_UNKNOWN) {
 		/* No other member can name this instance: no join, no place in the arena. */
 		__atomic_fetch_add(&nt_unknown_comm_records_, 1, __ATOMIC_RELAXED);
 		return;
 	}
+	struct nt_record r = {
+		.comm_id = comm_id,
+		.seq = seq,
+		.site = nt_sites_index(s),
+		.flags = dec.flags,
+		.t0_cyc = in->t0_cyc,
+		.d_cyc = in->t1_cyc - in->t0_cyc,
+		.phase_cyc = phase_cyc,
+		.interval_cyc = in->interval ? in->span_cyc : 0,
+		.p2p_cyc = p2p_cyc,
+	};
+	if (dec.flags & NT_REC_WINDOW)
+		r.win = *nt_window_last();
 	nt_records_add(&r);
+}
+
+void nt_call_windows_open(enum nt_probe_level level, uint64_t now_cyc)
+{
+	uint64_t costs_cyc[NT_REC_FIRST_READS];
+	if (nt_window_open(level, costs_cyc, NT_REC_FIRST_READS) == 0)
+		nt_recpolicy_windows_open(&nt_thread_.rec, now_cyc, costs_cyc, NT_REC_FIRST_READS);
+	else
+		nt_recpolicy_thread_init(&nt_thread_.rec);
 }
 
 struct nt_site *nt_call_site_miss(struct nt_thread *t, enum nt_fn fn, void *ret)
@@ -380,7 +387,7 @@ static void runtime_start(int provided)
 	clock_start();
 	nt_rt.started = 1;
 	nt_thread_.last_exit_cyc = nt_rt.init_cyc;
-	nt_thread_.probe_due_cyc = nt_window_open(nt_rt.env.level, nt_rt.init_cyc);
+	nt_call_windows_open(nt_rt.env.level, nt_rt.init_cyc);
 	if (nt_rt.env.wait)
 		nt_comms_enable_shadows(nt_rt.comm);
 	nt_slow_extras_ = nt_rt.env.callsite_every_call || nt_wait_mode_;

@@ -1,53 +1,50 @@
 /* Probe windows of the thread that called MPI_Init. */
+#include <errno.h>
+
 #include <noisetool/clock.h>
 #include <noisetool/inject.h>
 
-#include "recpolicy.h"
 #include "window.h"
 
 static struct nt_probe *probe;
 static struct nt_probe_sample start;
 static uint64_t start_injected;
 static struct nt_window last;
-static struct nt_rec_reads limit;
 static uint64_t reads, cost_total_cyc;
 
-uint64_t nt_window_open(enum nt_probe_level level, uint64_t now_cyc)
+int nt_window_open(enum nt_probe_level level, uint64_t *costs_cyc, int n)
 {
-	if (level == NT_PROBE_TIMING)
-		return UINT64_MAX;
+	if (level == NT_PROBE_TIMING || n < 1)
+		return -EINVAL;
 	/* PAPI only at level full, for the instructions (the one PAPI count a window keeps): its
 	 * software events repeat getrusage and schedstat, and opening it took 6-9 ms of a job's
 	 * start and ~0.5 MiB of resident library code. */
 	struct nt_probe_config cfg = { .level = level, .disable_papi = level < NT_PROBE_FULL };
-	if (nt_probe_open(&probe, &cfg) != 0)
-		return UINT64_MAX;
-	nt_recpolicy_read_init(&limit);
-	/* The first estimate of a read's cost is the least of a few reads in a row: taken from
-	 * one read, a detour or a preemption landing in it became the estimate (a 4 ms one kept
-	 * the reads 0.4 s apart, and a job's first seconds went without OS data). The last read
-	 * starts the first window. */
-	uint64_t least = UINT64_MAX;
-	for (int i = 0; i < NT_REC_FIRST_READS; i++) {
+	int rc = nt_probe_open(&probe, &cfg);
+	if (rc != 0) {
+		probe = NULL;
+		return rc;
+	}
+	/* The reads' costs go to the policy, which makes its first estimate of a read's cost
+	 * from them; the last read starts the first window. */
+	for (int i = 0; i < n; i++) {
 		uint64_t t0 = nt_clock_now_cyc();
 		nt_probe_read(probe, &start);
-		uint64_t cost = nt_clock_now_cyc() - t0;
-		least = cost < least ? cost : least;
+		costs_cyc[i] = nt_clock_now_cyc() - t0;
 	}
 	start_injected = nt_inject_spun_cyc();
-	return nt_recpolicy_read_done(&limit, now_cyc, least);
+	return 0;
 }
 
-uint64_t nt_window_close(uint64_t now_cyc)
+int nt_window_close(uint64_t now_cyc, struct nt_window_read *rd)
 {
 	if (!probe)
-		return UINT64_MAX;
+		return -EBADF;
 	struct nt_probe_sample s;
 	uint64_t t0 = nt_clock_now_cyc();
 	nt_probe_read(probe, &s);
 	uint64_t injected = nt_inject_spun_cyc();
 	uint64_t t1 = nt_clock_now_cyc();
-	uint64_t cost = t1 - t0;
 	struct nt_probe_delta d;
 	nt_probe_delta(&start, &s, &d);
 	last = (struct nt_window){
@@ -68,14 +65,9 @@ uint64_t nt_window_close(uint64_t now_cyc)
 	start.counter_cyc = now_cyc; /* the next window starts where this one ended */
 	start_injected = injected;
 	reads++;
-	cost_total_cyc += cost;
-	/* The read's own time belongs to the next window. */
-	return nt_recpolicy_read_done(&limit, t1, cost);
-}
-
-bool nt_window_record_ends(uint64_t span_cyc, uint64_t t1_cyc)
-{
-	return probe && nt_recpolicy_record_ends_window(&limit, last.end_cyc, t1_cyc, span_cyc);
+	cost_total_cyc += t1 - t0;
+	*rd = (struct nt_window_read){ .end_cyc = t1, .cost_cyc = t1 - t0 };
+	return 0;
 }
 
 const struct nt_window *nt_window_last(void)

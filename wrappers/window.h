@@ -1,10 +1,9 @@
-/* Probe windows: what the OS did to the recording thread between two rate-limited counter
- * reads, when the recording policy (recpolicy.h) says a read is due: within 1 % of wall time,
- * or at once after a long span. The injector's spun time rides along. */
+/* Probe windows: what the OS did to the recording thread between two counter reads (the
+ * injector's spun time riding along), read when the recording policy (recpolicy.h) says so;
+ * each read says what it cost, for the policy's read budget. */
 #ifndef WRAPPERS_WINDOW_H
 #define WRAPPERS_WINDOW_H
 
-#include <stdbool.h>
 #include <stdint.h>
 
 #include <noisetool/probe.h>
@@ -24,17 +23,22 @@ struct nt_window {
 	uint32_t valid;         /* NT_SRC_* bits behind the deltas */
 };
 
-/* Open the probe for the calling thread at level (NT_PROBE_TIMING: no windows). Returns the
- * counter value at which the first read is due (UINT64_MAX when there are no windows). */
-uint64_t nt_window_open(enum nt_probe_level level, uint64_t now_cyc);
+/* One read of the probe, measured: the counter when it ended and what it took. */
+struct nt_window_read {
+	uint64_t end_cyc;
+	uint64_t cost_cyc;
+};
 
-/* Close the current window at now_cyc (read the probe) and start the next. Returns the counter
- * value at which the next read is due. */
-uint64_t nt_window_close(uint64_t now_cyc);
+/* Open the probe for the calling thread (the only one with windows) at level and read it n
+ * times in a row, costs_cyc[i] what read i took; the first window starts at the last read.
+ * Returns 0; -EINVAL at NT_PROBE_TIMING (no windows: nothing is opened or read) or for n < 1;
+ * or nt_probe_open's error (-EINVAL, -ENOMEM): no windows. */
+int nt_window_open(enum nt_probe_level level, uint64_t *costs_cyc, int n);
 
-/* Whether a record of an instance that exits at t1_cyc after span_cyc ends the current window
- * (see nt_recpolicy_record_ends_window): then the caller closes it at t1_cyc. */
-bool nt_window_record_ends(uint64_t span_cyc, uint64_t t1_cyc);
+/* Close the current window at now_cyc (an instance's exit): read the probe, keep the deltas
+ * since the last read as the last window, and start the next one at now_cyc. *rd: the read.
+ * Returns 0, or -EBADF when the probe is not open (no read, *rd untouched). */
+int nt_window_close(uint64_t now_cyc, struct nt_window_read *rd);
 
 /* The window closed last. */
 const struct nt_window *nt_window_last(void);

@@ -1,9 +1,13 @@
-// The recording policy on made-up counter values: which instances a call site keeps and with
-// which flags, its thresholds after each refresh, and the window limiter's reads over a long
-// simulated run. Nothing here reads a clock: every number is exact.
+// The recording policy's contract on made-up counter values: which instances a call site keeps
+// and with which flags, its thresholds after each refresh, when probe windows end and what the
+// reads cost over a long simulated run, and a site shared by two threads. The tests drive the
+// policy the way the wrappers do (nt_recpolicy_may_act, nt_recpolicy_at_instance, then the
+// refresh and the window read it asks for). Nothing here reads a clock: every number is exact.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 #include "recpolicy.h"
@@ -12,27 +16,93 @@ namespace {
 
 const uint64_t FLOOR = 4000;  // 2 us at 2 GHz
 const uint64_t ABS = 2000000; // 1 ms at 2 GHz: the absolute floor
+const uint64_t MS = 2000000;  // 1 ms at 2 GHz
+const uint64_t NONE = UINT64_MAX;
 
-// A call site as the wrappers book it: the sums take the instance, then the policy judges it
-// by the thresholds of the last refresh (the inline trigger, then the flags of a record).
-struct site {
+// One thread calling one call site, as the wrappers book it: the site's sums take the
+// instance, then the policy is asked; a refresh and a probe read are done when it says so.
+// Reads cost read_cost cycles each. Without windows_open() the thread has no windows.
+struct caller {
 	nt_rec_thresholds th;
+	nt_rec_thread rt;
 	uint64_t calls = 0, total_cyc = 0, span_sum_cyc = 0;
-	site() { nt_recpolicy_init(&th, ABS); }
+	uint64_t now = 1000000;  // the counter
+	uint64_t read_cost = 0;  // what a read costs here
+	uint64_t reads = 0, read_cyc = 0, refreshes = 0;
+	uint64_t last_exit = 0;  // the previous blocking instance's exit (0: none)
+	nt_rec_decision last{};  // the last decision
 
-	// One instance of d cycles in the call after a span; its flags, 0 when it is not kept.
+	caller()
+	{
+		nt_recpolicy_init(&th, ABS);
+		nt_recpolicy_thread_init(&rt);
+	}
+
+	void windows_open(uint64_t cost)
+	{
+		read_cost = cost;
+		std::vector<uint64_t> costs(NT_REC_FIRST_READS, cost);
+		now += NT_REC_FIRST_READS * cost;
+		nt_recpolicy_windows_open(&rt, now, costs.data(), NT_REC_FIRST_READS);
+	}
+
+	// The decision at instance in, done as the wrappers do it.
+	uint32_t decide(const nt_rec_instance &in)
+	{
+		uint64_t d = in.t1_cyc - in.t0_cyc;
+		bool may = nt_recpolicy_may_act(&rt, &th, in.calls, in.t0_cyc, d, in.span_cyc,
+						in.completion);
+		last = nt_recpolicy_at_instance(&rt, &th, &in);
+		// The fast path's test says exactly when there is something to do.
+		CHECK(may == (last.flags != 0 || last.close_window));
+		CHECK(last.refresh == ((last.flags & NT_REC_SAMPLE) != 0));
+		if (last.refresh &&
+		    nt_recpolicy_refresh(&th, in.calls, total_cyc, span_sum_cyc, FLOOR, ABS))
+			refreshes++;
+		if (last.close_window) {
+			now += read_cost;
+			reads++;
+			read_cyc += read_cost;
+			nt_recpolicy_window_closed(&rt, in.t1_cyc, now, read_cost);
+		}
+		return last.flags;
+	}
+
+	// A blocking instance: span cycles after the previous exit, d cycles in the call; its
+	// record's flags, 0 when it is not kept.
 	uint32_t call(uint64_t d, uint64_t span)
 	{
+		nt_rec_instance in{};
+		in.t0_cyc = now + span;
+		in.t1_cyc = in.t0_cyc + d;
+		in.span_cyc = span;
+		in.interval = last_exit != 0;
+		now = in.t1_cyc;
 		calls++;
 		total_cyc += d;
 		span_sum_cyc += span;
-		bool wanted = nt_recpolicy_wanted(&th, calls, d, span);
-		uint32_t flags = nt_recpolicy_flags(&th, calls, d, span);
-		CHECK(wanted == (flags != 0)); // the fast path and the record agree
-		if (flags & NT_REC_SAMPLE)
-			nt_recpolicy_refresh(&th, calls, total_cyc, span_sum_cyc, FLOOR, ABS);
-		return wanted ? flags : 0;
+		in.calls = calls;
+		uint32_t f = decide(in);
+		last_exit = in.t1_cyc;
+		return f;
 	}
+
+	// A nonblocking instance started phase cycles after the previous call, completed d
+	// cycles later (its span is not in the site's sums: only blocking spans are).
+	uint32_t completion(uint64_t d, uint64_t phase)
+	{
+		nt_rec_instance in{};
+		in.t0_cyc = now + phase;
+		in.t1_cyc = in.t0_cyc + d;
+		in.span_cyc = phase;
+		in.completion = true;
+		now = in.t1_cyc;
+		calls++;
+		total_cyc += d;
+		in.calls = calls;
+		return decide(in);
+	}
+
 	// n instances alike; the numbers of the kept ones.
 	std::vector<uint64_t> calls_kept(uint64_t n, uint64_t d, uint64_t span)
 	{
@@ -41,37 +111,6 @@ struct site {
 			if (call(d, span))
 				kept.push_back(calls);
 		return kept;
-	}
-};
-
-// The window limiter driven as window.c drives it: the first read when the probe opens at
-// now, then a read at the first instance that starts once the next one is due.
-struct limiter {
-	nt_rec_reads rl;
-	uint64_t now = 1000000, due = 0, last_end = 0;
-	uint64_t reads = 0, read_cyc = 0;
-	explicit limiter(uint64_t first_cost)
-	{
-		nt_recpolicy_read_init(&rl);
-		due = nt_recpolicy_read_done(&rl, now, first_cost);
-		now += first_cost;
-	}
-	// A read that takes cost cycles, starting now; how far from its end the next is due.
-	uint64_t read(uint64_t cost)
-	{
-		now += cost;
-		reads++;
-		read_cyc += cost;
-		due = nt_recpolicy_read_done(&rl, now, cost);
-		last_end = now;
-		return due - now;
-	}
-	// An instance gap cycles after the previous one, with a read when one is due.
-	void instance(uint64_t gap, uint64_t cost)
-	{
-		now += gap;
-		if (now >= due)
-			read(cost);
 	}
 };
 
@@ -86,7 +125,7 @@ struct lcg {
 
 TEST_CASE("which instances a call site keeps", "[recpolicy]")
 {
-	site s;
+	caller s;
 
 	SECTION("a sample at calls 8, 16, ... 1024, then every 1024, and nothing else")
 	{
@@ -94,6 +133,7 @@ TEST_CASE("which instances a call site keeps", "[recpolicy]")
 		for (uint64_t k = 2048; k <= 10 * 1024; k += 1024)
 			expect.push_back(k);
 		CHECK(s.calls_kept(10 * 1024 + 1023, 1000, 20000) == expect);
+		CHECK(s.refreshes == expect.size());
 		CHECK(s.th.refresh_at == 11 * 1024);
 	}
 
@@ -101,10 +141,10 @@ TEST_CASE("which instances a call site keeps", "[recpolicy]")
 	{
 		for (int i = 0; i < 7; i++)
 			s.call(1000, 20000);
-		CHECK(s.call(1000, 20000) == NT_REC_SAMPLE);
+		CHECK(s.call(1000, 20000) == (NT_REC_SAMPLE | NT_REC_INTERVAL));
 		for (int i = 0; i < 7; i++)
 			s.call(1000, 20000);
-		CHECK(s.call(3001, 20000) == (NT_REC_SAMPLE | NT_REC_SLOW)); // over 3x 1000
+		CHECK(s.call(3001, 20000) == (NT_REC_SAMPLE | NT_REC_SLOW | NT_REC_INTERVAL));
 	}
 
 	SECTION("nothing is slow or long before the first sample: only the absolute floor keeps")
@@ -112,9 +152,17 @@ TEST_CASE("which instances a call site keeps", "[recpolicy]")
 		for (int i = 0; i < 3; i++)
 			CHECK(s.call(ABS, ABS) == 0);
 		for (int i = 0; i < 4; i++)
-			CHECK(s.call(UINT64_MAX / 4, UINT64_MAX / 4) == NT_REC_ABSOLUTE);
+			CHECK(s.call(UINT64_MAX / 64, UINT64_MAX / 64) ==
+			      (NT_REC_ABSOLUTE | NT_REC_INTERVAL));
 		CHECK(s.th.slow_cyc == UINT64_MAX);
 		CHECK(s.th.slow_span_cyc == UINT64_MAX);
+	}
+
+	SECTION("the first instance has no interval: its span is the phase")
+	{
+		CHECK(s.call(2 * ABS, 0) == NT_REC_ABSOLUTE);
+		CHECK(s.call(2 * ABS, 0) == NT_REC_ABSOLUTE); // an interval of 0 is not known
+		CHECK(s.call(2 * ABS, 1) == (NT_REC_ABSOLUTE | NT_REC_INTERVAL));
 	}
 
 	SECTION("thresholds after each refresh come from the running means, this call included")
@@ -125,8 +173,8 @@ TEST_CASE("which instances a call site keeps", "[recpolicy]")
 		CHECK(s.th.refresh_at == 16);
 		// Eight more of 2000 after 40000 (long: over 30000): means 1500 and 30000.
 		for (int i = 9; i < 16; i++)
-			CHECK(s.call(2000, 40000) == NT_REC_LONG_PHASE);
-		CHECK(s.call(2000, 40000) == (NT_REC_LONG_PHASE | NT_REC_SAMPLE));
+			CHECK(s.call(2000, 40000) == (NT_REC_LONG_PHASE | NT_REC_INTERVAL));
+		CHECK(s.call(2000, 40000) == (NT_REC_LONG_PHASE | NT_REC_SAMPLE | NT_REC_INTERVAL));
 		CHECK(s.th.slow_cyc == 4500);
 		CHECK(s.th.slow_span_cyc == 45000);
 		CHECK(s.th.refresh_at == 32);
@@ -142,16 +190,16 @@ TEST_CASE("which instances a call site keeps", "[recpolicy]")
 	{
 		s.calls_kept(8, 1000, 20000);
 		CHECK(s.call(3000, 20000) == 0);
-		CHECK(s.call(3001, 20000) == NT_REC_SLOW);
-		CHECK(s.call(1000000, 0) == NT_REC_SLOW);
+		CHECK(s.call(3001, 20000) == (NT_REC_SLOW | NT_REC_INTERVAL));
+		CHECK(s.call(1000000, 0) == NT_REC_SLOW); // an interval of 0 is not known
 	}
 
 	SECTION("a long span: over 1.5x the mean span, not at it")
 	{
 		s.calls_kept(8, 1000, 20000);
 		CHECK(s.call(1000, 30000) == 0);
-		CHECK(s.call(1000, 30001) == NT_REC_LONG_PHASE);
-		CHECK(s.call(0, 1000000) == NT_REC_LONG_PHASE);
+		CHECK(s.call(1000, 30001) == (NT_REC_LONG_PHASE | NT_REC_INTERVAL));
+		CHECK(s.call(0, 1000000) == (NT_REC_LONG_PHASE | NT_REC_INTERVAL));
 	}
 
 	SECTION("a long span is also at least 2 us over the mean one")
@@ -160,14 +208,14 @@ TEST_CASE("which instances a call site keeps", "[recpolicy]")
 		CHECK(s.th.slow_span_cyc == 2000 + FLOOR);
 		CHECK(s.call(1000, 3001) == 0);
 		CHECK(s.call(1000, 2000 + FLOOR) == 0);
-		CHECK(s.call(1000, 2001 + FLOOR) == NT_REC_LONG_PHASE);
+		CHECK(s.call(1000, 2001 + FLOOR) == (NT_REC_LONG_PHASE | NT_REC_INTERVAL));
 	}
 
 	SECTION("the floor gives way where half the mean span is larger")
 	{
 		s.calls_kept(8, 1000, 2 * FLOOR + 2); // half the mean is FLOOR + 1
 		CHECK(s.th.slow_span_cyc == 3 * FLOOR + 3);
-		site z;
+		caller z;
 		z.calls_kept(8, 1000, 0); // back-to-back collectives: spans of 0
 		CHECK(z.th.slow_span_cyc == FLOOR);
 	}
@@ -175,35 +223,63 @@ TEST_CASE("which instances a call site keeps", "[recpolicy]")
 	SECTION("slow and long together keep both flags")
 	{
 		s.calls_kept(8, 1000, 20000);
-		CHECK(s.call(5000, 50000) == (NT_REC_SLOW | NT_REC_LONG_PHASE));
+		CHECK(s.call(5000, 50000) == (NT_REC_SLOW | NT_REC_LONG_PHASE | NT_REC_INTERVAL));
 	}
 
-	SECTION("a nonblocking completion (no span) is kept only when slow or sampled")
+	SECTION("a nonblocking completion is kept only when slow or sampled, not for its phase")
 	{
-		s.calls_kept(8, 1000, 20000);
-		CHECK_FALSE(nt_recpolicy_wanted(&s.th, 9, 3000, 0));
-		CHECK(nt_recpolicy_wanted(&s.th, 9, 3001, 0));
-		CHECK(nt_recpolicy_wanted(&s.th, 16, 1000, 0));
+		for (int i = 0; i < 8; i++)
+			s.completion(1000, 0);
+		CHECK(s.th.slow_cyc == 3000);
+		CHECK(s.completion(3000, 0) == 0);
+		CHECK(s.completion(1000, 100 * ABS) == 0); // a phase over the absolute floor
+		CHECK(s.completion(3001, 0) == NT_REC_SLOW);
+		// Kept, its flags judge the phase before its start too (the site's mean span is 0:
+		// no blocking instance adds to it), and it has no interval.
+		CHECK(s.completion(3001, FLOOR + 1) == (NT_REC_SLOW | NT_REC_LONG_PHASE));
+		for (int i = 13; i < 16; i++)
+			s.completion(1000, 0);
+		CHECK(s.completion(1000, 0) == NT_REC_SAMPLE);
+	}
+
+	SECTION("a long nonblocking instance is kept by the absolute floor")
+	{
+		for (int i = 0; i < 8; i++)
+			s.completion(ABS, 0); // slow would be 3 ms
+		CHECK(s.completion(2 * ABS, 0) == NT_REC_ABSOLUTE);
 	}
 }
 
 TEST_CASE("the absolute floor keeps what a coarse-grained program does", "[recpolicy]")
 {
-	SECTION("a site called twice: a wait or a span over 1 ms is kept, each member's side")
+	SECTION("a site called twice, 500 ms apart: both late instances kept, each member's side")
 	{
-		site waiter, late;
-		CHECK(waiter.call(3 * ABS, 100) == NT_REC_ABSOLUTE); // waited 3 ms in the call
-		CHECK(late.call(1000, 3 * ABS) == NT_REC_ABSOLUTE);  // computed 3 ms before it
+		// Two members of one collective: the late one computes 500 ms before each call
+		// and barely waits in it; the other waits 500 ms in each call.
+		caller late, waiter;
+		late.call(1000, 10 * MS); // the first instance, 10 ms into the job
+		waiter.call(10 * MS, 1000);
+		CHECK(late.call(1000, 500 * MS) == (NT_REC_ABSOLUTE | NT_REC_INTERVAL));
+		CHECK(waiter.call(500 * MS, 1000) == (NT_REC_ABSOLUTE | NT_REC_INTERVAL));
+		CHECK(late.call(1000, 500 * MS) == (NT_REC_ABSOLUTE | NT_REC_INTERVAL));
+		CHECK(waiter.call(500 * MS, 1000) == (NT_REC_ABSOLUTE | NT_REC_INTERVAL));
+	}
+
+	SECTION("a wait or a span over 1 ms is kept, at 1 ms it is not")
+	{
+		caller waiter, late;
 		CHECK(waiter.call(ABS + 1, 100) == NT_REC_ABSOLUTE);
-		CHECK(late.call(1000, ABS) == 0); // not over the floor
+		CHECK(late.call(1000, ABS + 1) == NT_REC_ABSOLUTE);
+		CHECK(waiter.call(ABS, 100) == 0);
+		CHECK(late.call(1000, ABS) == 0);
 	}
 
 	SECTION("the relative flags win where they hold")
 	{
-		site s;
+		caller s;
 		s.calls_kept(8, 1000, 20000);
-		CHECK(s.call(3 * ABS, 20000) == NT_REC_SLOW);
-		CHECK(s.call(1000, 3 * ABS) == NT_REC_LONG_PHASE);
+		CHECK(s.call(3 * ABS, 20000) == (NT_REC_SLOW | NT_REC_INTERVAL));
+		CHECK(s.call(1000, 3 * ABS) == (NT_REC_LONG_PHASE | NT_REC_INTERVAL));
 	}
 
 	SECTION("a rank late by 5 ms at every instance: kept while the floor is under 5 ms")
@@ -211,7 +287,7 @@ TEST_CASE("the absolute floor keeps what a coarse-grained program does", "[recpo
 		// The waiting side's mean is its wait: no call is 3x the mean, so the relative
 		// rules keep only samples; the floor, rising by 1 ms every 1024 calls past 1024,
 		// keeps the calls until 5120, then samples again.
-		site s;
+		caller s;
 		std::vector<uint64_t> kept = s.calls_kept(20 * 1024, 5 * ABS, 1000);
 		CHECK(kept.size() >= 5 * 1024 - 1);
 		CHECK(kept.size() <= 5 * 1024 + 16);
@@ -221,111 +297,211 @@ TEST_CASE("the absolute floor keeps what a coarse-grained program does", "[recpo
 
 	SECTION("a fine-grained site never reaches the floor")
 	{
-		site s;
+		caller s;
 		CHECK(s.calls_kept(4096, 1000, 20000).size() == 11); // samples only
 	}
 }
 
-TEST_CASE("the window limiter", "[recpolicy]")
+TEST_CASE("probe windows and the read budget", "[recpolicy]")
 {
 	const uint64_t C = 5000; // one read, in cycles
+	caller s;
+
+	SECTION("a thread without windows never closes one")
+	{
+		CHECK(s.rt.due_cyc == NONE);
+		for (int i = 0; i < 2000; i++)
+			s.call(1000, i % 100 ? 20000 : 100 * MS); // samples and long spans kept
+		CHECK(s.reads == 0);
+		CHECK(s.call(1000, 100 * MS) == (NT_REC_LONG_PHASE | NT_REC_INTERVAL));
+	}
 
 	SECTION("reads stay within 1 % of wall time over a long run, and near it")
 	{
-		limiter l(C);
-		uint64_t start = l.now;
+		s.windows_open(C);
+		uint64_t start = s.now;
 		lcg g;
-		while (l.now - start < 20000000000ull) // 10 s at 2 GHz, ~2 million instances
-			l.instance(g.gap(), C);
-		double share = (double)l.read_cyc / (double)(l.now - start);
-		CHECK(l.reads > 15000);
-		CHECK(share <= 0.01);
+		// 10 s at 2 GHz, ~2 million instances: samples, and now and then a slow call and
+		// a long span (which may end their windows early).
+		for (uint64_t i = 0; s.now - start < 20000000000ull; i++)
+			s.call(i % 5000 == 0 ? 300000 : 1000, i % 7919 == 0 ? 400000 : g.gap());
+		double share = (double)s.read_cyc / (double)(s.now - start);
+		CHECK(s.reads > 15000);
+		CHECK(share <= NT_REC_READ_BUDGET);
 		CHECK(share >= 0.009); // an instance comes at most 20099 cycles after a read is due
+	}
+
+	SECTION("windows end at blocking collective instances, at their exit")
+	{
+		s.windows_open(C);
+		uint64_t due = s.rt.due_cyc;
+		REQUIRE(due == s.now + 100 * C); // the first read is due from the probe's opening
+		// A completion past the due time does not end the window (nor keep a record).
+		s.now = due + 10;
+		CHECK(s.completion(100, 0) == 0);
+		CHECK_FALSE(s.last.close_window);
+		CHECK(s.reads == 0);
+		// The next blocking instance does, at its exit, though no record is kept: the
+		// window spans whole intervals, the point-to-point time within them included.
+		CHECK(s.call(100, 50) == 0);
+		CHECK(s.last.close_window);
+		CHECK(s.rt.window_end_cyc == s.now - C);
+		CHECK(s.rt.due_cyc == s.now + 100 * C); // from the read's end
+	}
+
+	SECTION("a blocking instance entered before the due time leaves the window open")
+	{
+		s.windows_open(C);
+		s.now = s.rt.due_cyc - 1000;
+		CHECK(s.call(5000, 999) == 0); // entered 1 cycle before, exits after the due time
+		CHECK_FALSE(s.last.close_window);
+		CHECK(s.call(100, 0) == 0);
+		CHECK(s.last.close_window);
 	}
 
 	SECTION("the next read is due when the estimated cost is 1 % of the time since the read")
 	{
-		limiter l(C);
-		CHECK(l.due == 1000000 + 100 * C); // the first read is due from the probe's opening
-		CHECK(l.read(C) == 100 * C);
+		s.windows_open(C);
+		s.now = s.rt.due_cyc;
+		s.call(100, 0);
+		CHECK(s.rt.due_cyc - s.now == 100 * C);
+	}
+
+	SECTION("the first estimate is the least of the reads at open")
+	{
+		uint64_t costs[NT_REC_FIRST_READS] = {};
+		for (int slow = 0; slow < NT_REC_FIRST_READS; slow++) {
+			for (int i = 0; i < NT_REC_FIRST_READS; i++)
+				costs[i] = i == slow ? 1000 * C : C + (uint64_t)i;
+			nt_recpolicy_windows_open(&s.rt, 7000, costs, NT_REC_FIRST_READS);
+			CHECK(s.rt.read_cost_cyc == (slow == 0 ? C + 1 : C));
+			CHECK(s.rt.window_end_cyc == 0);
+			CHECK(s.rt.due_cyc == 7000 + 100 * s.rt.read_cost_cyc);
+		}
 	}
 
 	SECTION("the estimate is an EWMA of the measured costs")
 	{
-		limiter l(8000);
-		CHECK(l.read(16000) == 100 * 9000); // (7 x 8000 + 16000) / 8
-		CHECK(l.read(1000) == 100 * 8000);  // (7 x 9000 + 1000) / 8
+		nt_recpolicy_windows_open(&s.rt, 0, &C, 1);
+		nt_recpolicy_window_closed(&s.rt, 1000, 2000, 2 * C);
+		CHECK(s.rt.read_cost_cyc == (7 * C + 2 * C) / 8);
+		CHECK(s.rt.due_cyc == 2000 + 100 * s.rt.read_cost_cyc);
+		CHECK(s.rt.window_end_cyc == 1000);
 	}
 
 	SECTION("one interrupted read (100x) does not push the next read far away")
 	{
-		limiter l(C);
-		for (int i = 0; i < 50; i++)
-			l.read(C);
-		uint64_t normal = l.read(C);
-		uint64_t after = l.read(100 * C);
-		CHECK(after >= normal);
-		CHECK(after <= normal * 9 / 8); // counted as 2x: (7 x C + 2 x C) / 8
-		// ... and the estimate comes back to the true cost.
-		for (int i = 0; i < 60; i++)
-			l.read(C);
-		CHECK(l.read(C) == normal);
+		nt_recpolicy_windows_open(&s.rt, 0, &C, 1);
+		nt_recpolicy_window_closed(&s.rt, 1, 1, 100 * C);
+		CHECK(s.rt.read_cost_cyc == (7 * C + 2 * C) / 8); // counted as 2x
+		for (int i = 0; i < 100; i++)
+			nt_recpolicy_window_closed(&s.rt, 1, 1, C);
+		CHECK(s.rt.read_cost_cyc <= C + 7); // back to the true cost (integer EWMA)
 	}
 
 	SECTION("the first read's cost is taken as measured: there is no estimate to clamp to")
 	{
-		limiter l(100 * C);
-		CHECK(l.due == 1000000 + 100 * 100 * C);
+		uint64_t big = 100 * C;
+		nt_recpolicy_windows_open(&s.rt, 1000000, &big, 1);
+		CHECK(s.rt.due_cyc == 1000000 + 100 * 100 * C);
 	}
 
-	SECTION("a span is affordable when a read costs at most 5 % of it")
+	SECTION("a kept instance ends its window early when a read costs at most 5 % of its span")
 	{
-		limiter l(C);
-		CHECK(nt_recpolicy_read_affordable(&l.rl, 20 * C));
-		CHECK_FALSE(nt_recpolicy_read_affordable(&l.rl, 20 * C - 1));
+		s.windows_open(C);
+		s.calls_kept(8, 1000, 2000); // thresholds; no read due yet
+		REQUIRE(s.reads == 0);
+		CHECK(s.call(1000, 20 * C - 1) == (NT_REC_LONG_PHASE | NT_REC_INTERVAL));
+		CHECK(s.reads == 0);
+		CHECK(s.call(1000, 20 * C) ==
+		      (NT_REC_LONG_PHASE | NT_REC_INTERVAL | NT_REC_WINDOW));
+		CHECK(s.reads == 1);
+		CHECK(s.rt.window_end_cyc == s.now - C);
+		// ... and the next read is due from it: the budget counts these reads too.
+		CHECK(s.rt.due_cyc == s.now + 100 * C);
+		// An instance not kept never ends its window before the read is due.
+		CHECK(s.call(1000, 2000) == 0);
+		CHECK(s.reads == 1);
 	}
 
-	SECTION("a record ends its window early for a long span, not for a short one")
+	SECTION("a record carries the window that a due read ended at its exit")
 	{
-		limiter l(C);
-		uint64_t t1 = l.now + 1000; // before the next read is due
-		REQUIRE(t1 < l.due);
-		CHECK(nt_recpolicy_record_ends_window(&l.rl, l.last_end, t1, 20 * C));
-		CHECK_FALSE(nt_recpolicy_record_ends_window(&l.rl, l.last_end, t1, 20 * C - 1));
+		s.windows_open(C);
+		s.now = s.rt.due_cyc;
+		CHECK(s.call(2 * ABS, 0) == (NT_REC_ABSOLUTE | NT_REC_WINDOW));
+		CHECK(s.reads == 1); // one read: the record does not end it again
 	}
 
-	SECTION("a record does not end a window that just ended at its exit")
+	SECTION("completions reported by one wait call share the window that ended at their exit")
 	{
-		limiter l(C);
-		uint64_t t1 = l.now + 1000;
-		CHECK_FALSE(nt_recpolicy_record_ends_window(&l.rl, t1, t1, 1000 * C));
+		s.windows_open(C);
+		for (int i = 0; i < 8; i++)
+			s.completion(1000, 0);
+		// Two slow completions, both ending at t1 (one wait call); the first ends the
+		// window (its span is affordable), the second carries the same one.
+		nt_rec_instance in{};
+		in.calls = 9;
+		in.t0_cyc = s.now;
+		in.t1_cyc = s.now + 4000;
+		in.span_cyc = 20 * C;
+		in.completion = true;
+		CHECK(s.decide(in) == (NT_REC_SLOW | NT_REC_LONG_PHASE | NT_REC_WINDOW));
+		CHECK(s.reads == 1);
+		in.calls = 10;
+		CHECK(s.decide(in) == (NT_REC_SLOW | NT_REC_LONG_PHASE | NT_REC_WINDOW));
+		CHECK_FALSE(s.last.close_window);
+		CHECK(s.reads == 1);
 	}
 }
 
-TEST_CASE("a record's window and interval flags", "[recpolicy]")
+TEST_CASE("a call site shared by two threads", "[recpolicy]")
 {
-	SECTION("the window flag: the last window ended at the record's exit")
-	{
-		CHECK(nt_recpolicy_record_flags(5000, 5000, 0) == NT_REC_WINDOW);
-		CHECK(nt_recpolicy_record_flags(4999, 5000, 0) == 0);
-		CHECK(nt_recpolicy_record_flags(0, 5000, 0) == 0); // no window closed yet
-	}
-
-	SECTION("the interval flag: an interval is known")
-	{
-		CHECK(nt_recpolicy_record_flags(1, 5000, 7) == NT_REC_INTERVAL);
-		CHECK(nt_recpolicy_record_flags(5000, 5000, 7) == (NT_REC_WINDOW | NT_REC_INTERVAL));
-	}
-
-	SECTION("a record that ends its window carries it")
-	{
-		nt_rec_reads rl;
-		nt_recpolicy_read_init(&rl);
-		nt_recpolicy_read_done(&rl, 1000, 100);
-		uint64_t window_end = 1000, t1 = 3000;
-		if (nt_recpolicy_record_ends_window(&rl, window_end, t1, 2000))
-			window_end = t1; // window.c closes it at the record's exit
-		CHECK(nt_recpolicy_record_flags(window_end, t1, 2000) ==
-		      (NT_REC_WINDOW | NT_REC_INTERVAL));
-	}
+	// Each thread counts its calls into the shared site and asks the policy with its own
+	// thread state; the sums are atomics, as in a site of an MPI_THREAD_MULTIPLE program.
+	nt_rec_thresholds th;
+	nt_recpolicy_init(&th, ABS);
+	std::atomic<uint64_t> calls{ 0 }, total{ 0 }, spans{ 0 }, refreshes{ 0 }, samples{ 0 };
+	const uint64_t per_thread = 100000;
+	auto run = [&](uint64_t seed) {
+		nt_rec_thread rt;
+		uint64_t cost = 5000;
+		nt_recpolicy_windows_open(&rt, 0, &cost, 1);
+		lcg g;
+		g.x = seed;
+		uint64_t now = 0;
+		for (uint64_t i = 0; i < per_thread; i++) {
+			nt_rec_instance in{};
+			in.span_cyc = g.gap();
+			in.t0_cyc = now + in.span_cyc;
+			in.t1_cyc = in.t0_cyc + 1000;
+			in.interval = true;
+			now = in.t1_cyc;
+			in.calls = ++calls;
+			total += 1000;
+			spans += in.span_cyc;
+			if (!nt_recpolicy_may_act(&rt, &th, in.calls, in.t0_cyc, 1000, in.span_cyc,
+						  false))
+				continue;
+			nt_rec_decision d = nt_recpolicy_at_instance(&rt, &th, &in);
+			if (d.refresh) {
+				samples++;
+				if (nt_recpolicy_refresh(&th, in.calls, total, spans, FLOOR, ABS))
+					refreshes++;
+			}
+			if (d.close_window) {
+				now += cost;
+				nt_recpolicy_window_closed(&rt, in.t1_cyc, now, cost);
+			}
+		}
+	};
+	std::thread a(run, 1), b(run, 2);
+	a.join();
+	b.join();
+	// 8, 16, ... 512, then every 1024 up to 2 x 100000 calls: each refreshed exactly once.
+	uint64_t n = 2 * per_thread;
+	uint64_t expect = 7 + n / 1024;
+	CHECK(refreshes == expect);
+	CHECK(samples >= expect); // a thread may see a sample another thread refreshes
+	CHECK(th.refresh_at == (n / 1024 + 1) * 1024);
+	CHECK(th.slow_cyc == 3000);
 }
