@@ -6,6 +6,8 @@
 
 #include <mpi.h>
 
+#include "peak-rss.h"
+
 /* Resident set size in KiB. */
 static long rss_kb(void)
 {
@@ -17,20 +19,6 @@ static long rss_kb(void)
 		fclose(f);
 	}
 	return resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
-/* Peak resident set size in KiB (VmHWM): what the process ever held, MPI_Finalize included. */
-static long peak_rss_kb(void)
-{
-	long kb = 0;
-	char line[256];
-	FILE *f = fopen("/proc/self/status", "r");
-	while (f && fgets(line, sizeof line, f))
-		if (sscanf(line, "VmHWM: %ld", &kb) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kb;
 }
 
 int main(int argc, char **argv)

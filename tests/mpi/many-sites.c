@@ -6,6 +6,8 @@
 
 #include <mpi.h>
 
+#include "peak-rss.h"
+
 #define SITES 5120
 
 static double x = 1, y, sum;
@@ -16,20 +18,6 @@ static double x = 1, y, sum;
 #define SITES512 SITES64 SITES64 SITES64 SITES64 SITES64 SITES64 SITES64 SITES64
 #define SITES5120 SITES512 SITES512 SITES512 SITES512 SITES512 \
 		  SITES512 SITES512 SITES512 SITES512 SITES512
-
-/* Peak resident set size in KiB (VmHWM). */
-static long peak_rss_kb(void)
-{
-	long kb = 0;
-	char line[256];
-	FILE *f = fopen("/proc/self/status", "r");
-	while (f && fgets(line, sizeof line, f))
-		if (sscanf(line, "VmHWM: %ld", &kb) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kb;
-}
 
 int main(int argc, char **argv)
 {
