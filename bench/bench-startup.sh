@@ -23,11 +23,30 @@ mapfile -t cpus < <(nt_cpus)
 BUDGET_MS_2=10 # 2 ranks, one per CPU
 BUDGET_MS_4=50 # 4 ranks on 2 CPUs
 
+# clock_error DIR: the clock error bound (ns) that the one log in DIR states, or a reason on
+# stderr and status 1.
+clock_error() {
+	local logs=("$1"/*.ntlog) json there
+	if [ ${#logs[@]} -ne 1 ] || [ ! -f "${logs[0]}" ]; then
+		there=$(ls -A "$1" | paste -sd ' ')
+		echo "    not one log in $1 (there: ${there:-nothing})" >&2
+		return 1
+	fi
+	json=$("$NT" report "${logs[0]}" --json - 2>"$1/report-err") ||
+		{ sed 's/^/    /' "$1/report-err" >&2; return 1; }
+	python3 -c 'import json, sys
+try:
+    print(json.load(sys.stdin)["clock_sync"]["max_error_ns"])
+except (ValueError, KeyError, TypeError) as e:
+    sys.exit("    noisetool report --json gave no clock_sync.max_error_ns: %r" % e)' <<<"$json"
+}
+
 # run NP MODE: "WALL_NS IN_MPI_NS" of one job (mpiexec's start to its end; the slowest rank's
 # MPI_Init to MPI_Finalize), or "fail"; a preload run's stated clock error (ns) is appended to
-# $tmp/clock-error-NP.
+# $tmp/clock-error-NP (a preload run without a readable log fails). Each job writes its log to a
+# directory of its own, so a log is never another job's or removed while it is read.
 run() {
-	local np=$1 mode=$2 env=() bind="" i
+	local np=$1 mode=$2 env=() bind="" i logs
 	for ((i = 0; i < np; i++)); do
 		bind+="${bind:+,}${cpus[i % 2]}"
 	done
@@ -36,22 +55,24 @@ run() {
 	preload) env=(-genv LD_PRELOAD "$(nt_preload "$LIB")") ;;
 	disabled) env=(-genv LD_PRELOAD "$(nt_preload "$LIB")" -genv NOISETOOL_DISABLE 1) ;;
 	esac
+	logs=$(mktemp -d "$tmp/logs.XXXXXX") || { echo fail; return; }
 	local t0 t1
 	t0=$(date +%s%N)
 	if timeout 120 mpiexec -n "$np" -bind-to "user:$bind" "${env[@]}" \
-		-genv NOISETOOL_OUT "$tmp" -genv NOISETOOL_WAIT mpich "$PROG" >"$tmp/out" 2>"$tmp/err"; then
+		-genv NOISETOOL_OUT "$logs" -genv NOISETOOL_WAIT mpich "$PROG" >"$tmp/out" 2>"$tmp/err"; then
 		t1=$(date +%s%N)
-		echo "$((t1 - t0)) $(awk '/^in_mpi_ns/ && $2 > m { m = $2 } END { print m + 0 }' "$tmp/out")"
-		if [ "$mode" = preload ]; then
-			"$NT" report "$tmp"/*.ntlog --json - 2>/dev/null |
-				python3 -c 'import json, sys; print(json.load(sys.stdin)["clock_sync"]["max_error_ns"])' \
-					>>"$tmp/clock-error-$np"
+		if [ "$mode" = preload ] && ! clock_error "$logs" >>"$tmp/clock-error-$np"; then
+			echo fail
+			echo "    (no clock error from the log of this preload job at $np ranks; its stderr:)" >&2
+			sed 's/^/    /' "$tmp/err" >&2
+		else
+			echo "$((t1 - t0)) $(awk '/^in_mpi_ns/ && $2 > m { m = $2 } END { print m + 0 }' "$tmp/out")"
 		fi
 	else
 		echo fail
 		sed 's/^/    /' "$tmp/err" >&2
 	fi
-	rm -f "$tmp"/*.ntlog*
+	rm -rf "$logs"
 }
 
 # median: of the numbers on stdin, one a line ("-" for none).
@@ -73,7 +94,9 @@ for np in 2 4; do
 		failed=0
 		for k in 0 1 2; do
 			m=${modes[$(((k + p) % 3))]}
-			read -r w i < <(run "$np" "$m")
+			# Not < <(run ...): read returned at the first line and the run's report and
+			# clean-up went on beside the next job (which removed the log being read).
+			read -r w i <<<"$(run "$np" "$m")"
 			[ "$w" = fail ] && failed=1
 			wall[$m]=$w inmpi[$m]=${i:-0}
 		done
