@@ -134,6 +134,10 @@ int main(int argc, char **argv)
 		status = 1;
 	if (status)
 		fprintf(stderr, "make-ntlog: writing %s failed\n", argv[1]);
+	for (long i = 0; i < ngiven; i++) {
+		free((char *)given[i].function);
+		free((char *)given[i].module);
+	}
 	free(given);
 	return status;
 }
