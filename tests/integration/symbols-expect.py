@@ -108,10 +108,25 @@ def cmd_check(report, k):
             for s, nm in zip(chunk, addr2line(m, [s["offset"] + bias for s in chunk])):
                 fallback = "%s+0x%x" % (m.rsplit("/", 1)[-1], s["offset"])
                 expect[(m, s["offset"])] = nm or fallback
-    bad = [(s["module"], s["offset"], s["location"], expect[(s["module"], s["offset"])])
-           for s in sites if s["location"] != expect[(s["module"], s["offset"])]]
+    # addr2line's answer for an address without line information of its own can depend on the
+    # addresses it was asked before in the same run (binutils 2.40: an ASan module constructor,
+    # _sub_I_00099_1, is "ftq.c:?" alone and "ftq.c:261" after other addresses of the module).
+    # A name that differs from the batch's is checked again with addr2line alone.
+    order = 0
+    bad = []
+    for s in sites:
+        key = (s["module"], s["offset"])
+        if s["location"] == expect[key]:
+            continue
+        alone = addr2line(s["module"], [s["offset"] + elf_info(s["module"])[1]])[0]
+        if alone is not None and alone == s["location"]:
+            order += 1
+            continue
+        bad.append((s["module"], s["offset"], s["location"], expect[key], alone))
+    if order:
+        print("%d sites named by addr2line alone as the report does, otherwise in a batch" % order)
     for b in bad[:10]:
-        print("FAIL: %s+0x%x: report says %r, addr2line %r" % b)
+        print("FAIL: %s+0x%x: report says %r, addr2line %r (alone %r)" % b)
     # A few by hand, literally: one addr2line per address.
     rnd = random.Random(2)
     named = [s for s in sites if "+0x" not in s["location"]]
