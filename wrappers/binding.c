@@ -68,8 +68,12 @@ bool nt_binding_contains(uintptr_t addr)
 uintptr_t nt_binding_caller(void)
 {
 	uintptr_t ips[8];
-	int n = nt_stack_quick(ips, 8);
-	for (int i = 0; i < n; i++)
+	int n = nt_stack_quick(ips, 8), i = 0;
+	/* Frames before this library's own are whatever stands between backtrace and it: ASan's
+	 * interceptor of backtrace under a sanitizer. */
+	while (i < n && !find(ips[i]))
+		i++;
+	for (; i < n; i++)
 		if (!find(ips[i]))
 			return ips[i];
 	return 0;
