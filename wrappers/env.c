@@ -70,7 +70,8 @@ int nt_env_parse(struct nt_env *env, const char *(*getenv_fn)(const char *), cha
 {
 	static const char *const off_on[] = { "0", "1", NULL };
 	static const char *const levels[] = { "timing", "os", "full", NULL };
-	static const char *const logs[] = { "mpiio", "per-rank", NULL };
+	/* "mpiio": the old name of "shared", which wrote through MPI-IO */
+	static const char *const logs[] = { "shared", "per-rank", "mpiio", NULL };
 	static const char *const callsites[] = { "cached", "every-call", NULL };
 	static const char *const waits[] = { "mpich", "busy", "adaptive", "sleep", NULL };
 	if (errors && size)

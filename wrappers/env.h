@@ -19,7 +19,7 @@ struct nt_env {
 	enum nt_probe_level level;  /* NOISETOOL_LEVEL=timing|os|full (default os) */
 	uint64_t mem_bytes;         /* NOISETOOL_MEM=N[K|M|G] (default 16M, 1M..4G: arena.h) */
 	const char *out_dir;        /* NOISETOOL_OUT (default ".") */
-	bool log_per_rank;          /* NOISETOOL_LOG=per-rank: skip MPI-IO, one part file per rank */
+	bool log_per_rank;          /* NOISETOOL_LOG=per-rank: one part file per rank, no shared file */
 	bool summary;               /* NOISETOOL_SUMMARY=0|1: rank 0's summary on stderr (default 1) */
 	bool callsite_every_call;   /* NOISETOOL_CALLSITE=every-call: walk the stack on every call
 				     * as mpiP does (benchmark comparison only; default cached) */

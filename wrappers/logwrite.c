@@ -338,55 +338,58 @@ static void bcast_int(int *v, MPI_Comm c)
 
 /* The sink of the shared file (nt_log_sink_fn): each chunk at the next offset. */
 struct file_at {
-	MPI_File fh;
-	MPI_Offset offset;
+	int fd;
+	off_t offset;
 };
 
 static int to_file_at(void *ctx, const unsigned char *bytes, size_t len)
 {
 	struct file_at *f = ctx;
-	/* len is at most a chunk (NT_LOG_CHUNK_BYTES): an int. */
-	if (PMPI_File_write_at(f->fh, f->offset, bytes, (int)len, MPI_BYTE, MPI_STATUS_IGNORE) !=
-	    MPI_SUCCESS)
-		return -EIO;
-	f->offset += (MPI_Offset)len;
+	for (size_t done = 0; done < len;) {
+		ssize_t n = pwrite(f->fd, bytes + done, len - done, f->offset);
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (n > 0) {
+			done += (size_t)n;
+			f->offset += n;
+		}
+	}
 	return 0;
 }
 
 /* One file: rank 0 creates it, then every rank opens it by itself and writes its block at its
- * offset, a chunk at a time. A collective open and write spun in MPICH's busy waits for 110-190 ms at 4 ranks on
- * 2 CPUs; this takes ~10 ms. (At thousands of ranks the collective write's aggregation would
- * matter: the log is to become per-rank files merged at the end.) Collective; returns the
- * same result on every rank. */
-static int write_mpiio(const struct nt_runtime *rt, const char *name, const char *tmp,
-		       const unsigned char *header, struct rank_block *b, unsigned long long before)
+ * offset, a chunk at a time, with plain POSIX calls. A collective MPI-IO open and write spun in
+ * MPICH's busy waits for 110-190 ms at 4 ranks on 2 CPUs; independent MPI-IO writes took
+ * ~10 ms, as these do, but ran ~0.5 MiB of ROMIO's code and data in every rank, past its arena
+ * (doc/environment.md, NOISETOOL_MEM). The blocks are disjoint byte ranges, which NFS clients
+ * and parallel file systems write as such. A rank that cannot open the file makes every rank
+ * take the per-rank fallback. Collective; returns the same result on every rank. */
+static int write_shared(const struct nt_runtime *rt, const char *name, const char *tmp,
+			const unsigned char *header, struct rank_block *b, unsigned long long before)
 {
 	MPI_Comm c = rt->comm;
-	MPI_File fh;
-	int opened = 1, all_opened = 0;
+	int fd = -1, all_opened = 0;
 	if (rt->rank == 0)
-		opened = PMPI_File_open(MPI_COMM_SELF, tmp,
-					MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_WRONLY,
-					MPI_INFO_NULL, &fh) == MPI_SUCCESS;
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	int opened = rt->rank != 0 || fd >= 0;
 	allreduce_min(&opened, &all_opened, c);
 	if (!all_opened) {
-		if (rt->rank == 0 && opened) {
-			PMPI_File_close(&fh);
+		if (fd >= 0) {
+			close(fd);
 			unlink(tmp);
 		}
 		return -EIO;
 	}
 	if (rt->rank != 0)
-		opened = PMPI_File_open(MPI_COMM_SELF, tmp, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh) ==
-			 MPI_SUCCESS;
-	int ok = opened;
-	if (opened) {
+		fd = open(tmp, O_WRONLY | O_CLOEXEC);
+	int ok = fd >= 0;
+	if (ok) {
+		struct file_at at = { fd, 0 };
 		if (rt->rank == 0)
-			ok = PMPI_File_write_at(fh, 0, header, NT_LOG_HEADER_BYTES, MPI_BYTE,
-						MPI_STATUS_IGNORE) == MPI_SUCCESS;
-		struct file_at at = { fh, (MPI_Offset)(NT_LOG_HEADER_BYTES + before) };
+			ok = to_file_at(&at, header, NT_LOG_HEADER_BYTES) == 0;
+		at.offset = (off_t)(NT_LOG_HEADER_BYTES + before);
 		ok = stream_block(b, to_file_at, &at) == 0 && ok;
-		ok = PMPI_File_close(&fh) == MPI_SUCCESS && ok;
+		ok = close(fd) == 0 && ok;
 	}
 	int mine = ok ? 0 : -EIO, worst = 0;
 	allreduce_min(&mine, &worst, c);
@@ -463,8 +466,9 @@ int nt_logwrite(const struct nt_runtime *rt, char *path, size_t size)
 
 	int worst = -EIO;
 	if (!rt->env.log_per_rank)
-		worst = write_mpiio(rt, name, tmp, header, &block, before);
-	if (worst != 0) /* no MPI-IO here (or asked not to use it): one part file per rank */
+		worst = write_shared(rt, name, tmp, header, &block, before);
+	if (worst != 0) /* a rank could not open the shared file (or asked not to): one part
+			 * file per rank */
 		worst = write_per_rank(rt, name, header, &block);
 	free(block.chunk);
 	if (worst == 0)

@@ -204,7 +204,7 @@ static void agree_value(int what, int v, char *buf, size_t size)
 	else if (what == AGREE_INJECT)
 		snprintf(buf, size, "%s", "unset");
 	else if (what == AGREE_LOG)
-		snprintf(buf, size, "%s", v ? "per-rank" : "mpiio");
+		snprintf(buf, size, "%s", v ? "per-rank" : "shared");
 	else
 		snprintf(buf, size, "%d", v);
 }

@@ -50,7 +50,7 @@ fi
 run "${pre[@]}" -genv NOISETOOL_OUT "$tmp/logs" "$PROG" 10 >/dev/null 2>&1
 [ "$(ls "$tmp"/logs/*.ntlog | wc -l)" -eq 2 ] || { echo "FAIL: second log"; fail=1; }
 
-# The per-rank fallback (used when MPI-IO cannot open the file): a header file and one part per
+# The per-rank fallback (used when a rank cannot open the shared file): a header file and one part per
 # rank, which the reader puts together.
 mkdir "$tmp/parts"
 run "${pre[@]}" -genv NOISETOOL_OUT "$tmp/parts" -genv NOISETOOL_LOG per-rank "$PROG" 300 \

@@ -54,6 +54,24 @@ TEST_CASE("NOISETOOL_* environment", "[env]")
 		CHECK_FALSE(env.disable);
 	}
 
+	SECTION("NOISETOOL_LOG: shared by default, per-rank, and mpiio as shared's old name")
+	{
+		CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 0);
+		CHECK_FALSE(env.log_per_rank);
+		fake_env = { { "NOISETOOL_LOG", "per-rank" } };
+		CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 0);
+		CHECK(env.log_per_rank);
+		for (const char *shared : { "shared", "mpiio" }) {
+			fake_env = { { "NOISETOOL_LOG", shared } };
+			CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 0);
+			CHECK_FALSE(env.log_per_rank);
+		}
+		fake_env = { { "NOISETOOL_LOG", "posix" } };
+		CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 1);
+		CHECK(std::string(errors).find("accepted values are shared, per-rank, mpiio; using shared") !=
+		      std::string::npos);
+	}
+
 	SECTION("bad values keep their defaults, one line each naming variable and choices")
 	{
 		fake_env = { { "NOISETOOL_DISABLE", "maybe" }, { "NOISETOOL_LEVEL", "verbose" },
