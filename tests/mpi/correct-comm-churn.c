@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include "correct.h"
+#include "peak-rss.h"
 
 int main(int argc, char **argv)
 {
@@ -68,5 +69,6 @@ int main(int argc, char **argv)
 	ct_report("comm-churn held at once", held);
 	ct_report("comm-churn held total", total);
 	MPI_Finalize();
+	fprintf(stderr, "rank %d peak-rss-kb %ld\n", rank, peak_rss_kb()); /* test-comm-churn.sh */
 	return 0;
 }
