@@ -43,12 +43,14 @@ struct nt_log_site {
 	struct nt_log_frame frames[NT_LOG_MAX_DEPTH]; /* the stack when first seen */
 };
 
-#define NT_LOG_REC_SLOW 1u       /* more than 3x its call site's mean */
-#define NT_LOG_REC_SAMPLE 2u     /* one in 1024 calls of its site */
-#define NT_LOG_REC_LONG_PHASE 4u /* its phase over 3x the site's mean phase */
+#define NT_LOG_REC_SLOW 1u       /* more than 3x its call site's mean time in the call */
+#define NT_LOG_REC_SAMPLE 2u     /* a sample: the call at which its site's thresholds refresh */
+#define NT_LOG_REC_LONG_PHASE 4u /* the span before it over 1.5x its site's mean span, 2 us
+				  * more (doc/attribution.md, "The recording policy") */
 #define NT_LOG_REC_WINDOW 8u     /* win holds the probe window that ended with this call */
 #define NT_LOG_REC_INTERVAL 16u  /* interval_ns and p2p_ns are known */
-#define NT_LOG_REC_ABSOLUTE 32u  /* kept by the absolute floor alone: a call or span >= 1 ms */
+#define NT_LOG_REC_ABSOLUTE 32u  /* kept by the absolute floor alone: a call or span >= 1 ms
+				  * (higher past 1024 calls of its site) */
 
 /* What the OS did to the rank's thread in a probe window (a span of one or more phases that
  * ended with the record's call). valid: NT_SRC_* bits of the sources behind the values. */
