@@ -18,11 +18,12 @@ static void store(uint64_t *v, uint64_t x)
 
 void nt_recpolicy_init(struct nt_rec_thresholds *th, uint64_t abs_cyc)
 {
-	th->slow_cyc = UINT64_MAX;
-	th->slow_span_cyc = UINT64_MAX;
-	th->keep_cyc = abs_cyc;
-	th->keep_span_cyc = abs_cyc;
-	th->refresh_at = NT_REC_REFRESH_FIRST;
+	/* Atomic: MPI_Pcontrol(2) resets a site other threads may be calling. */
+	store(&th->slow_cyc, UINT64_MAX);
+	store(&th->slow_span_cyc, UINT64_MAX);
+	store(&th->keep_cyc, abs_cyc);
+	store(&th->keep_span_cyc, abs_cyc);
+	store(&th->refresh_at, NT_REC_REFRESH_FIRST);
 }
 
 bool nt_recpolicy_refresh(struct nt_rec_thresholds *th, uint64_t calls, uint64_t total_cyc,

@@ -128,16 +128,24 @@ void nt_sites_add_atomic(struct nt_site *s, uint64_t d, uint64_t bytes)
 		;
 }
 
+/* MPI_Pcontrol(2), which another thread may make while others call: atomic stores, under the
+ * lock that adds sites. */
 void nt_sites_reset(void)
 {
+	pthread_mutex_lock(&insert_lock);
 	for (size_t i = 0; i < nused; i++) {
 		struct nt_site *s = used[i];
-		s->calls = s->total_cyc = s->max_cyc = s->bytes = s->phase_cyc = 0;
+		uint64_t *zero[] = { &s->calls, &s->total_cyc, &s->max_cyc, &s->bytes, &s->phase_cyc };
+		for (size_t k = 0; k < sizeof zero / sizeof *zero; k++)
+			__atomic_store_n(zero[k], 0, __ATOMIC_RELAXED);
+		for (unsigned b = 0; b < NT_SITE_HIST; b++)
+			__atomic_store_n(&s->hist[b], 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->min_cyc, UINT64_MAX, __ATOMIC_RELAXED);
 		nt_recpolicy_init(&s->rec, abs_floor_cyc);
-		s->min_cyc = UINT64_MAX;
-		s->pending_cyc = NT_SITE_NONE;
-		memset(s->hist, 0, sizeof s->hist);
+		if (!nt_sites_threaded_)
+			s->pending_cyc = NT_SITE_NONE;
 	}
+	pthread_mutex_unlock(&insert_lock);
 }
 
 uint64_t nt_sites_type_size(struct nt_site *s, MPI_Datatype type)
@@ -154,6 +162,8 @@ uint64_t nt_sites_type_size(struct nt_site *s, MPI_Datatype type)
 
 void nt_sites_forget_type(MPI_Datatype type)
 {
+	if (nt_sites_threaded_) /* the sizes are not cached (nt_sites_type_size) */
+		return;
 	for (size_t i = 0; i < nused; i++)
 		if (used[i]->type == type)
 			used[i]->type = MPI_DATATYPE_NULL;

@@ -1,5 +1,6 @@
 /* MPI_THREAD_MULTIPLE: four threads per rank call MPI_Allreduce from one call site, each on its
- * own communicator; then each thread creates a fresh communicator of its own and runs different
+ * own communicator (one of them resets the tool's aggregates with MPI_Pcontrol(2) meanwhile);
+ * then each thread creates a fresh communicator of its own and runs different
  * collectives on it. Exits 77 when the library does not provide MPI_THREAD_MULTIPLE. */
 #include <pthread.h>
 #include <stdio.h>
@@ -27,8 +28,11 @@ static void *same_site(void *arg)
 {
 	int t = (int)(long)arg;
 	long total = 0;
-	for (int i = 0; i < iterations; i++)
+	for (int i = 0; i < iterations; i++) {
 		total += one_site(comms[t], rank + t + i);
+		if (t == 0 && i == iterations / 2)
+			MPI_Pcontrol(2); /* mpiP's "reset": while the other threads call the site */
+	}
 	results[t] = total;
 	return NULL;
 }
