@@ -246,13 +246,57 @@ static double probe_pct(const struct nt_log_rank *k)
 
 /* After "N ranks, level L, ": "complete", or each kind of loss with its count over all
  * ranks, one per line, each line "PARTIAL: ..." (the first on the line begun). */
+/* The ranks whose block has flag, as "rank 3" or "ranks 0, 1, 5" (the first 20, then "..."),
+ * into buf. Returns how many. */
+static uint32_t ranks_with(const struct nt_log *log, uint32_t flag, char *buf, size_t size)
+{
+	uint32_t n = 0;
+	size_t len = 0;
+	buf[0] = '\0';
+	for (uint32_t r = 0; r < log->nranks; r++) {
+		if (!(log->ranks[r].flags & flag))
+			continue;
+		if (n < 20 && len < size)
+			len += (size_t)snprintf(buf + len, size - len, "%s%u", n ? ", " : "",
+						log->ranks[r].rank);
+		else if (n == 20 && len < size)
+			len += (size_t)snprintf(buf + len, size - len, ", ...");
+		n++;
+	}
+	return n;
+}
+
+/* The ranks of a job read from its live files (noisetool/live.h): those that ended without
+ * MPI_Finalize, those that left nothing. Whether it named any. */
+static bool write_unfinished_text(FILE *f, const struct nt_log *log)
+{
+	char list[256];
+	bool named = false;
+	uint32_t n = ranks_with(log, NT_LOG_FLAG_UNFINISHED, list, sizeof list);
+	if (n) {
+		fprintf(f, "PARTIAL: %s %s ended without MPI_Finalize (killed, crashed, aborted or "
+			   "stopped at a time limit): %s calls and records up to then, from the live "
+			   "files\n",
+			n == 1 ? "rank" : "ranks", list, n == 1 ? "its" : "their");
+		named = true;
+	}
+	n = ranks_with(log, NT_LOG_FLAG_MISSING, list, sizeof list);
+	if (n) {
+		fprintf(f, "PARTIAL: %s %s left no data (no live file: %s never started the tool, or "
+			   "the file was lost)\n",
+			n == 1 ? "rank" : "ranks", list, n == 1 ? "it" : "they");
+		named = true;
+	}
+	return named;
+}
+
 static void write_losses_text(FILE *f, const struct nt_report *rep)
 {
 	if (!rep->partial) {
 		fprintf(f, "complete\n");
 		return;
 	}
-	bool named = false;
+	bool named = write_unfinished_text(f, rep->log);
 	for (int k = 0; k < NT_LOSS_COUNT; k++) {
 		if (!rep->losses[k])
 			continue;
@@ -346,6 +390,17 @@ int nt_report_write_json(FILE *f, const struct nt_report *rep)
 	for (int k = 0; k < NT_LOSS_COUNT; k++)
 		nt_json_uint(&j, nt_loss_key((enum nt_loss)k), rep->losses[k]);
 	nt_json_object_end(&j);
+	/* The ranks of a job read from its live files that ended without MPI_Finalize, and those
+	 * that left nothing (both empty for a log MPI_Finalize wrote). */
+	const char *const lists[2] = { "unfinished_ranks", "missing_ranks" };
+	const uint32_t flags[2] = { NT_LOG_FLAG_UNFINISHED, NT_LOG_FLAG_MISSING };
+	for (int l = 0; l < 2; l++) {
+		nt_json_array_begin(&j, lists[l]);
+		for (uint32_t r = 0; r < rep->log->nranks; r++)
+			if (rep->log->ranks[r].flags & flags[l])
+				nt_json_uint(&j, NULL, rep->log->ranks[r].rank);
+		nt_json_array_end(&j);
+	}
 	nt_json_string(&j, "level", level_name(rep->level));
 	nt_json_array_begin(&j, "rank_times");
 	for (uint32_t r = 0; r < rep->nranks; r++) {

@@ -1,7 +1,10 @@
 /* `noisetool report LOG`: the job report from a .ntlog file. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include <noisetool/live.h>
 #include <noisetool/ntlog.h>
 #include <noisetool/outfile.h>
 #include <noisetool/report.h>
@@ -13,7 +16,9 @@
 static const char usage[] =
 	"Usage: noisetool report LOG [--json FILE] [--top N] [--late N] [--no-symbols]\n"
 	"\n"
-	"Print the report of a job log (.ntlog) written by the MPI wrapper library: per rank the\n"
+	"Print the report of a job log (.ntlog) written by the MPI wrapper library, or of a job\n"
+	"that ended without one (killed, crashed, stopped at a time limit): LOG is then its\n"
+	"NAME.live directory of per-rank live files, or the NAME.ntlog it did not write. Per rank the\n"
 	"wall and MPI time, and the call sites merged across ranks, by MPI time, with their\n"
 	"spread across ranks; then the late arrivals: which ranks made collectives late and why\n"
 	"(preemption, blocked, page faults, extra work, injected noise, unexplained;\n"
@@ -30,6 +35,25 @@ static const char usage[] =
 	"Exit status: 0 done, 1 the log is unreadable or corrupt (one line says why), 2 bad\n"
 	"arguments.\n";
 
+/* A job log, or the live files of a job that wrote none (noisetool/live.h): PATH as the
+ * directory NAME.live, or NAME.ntlog when it does not exist and NAME.live does. */
+static int read_job(const char *path, struct nt_log *log, char *err, size_t errsz)
+{
+	struct stat st;
+	size_t n = strlen(path);
+	if (n > 5 && strcmp(path + n - 5, ".live") == 0 && stat(path, &st) == 0 &&
+	    S_ISDIR(st.st_mode))
+		return nt_live_read_job(path, log, err, errsz);
+	int rc = nt_log_read_file(path, log, err, errsz);
+	if (rc == -ENOENT && n > 6 && strcmp(path + n - 6, ".ntlog") == 0) {
+		char live[4096 + 16];
+		snprintf(live, sizeof live, "%.*s.live", (int)(n - 6), path);
+		if (stat(live, &st) == 0 && S_ISDIR(st.st_mode))
+			return nt_live_read_job(live, log, err, errsz);
+	}
+	return rc;
+}
+
 int report_print(const char *cmd, const char *log_path, const char *json_path, size_t top,
 		 size_t late, bool symbols)
 {
@@ -43,7 +67,7 @@ int report_print(const char *cmd, const char *log_path, const char *json_path, s
 	}
 	struct nt_log log;
 	char err[256];
-	int rc = nt_log_read_file(log_path, &log, err, sizeof err);
+	int rc = read_job(log_path, &log, err, sizeof err);
 	if (rc) {
 		fprintf(stderr, "%s: %s: %s\n", cmd, log_path, err);
 		if (json_path)

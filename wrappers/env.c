@@ -118,5 +118,19 @@ int nt_env_parse(struct nt_env *env, const char *(*getenv_fn)(const char *), cha
 	v = getenv_fn("NOISETOOL_OUT");
 	if (v && *v)
 		env->out_dir = v;
+	v = getenv_fn("NOISETOOL_JOB");
+	if (v && *v) {
+		/* It goes into a file name: letters, digits, '.', '_', '-' only. */
+		size_t n = strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
+		if (v[n] != '\0' || n > NT_ENV_JOB_MAX || v[0] == '.') {
+			complain(errors, size,
+				 "NOISETOOL_JOB='%s': accepted values are 1 to %d letters, digits, '.', "
+				 "'_' and '-', not starting with '.'; using rank 0's host and pid\n",
+				 v, NT_ENV_JOB_MAX);
+			bad++;
+		} else {
+			env->job = v;
+		}
+	}
 	return bad;
 }

@@ -14,11 +14,15 @@
 extern "C" {
 #endif
 
+#define NT_ENV_JOB_MAX 64 /* NOISETOOL_JOB's longest value */
+
 struct nt_env {
 	bool disable;               /* NOISETOOL_DISABLE=1: pass every call through, write nothing */
 	enum nt_probe_level level;  /* NOISETOOL_LEVEL=timing|os|full (default os) */
 	uint64_t mem_bytes;         /* NOISETOOL_MEM=N[K|M|G] (default 16M, 1M..4G: arena.h) */
 	const char *out_dir;        /* NOISETOOL_OUT (default ".") */
+	const char *job;            /* NOISETOOL_JOB: the job's id in its log's name (noisetool run
+				     * sets it; default NULL: rank 0's host and pid) */
 	bool log_per_rank;          /* NOISETOOL_LOG=per-rank: one part file per rank, no shared file */
 	bool summary;               /* NOISETOOL_SUMMARY=0|1: rank 0's summary on stderr (default 1) */
 	bool callsite_every_call;   /* NOISETOOL_CALLSITE=every-call: walk the stack on every call

@@ -1,5 +1,4 @@
 /* The job log writer (format: doc/ntlog-format.md). */
-#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
 #include <fcntl.h>
@@ -8,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <mpi.h>
@@ -19,18 +19,20 @@
 
 #include "call.h"
 #include "logwrite.h"
+#include "modules.h"
 #include "records.h"
 #include "sites.h"
 #include "window.h"
 #include "toolwait.h"
 
-/* Module path and offset of an address (the call instruction is just before a return address). */
+/* Module path (absolute: a report names the same file:line from any directory) and offset of
+ * an address (the call instruction is just before a return address). */
 static void locate(uintptr_t addr, const char **module, uint64_t *offset)
 {
-	Dl_info info;
-	if (dladdr((void *)addr, &info) && info.dli_fname) {
-		*module = info.dli_fname;
-		*offset = addr - (uintptr_t)info.dli_fbase;
+	struct nt_module m;
+	if (nt_module_of(addr, &m) == 0) {
+		*module = m.path;
+		*offset = addr - m.base;
 	} else {
 		*module = "";
 		*offset = addr;
@@ -176,9 +178,7 @@ static int convert_records(const struct nt_runtime *rt, struct nt_log_rank *r)
 	r->records = nrec ? nt_records_reuse() : &none;
 	r->nrecords = nrec;
 	/* The log's site index of each table position (at most 2^16 + NT_FN_COUNT of them). */
-	size_t cap = 0, it = 0;
-	while (nt_sites_next(&it))
-		cap = it;
+	size_t cap = nt_sites_slots(), it = 0;
 	uint32_t *log_index = calloc(cap ? cap : 1, sizeof *log_index);
 	if (!log_index)
 		return -ENOMEM;
@@ -252,26 +252,64 @@ static int stream_block(struct rank_block *b, nt_log_sink_fn sink, void *sink_ct
 				  sink_ctx);
 }
 
-/* Rank 0: a name in out_dir that does not exist yet: PROG-YYYYmmdd-HHMMSS[-N].ntlog */
-static int choose_name(const char *dir, char *path, size_t size)
+/* The job's id in its name: NOISETOOL_JOB, else rank 0's host and pid (unique among the jobs
+ * running at one time on that host). */
+static void job_id(const char *job, char *id, size_t size)
 {
+	if (job) {
+		snprintf(id, size, "%s", job);
+		return;
+	}
+	char host[256] = "";
+	gethostname(host, sizeof host - 1);
+	/* A host name may hold characters a file name should not. */
+	for (char *c = host; *c; c++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-", *c))
+			*c = c[1] ? '_' : '\0';
+	snprintf(id, size, "%.64s-%ld", host[0] ? host : "host", (long)getpid());
+}
+
+int nt_logwrite_reserve(const char *out_dir, const char *job, char *name, size_t size)
+{
+	struct stat st;
+	if (stat(out_dir, &st) != 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (access(out_dir, W_OK | X_OK) != 0)
+		return -errno;
 	time_t now = time(NULL);
 	struct tm tm;
 	localtime_r(&now, &tm);
-	char stamp[32];
+	char stamp[32], id[128];
 	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+	job_id(job, id, sizeof id);
 	extern char *program_invocation_short_name;
 	for (int n = 0; n < 1000; n++) {
-		int w = n ? snprintf(path, size, "%s/%s-%s-%d.ntlog", dir, program_invocation_short_name,
-				     stamp, n)
-			  : snprintf(path, size, "%s/%s-%s.ntlog", dir, program_invocation_short_name,
-				     stamp);
-		if (w < 0 || (size_t)w >= size)
+		char suffix[16] = "", live[NT_LOG_NAME_MAX + 16], log[NT_LOG_NAME_MAX + 16];
+		if (n)
+			snprintf(suffix, sizeof suffix, "-%d", n);
+		int w = snprintf(name, size, "%s/%s-%s-%s%s", out_dir, program_invocation_short_name,
+				 stamp, id, suffix);
+		if (w < 0 || (size_t)w >= size || (size_t)w + 16 > sizeof live)
 			return -ENAMETOOLONG;
-		if (access(path, F_OK) != 0)
+		snprintf(live, sizeof live, "%s.live", name);
+		snprintf(log, sizeof log, "%s.ntlog", name);
+		if (access(log, F_OK) == 0)
+			continue;
+		if (mkdir(live, 0755) == 0)
 			return 0;
+		if (errno != EEXIST)
+			return -errno;
 	}
 	return -EEXIST;
+}
+
+void nt_logwrite_unreserve(const char *name)
+{
+	char live[NT_LOG_NAME_MAX + 16];
+	snprintf(live, sizeof live, "%s.live", name);
+	rmdir(live);
 }
 
 /* The sink of a file (nt_log_sink_fn): ctx points at its descriptor. */
@@ -429,12 +467,6 @@ int nt_logwrite(const struct nt_runtime *rt, char *path, size_t size)
 	struct rank_block block;
 	int rc = prepare_block(rt, &block);
 
-	/* Rank 0 names the file; everyone learns the name (or that there is none). */
-	char name[4096] = "";
-	char tmp[4096 + 32] = "";
-	int name_rc = 0;
-	if (rt->rank == 0)
-		name_rc = choose_name(rt->env.out_dir, name, sizeof name);
 	/* Everything the ranks exchange before the write, started together and waited for in a
 	 * loop that gives the CPU away (toolwait.h): with more ranks than CPUs, MPICH's blocking
 	 * calls spun for whole scheduler slices (~190 ms at 4 ranks on 2 CPUs, 10 ms now). */
@@ -442,17 +474,18 @@ int nt_logwrite(const struct nt_runtime *rt, char *path, size_t size)
 	unsigned long long mylen = rc == 0 ? block.measured.bytes : 0, before = 0;
 	unsigned flags_local = block.rank.flags & NT_LOG_FLAG_PARTIAL;
 	unsigned flags = 0;
-	MPI_Request q[5];
-	PMPI_Ibcast(&name_rc, 1, MPI_INT, 0, c, &q[0]);
-	PMPI_Ibcast(name, sizeof name, MPI_CHAR, 0, c, &q[1]);
-	PMPI_Iallreduce(&rc, &all_rc, 1, MPI_INT, MPI_MIN, c, &q[2]);
-	PMPI_Iexscan(&mylen, &before, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, c, &q[3]);
-	PMPI_Iallreduce(&flags_local, &flags, 1, MPI_UNSIGNED, MPI_BOR, c, &q[4]);
-	nt_toolwait_all(5, q, MPI_STATUSES_IGNORE, NT_TOOLWAIT_SPIN_NS);
-	if (name_rc || all_rc) {
+	MPI_Request q[3];
+	PMPI_Iallreduce(&rc, &all_rc, 1, MPI_INT, MPI_MIN, c, &q[0]);
+	PMPI_Iexscan(&mylen, &before, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, c, &q[1]);
+	PMPI_Iallreduce(&flags_local, &flags, 1, MPI_UNSIGNED, MPI_BOR, c, &q[2]);
+	nt_toolwait_all(3, q, MPI_STATUSES_IGNORE, NT_TOOLWAIT_SPIN_NS);
+	if (all_rc) {
 		free(block.chunk);
-		return name_rc ? name_rc : all_rc;
+		return all_rc;
 	}
+	/* The name reserved at MPI_Init (nt_logwrite_reserve), the same on every rank. */
+	char name[NT_LOG_NAME_MAX + 16], tmp[NT_LOG_NAME_MAX + 32];
+	snprintf(name, sizeof name, "%s.ntlog", rt->log_name);
 	snprintf(tmp, sizeof tmp, "%s.tmp", name);
 	/* Offsets: the header, then the blocks in rank order. */
 	if (rt->rank == 0)

@@ -4,6 +4,7 @@
 
 #include "call.h"
 #include "comms.h"
+#include "live.h"
 #include "nbreqs.h"
 #include "records.h"
 #include "sites.h"
@@ -26,12 +27,13 @@ struct table {
 	struct entry *e;
 	int *count; /* changed atomically: read without the lock */
 	uint64_t full; /* entries that did not fit */
+	enum nt_loss loss; /* how the live file counts them */
 };
 
 int nt_nb_outstanding_;
 int nt_persistent_;
-static struct table outstanding = { .count = &nt_nb_outstanding_ };
-static struct table persistent = { .count = &nt_persistent_ };
+static struct table outstanding = { .count = &nt_nb_outstanding_, .loss = NT_LOSS_UNTIMED };
+static struct table persistent = { .count = &nt_persistent_, .loss = NT_LOSS_UNREGISTERED };
 static size_t capacity;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* both tables */
 
@@ -65,6 +67,7 @@ static void put(struct table *t, const struct entry *x)
 {
 	if (!capacity) {
 		t->full++;
+		nt_live_lost(t->loss, 1);
 		return;
 	}
 	size_t i = slot_of(x->req);
@@ -78,6 +81,7 @@ static void put(struct table *t, const struct entry *x)
 		}
 	}
 	t->full++;
+	nt_live_lost(t->loss, 1);
 }
 
 static struct entry *find(struct table *t, MPI_Request request)

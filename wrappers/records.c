@@ -1,5 +1,6 @@
 /* The records, in their part of the rank's fixed memory (arena.h). Slots are claimed
  * atomically whatever the threading: the path is rare. */
+#include "live.h"
 #include "records.h"
 
 static struct nt_record *arena;
@@ -27,9 +28,15 @@ void nt_records_add(const struct nt_record *r)
 	if (i >= capacity) {
 		__atomic_store_n(&used, capacity, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&dropped, 1, __ATOMIC_RELAXED);
+		nt_live_lost(NT_LOSS_RECORDS, 1);
 		return;
 	}
-	arena[i] = *r;
+	/* The flags last: in a live file (live.h) a record whose flags are 0 was never
+	 * completed (the rank died while writing it). */
+	struct nt_record x = *r;
+	x.flags = 0;
+	arena[i] = x;
+	__atomic_store_n(&arena[i].flags, r->flags, __ATOMIC_RELEASE);
 }
 
 size_t nt_records_count(void)

@@ -3,6 +3,7 @@
  * and passes every call through; it never changes results or return codes. */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include "comms.h"
 #include "records.h"
 #include "env.h"
+#include "live.h"
 #include "logwrite.h"
 #include "runtime.h"
 #include "sites.h"
@@ -51,6 +53,7 @@ void nt_call_record(struct nt_site *s, uint64_t comm_id, uint64_t seq,
 		    const struct nt_rec_instance *in, uint64_t phase_cyc, uint64_t p2p_cyc)
 {
 	struct nt_thread *t = &nt_thread_;
+	nt_live_beat(in->t1_cyc); /* rate-limited: the policy lets few instances here */
 	struct nt_rec_decision dec = nt_recpolicy_at_instance(&t->rec, &s->rec, in);
 	if (dec.refresh)
 		nt_recpolicy_refresh(&s->rec, in->calls,
@@ -72,6 +75,7 @@ void nt_call_record(struct nt_site *s, uint64_t comm_id, uint64_t seq,
 	if (comm_id == NT_COMM_ID_UNKNOWN) {
 		/* No other member can name this instance: no join, no place in the arena. */
 		__atomic_fetch_add(&nt_unknown_comm_records_, 1, __ATOMIC_RELAXED);
+		nt_live_lost(NT_LOSS_UNKNOWN_COMM, 1);
 		return;
 	}
 	struct nt_record r = {
@@ -220,9 +224,12 @@ static int string_code(const char *s)
 	return (int)(h & 0x7fffffff) | 1;
 }
 
-/* This rank's fixed memory (NOISETOOL_MEM), split between its tables (arena.h). */
+/* This rank's fixed memory (NOISETOOL_MEM), split between its tables (arena.h), in its live
+ * file (live.h) or, failing that, in memory (then no_live_why says why). */
 static void *arena;
 static size_t arena_bytes;
+static bool live;
+static char no_live_why[4096 + 320];
 
 static int reserve_arena(void)
 {
@@ -238,11 +245,23 @@ static int reserve_arena(void)
 	if (nt_arena_plan(nt_rt.env.mem_bytes, &u, &plan) != 0)
 		return -EINVAL;
 	nt_arena_layout(&plan, &u, &at);
-	void *p = mmap(NULL, plan.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return -errno;
+	/* In the rank's live file, so that the measurement survives however the job ends; else
+	 * (the file cannot be made) in memory: then it is saved only by MPI_Finalize. */
+	char file[4096 + 64];
+	void *p = nt_live_create(nt_rt.log_name, nt_rt.rank, nt_rt.size, plan.bytes, file,
+				 sizeof file);
+	live = p != NULL;
+	if (!p) {
+		snprintf(no_live_why, sizeof no_live_why, "%s: %s", file, strerror(errno));
+		p = mmap(NULL, plan.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			 0);
+		if (p == MAP_FAILED)
+			return -errno;
+	}
 	arena = p;
 	arena_bytes = plan.bytes;
+	nt_live_describe(at.sites, plan.sites + NT_FN_COUNT, at.records, plan.records,
+			 (unsigned)nt_rt.env.level);
 	char *base = p;
 	nt_sites_init(base + at.sites, plan.sites, nt_rt.threaded,
 		      (uint64_t)nt_clock_ns_to_cyc(NT_REC_ABS_FLOOR_NS));
@@ -277,17 +296,22 @@ static void release(void)
 	nt_requests_init(NULL, 0);
 	nt_comms_fini();
 	nt_sites_fini();
-	if (arena)
+	if (live)
+		nt_live_close(arena_bytes, 1);
+	else if (arena)
 		munmap(arena, arena_bytes);
 	arena = NULL;
+	live = false;
 }
 
 /* The ranks agree, on the tool's own communicator, before any of them acts: every rank must want
- * the tool with the same path-deciding settings, and have reserved its part. Otherwise the
- * whole job passes through, and the lowest rank that differs from rank 0 (or, failing that,
- * the lowest that could not reserve) says why in one line. Bad values are reported by the
- * lowest rank that has any. Returns whether the tool runs. */
-static bool agree(bool reserved, const char *why, int bad, const char *errors)
+ * the tool with the same path-deciding settings, and have reserved its part, and rank 0 must
+ * have reserved the job's name in NOISETOOL_OUT (out_rc, which every rank learns with the
+ * name). Otherwise the whole job passes through, and the lowest rank that differs from rank 0
+ * (or, failing that, rank 0 for NOISETOOL_OUT, or the lowest that could not reserve) says why
+ * in one line. Bad values are reported by the lowest rank that has any. Returns whether the
+ * tool runs. */
+static bool agree(int bad, const char *errors, int out_rc)
 {
 	int mine[AGREE_N] = {
 		[AGREE_ON] = !nt_rt.env.disable,
@@ -297,20 +321,29 @@ static bool agree(bool reserved, const char *why, int bad, const char *errors)
 		[AGREE_INJECT] = nt_rt.env.inject ? string_code(getenv("NOISETOOL_INJECT")) : 0,
 		[AGREE_LOG] = nt_rt.env.log_per_rank,
 	};
-	int zero[AGREE_N];
-	memcpy(zero, mine, sizeof zero);
-	MPI_Request q;
-	PMPI_Ibcast(zero, AGREE_N, MPI_INT, 0, nt_rt.comm, &q);
-	nt_toolwait(&q, MPI_STATUS_IGNORE, NT_TOOLWAIT_SPIN_NS);
+	int zero[AGREE_N + 1];
+	memcpy(zero, mine, sizeof mine);
+	zero[AGREE_N] = out_rc;
+	MPI_Request q, qs[2];
+	PMPI_Ibcast(zero, AGREE_N + 1, MPI_INT, 0, nt_rt.comm, &qs[0]);
+	PMPI_Ibcast(nt_rt.log_name, sizeof nt_rt.log_name, MPI_CHAR, 0, nt_rt.comm, &qs[1]);
+	nt_toolwait_all(2, qs, MPI_STATUSES_IGNORE, NT_TOOLWAIT_SPIN_NS);
+	bool out_ok = zero[AGREE_N] == 0;
 	int differs = -1;
 	for (int i = 0; i < AGREE_N && differs < 0; i++)
 		if (mine[i] != zero[i] && (i == AGREE_ON || (mine[AGREE_ON] && zero[AGREE_ON])))
 			differs = i;
-	bool failed = !nt_rt.env.disable && !reserved;
-	int me[3] = { differs >= 0 ? nt_rt.rank : INT_MAX, failed ? nt_rt.rank : INT_MAX,
-		      bad ? nt_rt.rank : INT_MAX };
-	int lowest[3];
-	PMPI_Iallreduce(me, lowest, 3, MPI_INT, MPI_MIN, nt_rt.comm, &q);
+	/* This rank's part, in its live file under the name rank 0 reserved: only when the tool
+	 * may run here. */
+	char why[256] = "";
+	bool reserved = false;
+	if (!nt_rt.env.disable && differs < 0 && out_ok && zero[AGREE_ON])
+		reserved = reserve(why, sizeof why) == 0;
+	bool failed = !nt_rt.env.disable && differs < 0 && out_ok && zero[AGREE_ON] && !reserved;
+	int me[4] = { differs >= 0 ? nt_rt.rank : INT_MAX, failed ? nt_rt.rank : INT_MAX,
+		      bad ? nt_rt.rank : INT_MAX, reserved && !live ? nt_rt.rank : INT_MAX };
+	int lowest[4];
+	PMPI_Iallreduce(me, lowest, 4, MPI_INT, MPI_MIN, nt_rt.comm, &q);
 	nt_toolwait(&q, MPI_STATUS_IGNORE, NT_TOOLWAIT_SPIN_NS);
 	if (lowest[2] == nt_rt.rank) {
 		/* errors: one line per bad value, each already naming the variable */
@@ -332,12 +365,25 @@ static bool agree(bool reserved, const char *why, int bad, const char *errors)
 			"noisetool: rank %d has %s=%s where rank 0 has %s; the ranks must agree, so "
 			"the tool is off on every rank (calls pass through)\n",
 			nt_rt.rank, agree_name[differs], a, b);
-	} else if (lowest[0] == INT_MAX && lowest[1] == nt_rt.rank) {
+	} else if (lowest[0] == INT_MAX && !out_ok && nt_rt.rank == 0 && zero[AGREE_ON]) {
+		fprintf(stderr,
+			"noisetool: NOISETOOL_OUT='%s': %s; no log could be written, so the tool is "
+			"off on every rank (calls pass through)\n",
+			nt_rt.env.out_dir, strerror(-out_rc));
+	} else if (lowest[0] == INT_MAX && out_ok && lowest[1] == nt_rt.rank) {
 		fprintf(stderr, "noisetool: rank %d %s; the tool is off on every rank (calls pass "
 				"through)\n",
 			nt_rt.rank, why);
 	}
-	return lowest[0] == INT_MAX && lowest[1] == INT_MAX && zero[AGREE_ON];
+	bool on = lowest[0] == INT_MAX && lowest[1] == INT_MAX && zero[AGREE_ON] && out_ok;
+	if (on && lowest[3] == nt_rt.rank)
+		fprintf(stderr,
+			"noisetool: rank %d cannot keep its measurement in a live file (%s): it is "
+			"saved only if the rank reaches MPI_Finalize\n",
+			nt_rt.rank, no_live_why);
+	if (!on && reserved)
+		release();
+	return on;
 }
 
 /* NOISETOOL_INJECT naming ranks this job does not have: rank 0 says which; with none left, no
@@ -358,7 +404,7 @@ static void inject_check_ranks(void)
  * its settings), reserve this rank's part, and agree with the other ranks before acting. */
 static void runtime_start(int provided)
 {
-	char errors[1024], why[256] = "";
+	char errors[1024];
 	int bad = nt_env_parse(&nt_rt.env, env_get, errors, sizeof errors);
 	PMPI_Comm_rank(MPI_COMM_WORLD, &nt_rt.rank);
 	PMPI_Comm_size(MPI_COMM_WORLD, &nt_rt.size);
@@ -372,19 +418,26 @@ static void runtime_start(int provided)
 	/* A failure inside the tool's own calls returns, never aborts the job. */
 	PMPI_Comm_set_errhandler(nt_rt.comm, MPI_ERRORS_RETURN);
 	nt_rt.threaded = provided == MPI_THREAD_MULTIPLE;
-	bool reserved = false;
+	int out_rc = 0;
 	if (!nt_rt.env.disable) {
 		nt_clock_init();
 		nt_binding_init();
-		reserved = reserve(why, sizeof why) == 0;
+		if (nt_rt.rank == 0)
+			out_rc = nt_logwrite_reserve(nt_rt.env.out_dir, nt_rt.env.job, nt_rt.log_name,
+						     sizeof nt_rt.log_name);
 	}
-	if (!agree(reserved, why, bad, errors)) {
-		if (!nt_rt.env.disable)
-			release();
+	if (!agree(bad, errors, out_rc)) {
+		if (nt_rt.rank == 0 && out_rc == 0 && !nt_rt.env.disable)
+			nt_logwrite_unreserve(nt_rt.log_name);
 		return;
 	}
 	nt_slow_extras_ = nt_rt.env.callsite_every_call;
 	clock_start();
+	double local_init = nt_clocksync_local_ns(nt_rt.init_cyc);
+	nt_live_clock(nt_rt.init_cyc,
+		      llround(nt_clocksync_global_ns(&nt_rt.sync_init, &nt_rt.sync_init, local_init) -
+			      nt_rt.origin_ns),
+		      (uint64_t)nt_rt.sync_init.error_ns);
 	nt_rt.started = 1;
 	nt_thread_.last_exit_cyc = nt_rt.init_cyc;
 	nt_call_windows_open(nt_rt.env.level, nt_rt.init_cyc);
@@ -446,6 +499,20 @@ NT_MPI_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provi
 	return rc;
 }
 
+/* After the log: the live files go when the log holds everything (each rank its own, then rank
+ * 0 the directory), and stay when it could not be written. */
+static void finish_live(bool written)
+{
+	nt_live_close(arena_bytes, written);
+	if (!written)
+		return;
+	MPI_Request q;
+	PMPI_Ibarrier(nt_rt.comm, &q);
+	nt_toolwait(&q, MPI_STATUS_IGNORE, NT_TOOLWAIT_SPIN_NS);
+	if (nt_rt.rank == 0)
+		nt_logwrite_unreserve(nt_rt.log_name);
+}
+
 NT_MPI_API int MPI_Finalize(void)
 {
 	__atomic_store_n(&nt_active_, 0, __ATOMIC_RELAXED);
@@ -464,15 +531,20 @@ NT_MPI_API int MPI_Finalize(void)
 		if (nt_rt.env.summary)
 			nt_summary_write(&nt_rt);
 		report_losses();
-		char path[4096];
+		char path[4096 + 16];
+		nt_live_finalizing();
 		int rc = nt_logwrite(&nt_rt, path, sizeof path);
+		finish_live(rc == 0);
 		if (nt_rt.rank == 0) {
 			if (rc == 0) {
 				if (nt_rt.env.summary)
 					fprintf(stderr, "noisetool: log written to %s\n", path);
 			} else
-				fprintf(stderr, "noisetool: no log written in '%s': %s\n",
-					nt_rt.env.out_dir, strerror(-rc));
+				fprintf(stderr,
+					"noisetool: no log written in '%s': %s; what the ranks' live "
+					"files hold is in %s.live (noisetool report %s.live)\n",
+					nt_rt.env.out_dir, strerror(-rc), nt_rt.log_name,
+					nt_rt.log_name);
 		}
 		nt_window_shutdown();
 		nt_mpiwait_stop();

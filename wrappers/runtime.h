@@ -16,6 +16,8 @@ struct nt_runtime {
 	int rank, size;
 	MPI_Comm comm;      /* the tool's own duplicate of MPI_COMM_WORLD (when has_comm) */
 	int has_comm;
+	char log_name[4096];          /* the job's log and live files without their extension,
+				       * reserved by rank 0 at init (nt_logwrite_reserve) */
 	uint64_t init_cyc, finalize_cyc;
 	struct nt_clocksync_point sync_init, sync_fin; /* offsets to rank 0 at init and finalize */
 	double origin_ns;             /* rank 0's local clock at its MPI_Init: global time 0 */

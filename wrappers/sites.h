@@ -126,8 +126,12 @@ void nt_sites_settle(void);
 /* Forget every aggregate (MPI_Pcontrol(2)); sites stay known. */
 void nt_sites_reset(void);
 
-/* Iterate the sites in use: *i starts at 0; returns NULL at the end. */
+/* Iterate the sites in use, in the order they were first seen: *i starts at 0; returns NULL
+ * at the end. */
 struct nt_site *nt_sites_next(size_t *i);
+
+/* The table's positions (nt_sites_index is below it), the merged sites included. */
+size_t nt_sites_slots(void);
 
 /* Position of s in the table (for records). */
 uint32_t nt_sites_index(const struct nt_site *s);

@@ -72,6 +72,23 @@ TEST_CASE("NOISETOOL_* environment", "[env]")
 		      std::string::npos);
 	}
 
+	SECTION("NOISETOOL_JOB: a file-name-safe id, else rank 0's host and pid")
+	{
+		CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 0);
+		CHECK(env.job == nullptr);
+		fake_env = { { "NOISETOOL_JOB", "run-42.a_b" } };
+		CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 0);
+		CHECK(std::string(env.job) == "run-42.a_b");
+		for (const char *bad : { "../x", "a/b", ".hidden", "a b",
+					 "0123456789012345678901234567890123456789012345678901234567890123456789" }) {
+			fake_env = { { "NOISETOOL_JOB", bad } };
+			INFO(bad);
+			CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 1);
+			CHECK(env.job == nullptr);
+			CHECK(std::string(errors).find("NOISETOOL_JOB='") != std::string::npos);
+		}
+	}
+
 	SECTION("bad values keep their defaults, one line each naming variable and choices")
 	{
 		fake_env = { { "NOISETOOL_DISABLE", "maybe" }, { "NOISETOOL_LEVEL", "verbose" },

@@ -21,7 +21,10 @@ extern "C" {
 #define NT_LOG_CHUNK_BYTES 65536  /* the wrapper library's chunk (nt_log_rank_stream) */
 #define NT_LOG_HIST_BINS 48
 #define NT_LOG_MAX_DEPTH 32
-#define NT_LOG_FLAG_PARTIAL 1u /* something was lost (struct nt_log_rank counts what) */
+#define NT_LOG_FLAG_PARTIAL 1u    /* something was lost (struct nt_log_rank counts what) */
+#define NT_LOG_FLAG_UNFINISHED 2u /* a rank's block rebuilt from its live file: it ended
+				   * without MPI_Finalize (noisetool/live.h) */
+#define NT_LOG_FLAG_MISSING 4u    /* a rank of which nothing is known: no live file */
 
 /* One stack frame: module path and offset inside it (ASLR-safe). */
 struct nt_log_frame {

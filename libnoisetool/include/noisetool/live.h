@@ -1,0 +1,115 @@
+/* A rank's live file: the rank's fixed memory (NOISETOOL_MEM) mapped from a file while the job
+ * runs, so that what it measured survives however it ends (SIGKILL, a time limit, MPI_Abort,
+ * a crash). The wrapper library writes it (wrappers/live.c); `noisetool report` reads the live
+ * files of a job that wrote no log (doc/ntlog-format.md, "Live files").
+ *
+ * A job named NAME (OUT/PROG-YYYYmmdd-HHMMSS-ID) keeps NAME.live/, a directory holding rank-R,
+ * one file per rank: this header, then the rank's arena. The header says where the call-site
+ * table and the records are in the file and where each field the reader needs sits in a site
+ * and in a record, so that the reader does not depend on the library's structures. A clean
+ * MPI_Finalize writes NAME.ntlog and removes NAME.live. */
+#ifndef NOISETOOL_LIVE_H
+#define NOISETOOL_LIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <noisetool/common.h>
+#include <noisetool/loss.h>
+#include <noisetool/ntlog.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NT_LIVE_MAGIC "NTLIVE1"   /* 8 bytes with its NUL */
+#define NT_LIVE_VERSION 1
+#define NT_LIVE_HEADER_BYTES 65536 /* the header's place in the file: the arena follows */
+#define NT_LIVE_MODULES 192        /* modules the header can name */
+#define NT_LIVE_FNS 256            /* wrapped functions the header can name */
+#define NT_LIVE_FN_NAME 32         /* bytes of a function's name, with its NUL */
+#define NT_LIVE_PATH 232           /* bytes of a module's path, with its NUL */
+
+enum nt_live_state {
+	NT_LIVE_RUNNING = 1,    /* between MPI_Init and MPI_Finalize */
+	NT_LIVE_FINALIZING = 2, /* inside MPI_Finalize: the log is being written */
+};
+
+/* The fields of a call site the reader uses. */
+enum nt_live_site_field {
+	NT_LSF_RET,         /* uintptr_t: return address (0: free slot, 1: the merged site) */
+	NT_LSF_FN,          /* unsigned: index into the wrapped functions' names */
+	NT_LSF_CALLS,       /* uint64_t */
+	NT_LSF_TOTAL,       /* uint64_t: cycles */
+	NT_LSF_MIN,         /* uint64_t: cycles (UINT64_MAX: none folded yet) */
+	NT_LSF_MAX,         /* uint64_t: cycles */
+	NT_LSF_BYTES,       /* uint64_t */
+	NT_LSF_HIST,        /* uint64_t[NT_LOG_HIST_BINS]: log2 bins of cycles */
+	NT_LSF_NONBLOCKING, /* int */
+	NT_LSF_DEPTH,       /* int: frames in the stack */
+	NT_LSF_STACK,       /* uintptr_t[]: the stack when first seen */
+	NT_LSF_COUNT,
+};
+
+/* The fields of a record the reader uses (a record with flags 0 was never completed). */
+enum nt_live_record_field {
+	NT_LRF_COMM_ID, NT_LRF_SEQ, NT_LRF_SITE, NT_LRF_FLAGS, NT_LRF_T0, NT_LRF_DURATION,
+	NT_LRF_PHASE, NT_LRF_INTERVAL, NT_LRF_P2P, NT_LRF_WIN_WALL, NT_LRF_WIN_CPU_NS,
+	NT_LRF_WIN_RUN_DELAY_NS, NT_LRF_WIN_VOL, NT_LRF_WIN_INVOL, NT_LRF_WIN_MINOR,
+	NT_LRF_WIN_MAJOR, NT_LRF_WIN_INSTRUCTIONS, NT_LRF_WIN_INJECTED, NT_LRF_WIN_VALID,
+	NT_LRF_COUNT,
+};
+
+/* Where a field sits in its structure and how many bytes it takes. */
+struct nt_live_field {
+	uint16_t offset, size;
+};
+
+/* A module the sites' addresses point into: [lo, hi) in the rank's address space; an address
+ * a in it is at a - base in the module's file, as dladdr's dli_fbase gives it. */
+struct nt_live_module {
+	uint64_t lo, hi, base;
+	char path[NT_LIVE_PATH]; /* absolute */
+};
+
+struct nt_live_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t header_bytes;    /* NT_LIVE_HEADER_BYTES */
+	uint32_t rank, size;      /* this rank, the job's ranks */
+	uint32_t level;           /* 0 timing, 1 os, 2 full */
+	uint32_t state;           /* enum nt_live_state */
+	uint64_t pid;
+	char host[64];
+	double clock_hz;          /* the rank's counter cycles per second */
+	double counter_ns_at_zero; /* the rank's local ns at counter 0: local ns = this + cyc/hz */
+	uint64_t init_cyc;        /* the rank's MPI_Init on its counter */
+	int64_t init_global_ns;   /* and on the job's global time base */
+	uint64_t clock_error_ns;  /* bound on the error of its global times (at init) */
+	uint64_t created_unix_ns; /* when the file was made */
+	uint64_t last_cyc;        /* the latest activity recorded: a heartbeat */
+	uint64_t lost[NT_LOSS_COUNT]; /* what the rank lost so far, by kind */
+	uint64_t sites_offset;    /* in the file */
+	uint64_t site_slots;      /* the table's slots, the merged sites included */
+	uint64_t site_bytes;      /* one slot */
+	uint64_t records_offset, record_slots, record_bytes;
+	struct nt_live_field site_fields[NT_LSF_COUNT];
+	struct nt_live_field record_fields[NT_LRF_COUNT];
+	uint32_t nfns;            /* the wrapped functions, by their index in a site */
+	uint32_t nmodules;        /* filled in order; a module whose entry is being written has
+				   * hi 0 and is skipped */
+	char fn_names[NT_LIVE_FNS][NT_LIVE_FN_NAME];
+	struct nt_live_module modules[NT_LIVE_MODULES];
+};
+
+/* Read the live files of a job (dir: NAME.live) into *log, as if it had written NAME.ntlog:
+ * one rank block per rank of the job, rebuilt from each rank's file; a rank that ended without
+ * MPI_Finalize is marked NT_LOG_FLAG_UNFINISHED, a rank without a file NT_LOG_FLAG_MISSING
+ * (no sites, no records); both make the log partial. On error err says what and where. Returns
+ * 0, -ENOENT (no rank file), -EINVAL (a file that is not a live file: err names it), -ENOMEM. */
+NT_API int nt_live_read_job(const char *dir, struct nt_log *log, char *err, size_t errsz);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NOISETOOL_LIVE_H */

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Jobs that end badly keep their measurement (issue 14): SIGKILL of one rank, SIGTERM of
+# mpiexec, `timeout 2` on a 10 s job and MPI_Abort each leave the ranks' live files, from which
+# `noisetool report` prints a report marked partial, naming the ranks that ended without
+# MPI_Finalize, whose MPI_Allreduce count is what the ranks completed (each rank keeps its
+# count in a file it maps, exact at its death; the tool counts a call before it returns, so
+# at most one more per rank, within 1 %). A clean run leaves only its log.
+#
+#   test-survive.sh LIB PROGRAM NOISETOOL        PROGRAM: killed
+set -u
+LIB=${1:?usage: test-survive.sh LIB PROGRAM NOISETOOL}
+PROG=${2:?}
+NT=${3:?}
+. "$(dirname "$0")/../lib.sh"
+nt_need_mpiexec
+nt_tmpdir
+fail=0
+pre=(-genv LD_PRELOAD "$(nt_preload "$LIB")" -genv NOISETOOL_SUMMARY 0)
+
+# start CASE LIMIT [ABORT]: the job in the background, into $tmp/CASE (its counts and logs);
+# returns once both ranks have completed calls.
+start() {
+	local case=$1
+	mkdir -p "$tmp/$case/out"
+	setsid mpiexec -n 2 $(nt_bind 2) "${pre[@]}" -genv NOISETOOL_OUT "$tmp/$case/out" \
+		"$PROG" "$tmp/$case" "$2" ${3:-} >"$tmp/$case/stdout" 2>"$tmp/$case/stderr" &
+	job=$!
+	for _ in $(seq 200); do
+		[ -s "$tmp/$case/count-0" ] && [ -s "$tmp/$case/count-1" ] && return 0
+		sleep 0.05
+	done
+	echo "FAIL: $case: the job did not start"
+	fail=1
+	return 1
+}
+
+# judge CASE: the report of what the job left.
+judge() {
+	local case=$1 live
+	live=$(ls -d "$tmp/$case"/out/*.live 2>/dev/null | head -n 1)
+	if [ -z "$live" ]; then
+		echo "FAIL: $case: no live files left: $(ls "$tmp/$case/out")"
+		fail=1
+		return
+	fi
+	if ! timeout 60 "$NT" report "$live" --json "$tmp/$case/report.json" >"$tmp/$case/report.txt" 2>&1; then
+		echo "FAIL: $case: noisetool report"
+		cat "$tmp/$case/report.txt"
+		fail=1
+		return
+	fi
+	sed -n 2p "$tmp/$case/report.txt"
+	python3 - "$tmp/$case" "$case" <<'PY' || fail=1
+import json, struct, sys
+d, case = sys.argv[1:3]
+r = json.load(open(d + "/report.json"))
+did = sum(struct.unpack("<Q", open(f"{d}/count-{k}", "rb").read(8))[0] for k in (0, 1))
+counted = sum(s["calls"] for s in r["sites"] if s["function"] == "MPI_Allreduce")
+print(f"{case}: the ranks completed {did} MPI_Allreduce calls, the report counts {counted}; "
+      f"unfinished ranks {r['unfinished_ranks']}, missing {r['missing_ranks']}")
+bad = 0
+if not r["partial"] or not r["unfinished_ranks"]:
+    print(f"FAIL: {case}: the report is not partial naming the unfinished ranks"); bad = 1
+if not did <= counted <= did + 2 or abs(counted - did) > 0.01 * did:
+    print(f"FAIL: {case}: counts differ by more than the calls in flight"); bad = 1
+sys.exit(bad)
+PY
+	grep -q "ended without MPI_Finalize" "$tmp/$case/report.txt" ||
+		{ echo "FAIL: $case: the text does not say the ranks ended without MPI_Finalize"; fail=1; }
+}
+
+# SIGKILL of rank 1 (mpiexec then ends the other).
+if start kill 30; then
+	sleep 0.5
+	kill -KILL "$(cat "$tmp/kill/pid-1")"
+	wait $job
+	judge kill
+fi
+# SIGTERM of mpiexec.
+if start term 30; then
+	sleep 0.5
+	kill -TERM $job
+	wait $job
+	judge term
+fi
+# A time limit: timeout 2 on a 10 s job.
+mkdir -p "$tmp/limit/out"
+timeout 2 mpiexec -n 2 $(nt_bind 2) "${pre[@]}" -genv NOISETOOL_OUT "$tmp/limit/out" \
+	"$PROG" "$tmp/limit" 10 >/dev/null 2>&1
+judge limit
+# MPI_Abort after 20,000 calls.
+mkdir -p "$tmp/abort/out"
+timeout 60 mpiexec -n 2 $(nt_bind 2) "${pre[@]}" -genv NOISETOOL_OUT "$tmp/abort/out" \
+	"$PROG" "$tmp/abort" 30 20000 >/dev/null 2>&1
+judge abort
+# A clean run: its log, and nothing else.
+mkdir -p "$tmp/clean/out"
+timeout 60 mpiexec -n 2 $(nt_bind 2) "${pre[@]}" -genv NOISETOOL_OUT "$tmp/clean/out" \
+	"$PROG" "$tmp/clean" 0.5 >/dev/null 2>&1 || { echo "FAIL: clean run"; fail=1; }
+left=$(ls "$tmp/clean/out" | grep -v '\.ntlog$')
+[ "$(ls "$tmp"/clean/out/*.ntlog | wc -l)" -eq 1 ] && [ -z "$left" ] ||
+	{ echo "FAIL: a clean run left: $(ls "$tmp/clean/out")"; fail=1; }
+exit $fail

@@ -1,0 +1,296 @@
+// Reading a job's live files (noisetool/live.h) with made-up files: a site and records found
+// through the header's descriptors, a rank without a file marked missing, and every kind of
+// damage refused with a message naming the file.
+#include <catch2/catch.hpp>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include <noisetool/live.h>
+
+namespace {
+
+// A site and a record of a made-up library: the reader knows them only by the descriptors.
+struct fake_site {
+	uint64_t ret;
+	uint32_t fn;
+	uint32_t nonblocking;
+	uint64_t calls, total, min, max, bytes;
+	uint64_t hist[NT_LOG_HIST_BINS];
+	uint32_t depth;
+	uint32_t pad;
+	uint64_t stack[4];
+};
+
+struct fake_record {
+	uint64_t comm_id, seq;
+	uint32_t site, flags;
+	uint64_t t0, d, phase, interval, p2p;
+	uint64_t wall, cpu, delay, vol, invol, minor, major, instr, injected;
+	uint32_t valid, pad;
+};
+
+constexpr double hz = 1e9; // one cycle a nanosecond
+constexpr uint64_t init_cyc = 1000000;
+
+#define F(type, m) nt_live_field{ (uint16_t)offsetof(type, m), (uint16_t)sizeof(((type *)0)->m) }
+
+struct live_file {
+	std::vector<unsigned char> bytes;
+	nt_live_header *h() { return reinterpret_cast<nt_live_header *>(bytes.data()); }
+	fake_site *site(size_t i) {
+		return reinterpret_cast<fake_site *>(bytes.data() + h()->sites_offset) + i;
+	}
+	fake_record *record(size_t i) {
+		return reinterpret_cast<fake_record *>(bytes.data() + h()->records_offset) + i;
+	}
+};
+
+// Rank rank of a size-rank job: 4 site slots, 3 record slots; site 1 with calls, records 0 and
+// 2 filled, record 1 never completed (flags 0).
+live_file make(uint32_t rank, uint32_t size)
+{
+	live_file f;
+	size_t sites = 4, records = 3;
+	f.bytes.assign(NT_LIVE_HEADER_BYTES + sites * sizeof(fake_site) +
+			       records * sizeof(fake_record), 0);
+	nt_live_header *h = f.h();
+	memcpy(h->magic, NT_LIVE_MAGIC, 8);
+	h->version = NT_LIVE_VERSION;
+	h->header_bytes = NT_LIVE_HEADER_BYTES;
+	h->rank = rank;
+	h->size = size;
+	h->level = 1;
+	h->state = NT_LIVE_RUNNING;
+	snprintf(h->host, sizeof h->host, "node%u", rank);
+	h->clock_hz = hz;
+	h->init_cyc = init_cyc;
+	h->init_global_ns = 5000;
+	h->clock_error_ns = 300;
+	h->last_cyc = init_cyc + 9000000; // 9 ms after MPI_Init
+	h->lost[NT_LOSS_RECORDS] = 7;
+	h->sites_offset = NT_LIVE_HEADER_BYTES;
+	h->site_slots = sites;
+	h->site_bytes = sizeof(fake_site);
+	h->records_offset = NT_LIVE_HEADER_BYTES + sites * sizeof(fake_site);
+	h->record_slots = records;
+	h->record_bytes = sizeof(fake_record);
+	nt_live_field *s = h->site_fields;
+	s[NT_LSF_RET] = F(fake_site, ret);
+	s[NT_LSF_FN] = F(fake_site, fn);
+	s[NT_LSF_CALLS] = F(fake_site, calls);
+	s[NT_LSF_TOTAL] = F(fake_site, total);
+	s[NT_LSF_MIN] = F(fake_site, min);
+	s[NT_LSF_MAX] = F(fake_site, max);
+	s[NT_LSF_BYTES] = F(fake_site, bytes);
+	s[NT_LSF_HIST] = F(fake_site, hist);
+	s[NT_LSF_NONBLOCKING] = F(fake_site, nonblocking);
+	s[NT_LSF_DEPTH] = F(fake_site, depth);
+	s[NT_LSF_STACK] = F(fake_site, stack);
+	nt_live_field *r = h->record_fields;
+	r[NT_LRF_COMM_ID] = F(fake_record, comm_id);
+	r[NT_LRF_SEQ] = F(fake_record, seq);
+	r[NT_LRF_SITE] = F(fake_record, site);
+	r[NT_LRF_FLAGS] = F(fake_record, flags);
+	r[NT_LRF_T0] = F(fake_record, t0);
+	r[NT_LRF_DURATION] = F(fake_record, d);
+	r[NT_LRF_PHASE] = F(fake_record, phase);
+	r[NT_LRF_INTERVAL] = F(fake_record, interval);
+	r[NT_LRF_P2P] = F(fake_record, p2p);
+	r[NT_LRF_WIN_WALL] = F(fake_record, wall);
+	r[NT_LRF_WIN_CPU_NS] = F(fake_record, cpu);
+	r[NT_LRF_WIN_RUN_DELAY_NS] = F(fake_record, delay);
+	r[NT_LRF_WIN_VOL] = F(fake_record, vol);
+	r[NT_LRF_WIN_INVOL] = F(fake_record, invol);
+	r[NT_LRF_WIN_MINOR] = F(fake_record, minor);
+	r[NT_LRF_WIN_MAJOR] = F(fake_record, major);
+	r[NT_LRF_WIN_INSTRUCTIONS] = F(fake_record, instr);
+	r[NT_LRF_WIN_INJECTED] = F(fake_record, injected);
+	r[NT_LRF_WIN_VALID] = F(fake_record, valid);
+	h->nfns = 2;
+	snprintf(h->fn_names[0], NT_LIVE_FN_NAME, "MPI_Barrier");
+	snprintf(h->fn_names[1], NT_LIVE_FN_NAME, "MPI_Allreduce");
+	h->nmodules = 1;
+	h->modules[0] = nt_live_module{ 0x400000, 0x500000, 0x400000, "/opt/app/solver" };
+
+	fake_site *site = f.site(1);
+	site->ret = 0x401235;
+	site->fn = 1;
+	site->calls = 100;
+	site->total = 2000000; // 2 ms
+	site->min = 1000;
+	site->max = 400000;
+	site->bytes = 800;
+	site->hist[10] = 100;
+	site->depth = 2;
+	site->stack[0] = 0x401235;
+	site->stack[1] = 0x401801;
+	fake_record *x = f.record(0);
+	*x = fake_record{};
+	x->comm_id = 0;
+	x->seq = 41;
+	x->site = 1;
+	x->flags = 1;
+	x->t0 = init_cyc + 3000000;
+	x->d = 400000;
+	x->wall = 50000;
+	x->valid = 3;
+	f.record(2)->comm_id = 0;
+	f.record(2)->seq = 99;
+	f.record(2)->site = 1;
+	f.record(2)->flags = 2;
+	f.record(2)->t0 = init_cyc + 8000000;
+	f.record(2)->d = 1000;
+	return f;
+}
+
+struct tmpdir {
+	std::string path;
+	tmpdir()
+	{
+		char t[] = "/tmp/live-test-XXXXXX";
+		REQUIRE(mkdtemp(t));
+		path = t;
+	}
+	~tmpdir() { REQUIRE(system(("rm -rf '" + path + "'").c_str()) == 0); }
+	void put(const std::string &name, const live_file &f)
+	{
+		FILE *o = fopen((path + "/" + name).c_str(), "wb");
+		REQUIRE(o);
+		REQUIRE(fwrite(f.bytes.data(), 1, f.bytes.size(), o) == f.bytes.size());
+		fclose(o);
+	}
+};
+
+} // namespace
+
+TEST_CASE("a job's live files read as its log", "[live]")
+{
+	tmpdir d;
+	d.put("rank-0", make(0, 3));
+	d.put("rank-2", make(2, 3));
+	d.put("notes.txt", live_file{ std::vector<unsigned char>(10, 'x') }); // not a rank file
+	nt_log log;
+	char err[512] = "";
+	REQUIRE(nt_live_read_job(d.path.c_str(), &log, err, sizeof err) == 0);
+	CHECK(log.nranks == 3);
+	CHECK(log.clock_hz == hz);
+	CHECK(log.level == 1);
+	CHECK((log.flags & NT_LOG_FLAG_PARTIAL));
+	const nt_log_rank &r0 = log.ranks[0];
+	CHECK(r0.flags == (NT_LOG_FLAG_PARTIAL | NT_LOG_FLAG_UNFINISHED));
+	CHECK(std::string(r0.host) == "node0");
+	CHECK(r0.wall_ns == 9000000);
+	CHECK(r0.init_global_ns == 5000);
+	CHECK(r0.clock_error_ns == 300);
+	CHECK(r0.dropped_records == 7);
+	REQUIRE(r0.nsites == 1);
+	const nt_log_site &s = r0.sites[0];
+	CHECK(std::string(s.function) == "MPI_Allreduce");
+	CHECK(std::string(s.module) == "/opt/app/solver");
+	CHECK(s.offset == 0x1234); // the call instruction: the return address less one
+	CHECK(s.calls == 100);
+	CHECK(s.total_ns == 2000000);
+	CHECK(s.min_ns == 1000);
+	CHECK(s.max_ns == 400000);
+	CHECK(s.bytes == 800);
+	CHECK(s.hist[10] == 100);
+	REQUIRE(s.depth == 2);
+	CHECK(s.frames[0].offset == 0x1235);
+	CHECK(s.frames[1].offset == 0x1800);
+	CHECK(r0.mpi_ns == 2000000);
+	REQUIRE(r0.nrecords == 2); // the slot never completed is not one
+	CHECK(r0.records[0].seq == 41);
+	CHECK(r0.records[0].site == 0);
+	CHECK(r0.records[0].start_ns == 3000000);
+	CHECK(r0.records[0].duration_ns == 400000);
+	CHECK(r0.records[0].win.wall_ns == 50000);
+	CHECK(r0.records[0].win.valid == 3);
+	CHECK(r0.records[1].seq == 99);
+	CHECK(log.ranks[1].flags == (NT_LOG_FLAG_PARTIAL | NT_LOG_FLAG_MISSING));
+	CHECK(log.ranks[1].nsites == 0);
+	CHECK(log.ranks[2].flags == (NT_LOG_FLAG_PARTIAL | NT_LOG_FLAG_UNFINISHED));
+	nt_log_free(&log);
+}
+
+TEST_CASE("records are not read once MPI_Finalize began", "[live]")
+{
+	tmpdir d;
+	live_file f = make(0, 1);
+	f.h()->state = NT_LIVE_FINALIZING;
+	d.put("rank-0", f);
+	nt_log log;
+	char err[512];
+	REQUIRE(nt_live_read_job(d.path.c_str(), &log, err, sizeof err) == 0);
+	CHECK(log.ranks[0].nsites == 1);
+	CHECK(log.ranks[0].nrecords == 0);
+	nt_log_free(&log);
+}
+
+TEST_CASE("damaged live files are refused, naming the file", "[live]")
+{
+	nt_log log;
+	char err[512];
+	SECTION("no rank file")
+	{
+		tmpdir d;
+		CHECK(nt_live_read_job(d.path.c_str(), &log, err, sizeof err) == -ENOENT);
+		CHECK(std::string(err).find("no live file") != std::string::npos);
+	}
+	SECTION("no directory")
+	{
+		CHECK(nt_live_read_job("/nonexistent/x.live", &log, err, sizeof err) == -ENOENT);
+	}
+	struct damage {
+		const char *what, *why;
+		void (*hurt)(live_file &);
+	};
+	const damage cases[] = {
+		{ "magic", "no live-file magic", [](live_file &f) { f.h()->magic[0] = 'X'; } },
+		{ "version", "version", [](live_file &f) { f.h()->version = 99; } },
+		{ "rank", "outside its job", [](live_file &f) { f.h()->rank = 5; } },
+		{ "clock", "frequency", [](live_file &f) { f.h()->clock_hz = 0; } },
+		{ "sites past the end", "past the end",
+		  [](live_file &f) { f.h()->site_slots = 1u << 30; } },
+		{ "records past the end", "past the end",
+		  [](live_file &f) { f.h()->records_offset = ~0ull - 8; } },
+		{ "field outside", "descriptors",
+		  [](live_file &f) { f.h()->site_fields[NT_LSF_CALLS].offset = 60000; } },
+		{ "odd field size", "descriptors",
+		  [](live_file &f) { f.h()->record_fields[NT_LRF_T0].size = 3; } },
+		{ "truncated", "too short",
+		  [](live_file &f) { f.bytes.resize(100); } },
+	};
+	for (const damage &c : cases) {
+		DYNAMIC_SECTION(c.what)
+		{
+			tmpdir d;
+			live_file f = make(0, 1);
+			c.hurt(f);
+			d.put("rank-0", f);
+			CHECK(nt_live_read_job(d.path.c_str(), &log, err, sizeof err) == -EINVAL);
+			INFO(err);
+			CHECK(std::string(err).find("rank-0") != std::string::npos);
+			CHECK(std::string(err).find(c.why) != std::string::npos);
+		}
+	}
+	SECTION("two files of one rank, and files of different jobs")
+	{
+		tmpdir d;
+		d.put("rank-0", make(0, 2));
+		d.put("rank-1", make(0, 2));
+		CHECK(nt_live_read_job(d.path.c_str(), &log, err, sizeof err) == -EINVAL);
+		CHECK(std::string(err).find("both rank 0") != std::string::npos);
+		d.put("rank-1", make(1, 3));
+		CHECK(nt_live_read_job(d.path.c_str(), &log, err, sizeof err) == -EINVAL);
+		CHECK(std::string(err).find("ranks") != std::string::npos);
+	}
+}

@@ -1,0 +1,188 @@
+/* This rank's live file: the header that lets `noisetool report` read the arena behind it
+ * without the library (noisetool/live.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <noisetool/clock.h>
+
+#include "live.h"
+#include "modules.h"
+#include "records.h"
+#include "sites.h"
+#include "wrapper-ids.h"
+
+_Static_assert(NT_FN_COUNT <= NT_LIVE_FNS, "the live header must name every wrapped function");
+_Static_assert(NT_SITE_HIST == NT_LOG_HIST_BINS, "a site's histogram is the log's");
+
+static struct nt_live_header *hdr; /* NULL: no live file */
+static size_t mapped;              /* the header and the arena */
+static char path[4096 + 64];
+
+#define FIELD(type, member)                                                                    \
+	(struct nt_live_field)                                                                 \
+	{                                                                                      \
+		(uint16_t)offsetof(type, member), (uint16_t)sizeof(((type *)0)->member)        \
+	}
+
+void *nt_live_create(const char *name, int rank, int size, size_t arena_bytes, char *path_out,
+		     size_t path_size)
+{
+	snprintf(path, sizeof path, "%s.live/rank-%d", name, rank);
+	snprintf(path_out, path_size, "%s", path);
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return NULL;
+	size_t total = NT_LIVE_HEADER_BYTES + arena_bytes;
+	/* The blocks are allocated now (unwritten extents: ~0.1 ms for 16 MiB on ext4): a page
+	 * of a sparse file that finds the disk full when first written kills the process with
+	 * SIGBUS. Where that cannot be done (a file system without fallocate), no live file. */
+	void *p = MAP_FAILED;
+	if (fallocate(fd, 0, 0, (off_t)total) == 0)
+		p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	int e = errno;
+	close(fd);
+	if (p == MAP_FAILED) {
+		unlink(path);
+		errno = e;
+		return NULL;
+	}
+	hdr = p;
+	mapped = total;
+	memcpy(hdr->magic, NT_LIVE_MAGIC, sizeof hdr->magic);
+	hdr->version = NT_LIVE_VERSION;
+	hdr->header_bytes = NT_LIVE_HEADER_BYTES;
+	hdr->rank = (uint32_t)rank;
+	hdr->size = (uint32_t)size;
+	hdr->pid = (uint64_t)getpid();
+	gethostname(hdr->host, sizeof hdr->host - 1);
+	hdr->clock_hz = nt_clock_hz();
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	hdr->created_unix_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	hdr->nfns = NT_FN_COUNT;
+	for (unsigned i = 0; i < NT_FN_COUNT; i++)
+		snprintf(hdr->fn_names[i], NT_LIVE_FN_NAME, "%s", nt_fn_name[i]);
+	hdr->site_fields[NT_LSF_RET] = FIELD(struct nt_site, ret);
+	hdr->site_fields[NT_LSF_FN] = FIELD(struct nt_site, fn);
+	hdr->site_fields[NT_LSF_CALLS] = FIELD(struct nt_site, calls);
+	hdr->site_fields[NT_LSF_TOTAL] = FIELD(struct nt_site, total_cyc);
+	hdr->site_fields[NT_LSF_MIN] = FIELD(struct nt_site, min_cyc);
+	hdr->site_fields[NT_LSF_MAX] = FIELD(struct nt_site, max_cyc);
+	hdr->site_fields[NT_LSF_BYTES] = FIELD(struct nt_site, bytes);
+	hdr->site_fields[NT_LSF_HIST] = FIELD(struct nt_site, hist);
+	hdr->site_fields[NT_LSF_NONBLOCKING] = FIELD(struct nt_site, nonblocking);
+	hdr->site_fields[NT_LSF_DEPTH] = FIELD(struct nt_site, depth);
+	hdr->site_fields[NT_LSF_STACK] = FIELD(struct nt_site, stack);
+	struct nt_live_field *r = hdr->record_fields;
+	r[NT_LRF_COMM_ID] = FIELD(struct nt_record, comm_id);
+	r[NT_LRF_SEQ] = FIELD(struct nt_record, seq);
+	r[NT_LRF_SITE] = FIELD(struct nt_record, site);
+	r[NT_LRF_FLAGS] = FIELD(struct nt_record, flags);
+	r[NT_LRF_T0] = FIELD(struct nt_record, t0_cyc);
+	r[NT_LRF_DURATION] = FIELD(struct nt_record, d_cyc);
+	r[NT_LRF_PHASE] = FIELD(struct nt_record, phase_cyc);
+	r[NT_LRF_INTERVAL] = FIELD(struct nt_record, interval_cyc);
+	r[NT_LRF_P2P] = FIELD(struct nt_record, p2p_cyc);
+	r[NT_LRF_WIN_WALL] = FIELD(struct nt_record, win.wall_cyc);
+	r[NT_LRF_WIN_CPU_NS] = FIELD(struct nt_record, win.cpu_ns);
+	r[NT_LRF_WIN_RUN_DELAY_NS] = FIELD(struct nt_record, win.run_delay_ns);
+	r[NT_LRF_WIN_VOL] = FIELD(struct nt_record, win.vol_switches);
+	r[NT_LRF_WIN_INVOL] = FIELD(struct nt_record, win.invol_switches);
+	r[NT_LRF_WIN_MINOR] = FIELD(struct nt_record, win.minor_faults);
+	r[NT_LRF_WIN_MAJOR] = FIELD(struct nt_record, win.major_faults);
+	r[NT_LRF_WIN_INSTRUCTIONS] = FIELD(struct nt_record, win.instructions);
+	r[NT_LRF_WIN_INJECTED] = FIELD(struct nt_record, win.injected_cyc);
+	r[NT_LRF_WIN_VALID] = FIELD(struct nt_record, win.valid);
+	return (char *)p + NT_LIVE_HEADER_BYTES;
+}
+
+void nt_live_describe(size_t sites_at, size_t site_slots, size_t records_at, size_t record_slots,
+		      unsigned level)
+{
+	if (!hdr)
+		return;
+	hdr->sites_offset = NT_LIVE_HEADER_BYTES + sites_at;
+	hdr->site_slots = site_slots;
+	hdr->site_bytes = sizeof(struct nt_site);
+	hdr->records_offset = NT_LIVE_HEADER_BYTES + records_at;
+	hdr->record_slots = record_slots;
+	hdr->record_bytes = sizeof(struct nt_record);
+	hdr->level = level;
+}
+
+void nt_live_clock(uint64_t init_cyc, int64_t init_global_ns, uint64_t clock_error_ns)
+{
+	if (!hdr)
+		return;
+	hdr->init_cyc = init_cyc;
+	hdr->init_global_ns = init_global_ns;
+	hdr->clock_error_ns = clock_error_ns;
+	hdr->last_cyc = init_cyc;
+	/* Last: a reader takes a file in this state as one it can read. */
+	__atomic_store_n(&hdr->state, NT_LIVE_RUNNING, __ATOMIC_RELEASE);
+}
+
+/* The module addr is in, named in the header (single writer: the sites' insert lock). */
+static void note_module(uintptr_t addr)
+{
+	uint32_t n = hdr->nmodules;
+	for (uint32_t i = 0; i < n; i++)
+		if (addr >= hdr->modules[i].lo && addr < hdr->modules[i].hi)
+			return;
+	struct nt_module m;
+	if (n >= NT_LIVE_MODULES || nt_module_of(addr, &m) != 0)
+		return; /* the reader names such an address by its offset alone */
+	struct nt_live_module *e = &hdr->modules[n];
+	e->lo = m.lo;
+	e->base = m.base;
+	snprintf(e->path, sizeof e->path, "%s", m.path);
+	__atomic_store_n(&e->hi, (uint64_t)m.hi, __ATOMIC_RELEASE);
+	__atomic_store_n(&hdr->nmodules, n + 1, __ATOMIC_RELEASE);
+}
+
+void nt_live_site(const struct nt_site *s)
+{
+	if (!hdr)
+		return;
+	if (s->ret != NT_SITE_OVERFLOW)
+		note_module(s->ret);
+	for (int k = 0; k < s->depth; k++)
+		note_module(s->stack[k]);
+}
+
+void nt_live_lost(enum nt_loss kind, uint64_t n)
+{
+	if (hdr && (unsigned)kind < NT_LOSS_COUNT)
+		__atomic_fetch_add(&hdr->lost[kind], n, __ATOMIC_RELAXED);
+}
+
+void nt_live_beat(uint64_t cyc)
+{
+	if (hdr)
+		__atomic_store_n(&hdr->last_cyc, cyc, __ATOMIC_RELAXED);
+}
+
+void nt_live_finalizing(void)
+{
+	if (!hdr)
+		return;
+	/* The records are about to take their log form in place: no longer readable here. */
+	__atomic_store_n(&hdr->state, NT_LIVE_FINALIZING, __ATOMIC_RELEASE);
+}
+
+void nt_live_close(size_t arena_bytes, int remove)
+{
+	(void)arena_bytes;
+	if (!hdr)
+		return;
+	munmap(hdr, mapped);
+	hdr = NULL;
+	if (remove)
+		unlink(path);
+}

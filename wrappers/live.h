@@ -1,0 +1,43 @@
+/* This rank's live file (noisetool/live.h): its arena mapped from NAME.live/rank-R, so that
+ * the measurement survives however the job ends; removed once the log is written. */
+#ifndef WRAPPERS_LIVE_H
+#define WRAPPERS_LIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <noisetool/live.h>
+#include <noisetool/loss.h>
+
+struct nt_site;
+
+/* Map arena_bytes of arena behind a live header from NAME.live/rank-RANK (name: the job's
+ * reserved name, nt_logwrite_reserve). Returns the arena (after the header), or NULL with
+ * errno set and path_out naming the file (then no file is left). */
+void *nt_live_create(const char *name, int rank, int size, size_t arena_bytes, char *path_out,
+		     size_t path_size);
+
+/* The header's layout and settings once the tables are placed in the arena: where the site
+ * table and the records are (offsets from the arena's start) and their slot counts. */
+void nt_live_describe(size_t sites_at, size_t site_slots, size_t records_at, size_t record_slots,
+		      unsigned level);
+
+/* After the clocks are synchronized: the rank's MPI_Init on its counter and on global time. */
+void nt_live_clock(uint64_t init_cyc, int64_t init_global_ns, uint64_t clock_error_ns);
+
+/* A new call site: its modules go into the header (under the sites' insert lock). */
+void nt_live_site(const struct nt_site *s);
+
+/* n more losses of kind, into the header (any thread). */
+void nt_live_lost(enum nt_loss kind, uint64_t n);
+
+/* The latest activity (rate-limited callers: records, probe windows). */
+void nt_live_beat(uint64_t cyc);
+
+/* MPI_Finalize has begun writing the log. */
+void nt_live_finalizing(void);
+
+/* Unmap; with remove, delete the file (the log holds everything now). */
+void nt_live_close(size_t arena_bytes, int remove);
+
+#endif /* WRAPPERS_LIVE_H */
