@@ -30,6 +30,11 @@ static const char usage[] =
 	"  --trace FILE       write detours as start_ns<TAB>duration_ns; several CPUs: FILE.cpuN\n"
 	"  -h, --help         this text\n"
 	"\n"
+	"Outputs (--json, --trace): a new or regular file is replaced atomically, a symlink is\n"
+	"written through, a character device, a FIFO (with a reader) or - is written in place;\n"
+	"a directory, a missing directory, or the JSON and a trace naming one file are refused\n"
+	"before the measurement starts (doc/noisetool.md, \"Outputs\").\n"
+	"\n"
 	"Exit status: 0 done, 1 the measurement or an output failed, 2 bad arguments.\n";
 
 int cmd_ftq(int argc, char **argv)

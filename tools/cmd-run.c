@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <noisetool/inject.h>
+#include <noisetool/outfile.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -27,7 +28,8 @@ static const char usage[] =
 	"it starts, then print the report of the job's log. Example:\n"
 	"  noisetool run --out logs -- mpiexec -n 2 -bind-to core ./app\n"
 	"\n"
-	"  --out DIR       directory for the job log (created if missing; default .)\n"
+	"  --out DIR       directory for the job log (created with its parents if missing, before\n"
+	"                  the job starts; default .)\n"
 	"  --level L       timing (counter only), os (default: + OS counters), full (+ hardware)\n"
 	"  --wait W        blocking MPI calls wait by MPICH's own busy progress (mpich, the\n"
 	"                  default), a spinning test loop (busy), or the adaptive loop that\n"
@@ -39,7 +41,9 @@ static const char usage[] =
 	"                  detour also costs a timer signal, ~19 us here)\n"
 	"                  or trace=FILE (a trace from noisetool detour --trace); see\n"
 	"                  doc/environment.md, NOISETOOL_INJECT\n"
-	"  --json FILE     also write the report as JSON\n"
+	"  --json FILE     also write the report as JSON (doc/report-json.md); - = stdout only.\n"
+	"                  Its path is checked before the job starts (doc/noisetool.md,\n"
+	"                  \"Outputs\")\n"
 	"  --top N         call sites in the printed report (default 20, 0 = all)\n"
 	"  --late N        latest collective instances in the printed report (default 10)\n"
 	"  -h, --help      this text\n"
@@ -203,6 +207,32 @@ static char *list_logs(const char *dir, size_t *len)
 	return buf;
 }
 
+/* Before the job starts, so that a bad path never costs a whole run (doc/noisetool.md,
+ * "Outputs"): create the log directory with its parents, and check the JSON report's path by
+ * the rules of every output, a trace the job replays (--inject trace=FILE) being an input it
+ * must not replace. Returns 0, or prints one line and returns NT_EXIT_FAIL. */
+static int prepare_outputs(const char *cmd, const char *out, const char *json_path,
+			   const char *inject)
+{
+	char why[NT_OUTFILE_WHY_MAX];
+	if (nt_outfile_mkdirs(out, why, sizeof why) != 0) {
+		fprintf(stderr, "%s: %s\n", cmd, why);
+		return NT_EXIT_FAIL;
+	}
+	if (!json_path)
+		return 0;
+	const char *inputs[1];
+	size_t ninputs = 0;
+	struct nt_inject_spec spec;
+	if (inject && nt_inject_parse(inject, &spec, why, sizeof why) == 0 && spec.trace[0])
+		inputs[ninputs++] = spec.trace;
+	if (nt_outfile_check(json_path, inputs, ninputs, why, sizeof why) != 0) {
+		fprintf(stderr, "%s: %s\n", cmd, why);
+		return NT_EXIT_FAIL;
+	}
+	return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	const char *cmd = "noisetool run";
@@ -262,12 +292,10 @@ int cmd_run(int argc, char **argv)
 	char abs_lib[PATH_MAX];
 	if (!realpath(lib, abs_lib))
 		snprintf(abs_lib, sizeof abs_lib, "%s", lib);
-	if (mkdir(out, 0755) != 0 && errno != EEXIST) {
-		fprintf(stderr, "%s: cannot create '%s': %s\n", cmd, out, strerror(errno));
+	if (prepare_outputs(cmd, out, json_path, inject) != 0)
 		return NT_EXIT_FAIL;
-	}
 	char abs_out[PATH_MAX];
-	if (!realpath(out, abs_out) || access(abs_out, W_OK) != 0) {
+	if (!realpath(out, abs_out)) {
 		fprintf(stderr, "%s: cannot write in '%s': %s\n", cmd, out, strerror(errno));
 		return NT_EXIT_FAIL;
 	}

@@ -65,6 +65,11 @@ static const char usage[] =
 	"Events are message sends + receives + compute phases of one simulated run; events/s\n"
 	"counts both runs (noise-free and noisy) per second of wall time.\n"
 	"\n"
+	"Outputs (--json): a new or regular file is replaced atomically, a symlink is\n"
+	"written through, a character device, a FIFO (with a reader) or - is written in place;\n"
+	"a directory, a missing directory or a --signature file is refused before anything is\n"
+	"read or simulated (doc/noisetool.md, \"Outputs\").\n"
+	"\n"
 	"Exit status: 0 done, 1 a signature file is unreadable or an output failed, 2 bad\n"
 	"arguments (including a malformed signature file).\n";
 
@@ -213,8 +218,21 @@ int cmd_simulate(int argc, char **argv)
 			cli_usage_error(&c, "%s", err);
 
 	struct nt_sim_report rep = { .cfg = &cfg, .sync = sync, .seed = seed };
-	struct nt_sim_noise *noise = NULL;
 	const char *sigs[MAX_SIGNATURES];
+	if (sig_list) {
+		rep.nsignatures = split_list(sig_list, sigs, MAX_SIGNATURES);
+		rep.signatures = sigs;
+		if (rep.nsignatures == 0)
+			cli_usage_error(&c, "--signature needs a file name");
+	}
+	/* The output is checked before anything is read or simulated; a signature file is an
+	 * input it must not replace. */
+	if (json_path && nt_outfile_check(json_path, sigs, rep.nsignatures, err, sizeof err) != 0) {
+		fprintf(stderr, "%s: %s\n", cmd, err);
+		free(sig_list);
+		return NT_EXIT_FAIL;
+	}
+	struct nt_sim_noise *noise = NULL;
 	if (nt_sim_noise_new(&noise)) {
 		fprintf(stderr, "%s: out of memory\n", cmd);
 		return NT_EXIT_FAIL;
@@ -231,10 +249,6 @@ int cmd_simulate(int argc, char **argv)
 			cli_usage_error(&c, "--noise '%s': the detour must be shorter than the period",
 					noise_spec);
 	} else {
-		rep.nsignatures = split_list(sig_list, sigs, MAX_SIGNATURES);
-		rep.signatures = sigs;
-		if (rep.nsignatures == 0)
-			cli_usage_error(&c, "--signature needs a file name");
 		for (size_t i = 0; i < rep.nsignatures; i++) {
 			int rc = nt_sim_noise_load(noise, sigs[i], err, sizeof err);
 			if (rc == -EINVAL) {
@@ -255,7 +269,7 @@ int cmd_simulate(int argc, char **argv)
 	if (json_path) {
 		int rc = nt_outfile_open(&json, json_path, false);
 		if (rc) {
-			fprintf(stderr, "%s: cannot write '%s': %s\n", cmd, json_path, strerror(-rc));
+			fprintf(stderr, "%s: %s\n", cmd, json.why);
 			status = NT_EXIT_FAIL;
 			goto out;
 		}
@@ -293,8 +307,12 @@ int cmd_simulate(int argc, char **argv)
 		}
 	}
 	if (json_path) {
-		if (nt_sim_write_json(json.f, &rep) != 0 || nt_outfile_commit(&json) != 0) {
+		if (nt_sim_write_json(json.f, &rep) != 0) {
 			fprintf(stderr, "%s: writing '%s' failed\n", cmd, json_path);
+			nt_outfile_abort(&json);
+			status = NT_EXIT_FAIL;
+		} else if (nt_outfile_commit(&json) != 0) {
+			fprintf(stderr, "%s: %s\n", cmd, json.why);
 			status = NT_EXIT_FAIL;
 		}
 		json_path = NULL;

@@ -10,8 +10,19 @@ static int open_or_report(struct nt_outfile *of, const char *cmd, const char *pa
 {
 	int rc = nt_outfile_open(of, path, false);
 	if (rc)
-		fprintf(stderr, "%s: cannot write '%s': %s\n", cmd, path, strerror(-rc));
+		fprintf(stderr, "%s: %s\n", cmd, of->why);
 	return rc;
+}
+
+/* The trace file of the i-th CPU. */
+static void trace_name(const struct noise_outputs *o, const int *cpus, size_t ncpus, size_t i,
+		       char *path, size_t size)
+{
+	/* Several CPUs: one trace per CPU, FILE.cpuN. */
+	if (ncpus == 1)
+		snprintf(path, size, "%s", o->trace_path);
+	else
+		snprintf(path, size, "%s.cpu%d", o->trace_path, cpus[i]);
 }
 
 void noise_outputs_open(struct noise_outputs *o, const struct cli *c, const int *cpus,
@@ -20,6 +31,27 @@ void noise_outputs_open(struct noise_outputs *o, const struct cli *c, const int 
 	const char *cmd = c->cmd;
 	if (o->trace_path && strcmp(o->trace_path, "-") == 0 && ncpus > 1)
 		cli_usage_error(c, "--trace - (stdout) needs a single --cpu");
+	/* Every path is checked before any is opened, so that a FIFO's reader is not connected
+	 * to (and then sees an empty output) when another output is refused. */
+	char why[NT_OUTFILE_WHY_MAX];
+	if (o->json_path && nt_outfile_check(o->json_path, NULL, 0, why, sizeof why) != 0) {
+		fprintf(stderr, "%s: %s\n", cmd, why);
+		exit(NT_EXIT_FAIL);
+	}
+	for (size_t i = 0; o->trace_path && i < ncpus; i++) {
+		char path[NT_PATH_MAX];
+		trace_name(o, cpus, ncpus, i, path, sizeof path);
+		if (nt_outfile_check(path, NULL, 0, why, sizeof why) != 0) {
+			fprintf(stderr, "%s: %s\n", cmd, why);
+			exit(NT_EXIT_FAIL);
+		}
+		/* The JSON and a trace renamed over one file: one of them would be lost. */
+		if (o->json_path && nt_outfile_collide(o->json_path, path)) {
+			fprintf(stderr, "%s: cannot write '%s': the JSON and the trace '%s' are the "
+					"same file; name two files\n", cmd, o->json_path, path);
+			exit(NT_EXIT_FAIL);
+		}
+	}
 	if (o->json_path && open_or_report(&o->json, cmd, o->json_path))
 		exit(NT_EXIT_FAIL);
 	if (!o->trace_path)
@@ -32,11 +64,7 @@ void noise_outputs_open(struct noise_outputs *o, const struct cli *c, const int 
 	}
 	for (size_t i = 0; i < ncpus; i++) {
 		char path[NT_PATH_MAX];
-		/* Several CPUs: one trace per CPU, FILE.cpuN. */
-		if (ncpus == 1)
-			snprintf(path, sizeof path, "%s", o->trace_path);
-		else
-			snprintf(path, sizeof path, "%s.cpu%d", o->trace_path, cpus[i]);
+		trace_name(o, cpus, ncpus, i, path, sizeof path);
 		if (open_or_report(&o->traces[i], cmd, path)) {
 			o->ntraces = i;
 			noise_outputs_abort(o);
@@ -60,8 +88,7 @@ static int commit(struct nt_outfile *of, const char *cmd, const char *what)
 {
 	int rc = nt_outfile_commit(of);
 	if (rc)
-		fprintf(stderr, "%s: writing %s '%s' failed: %s\n", cmd, what, of->path,
-			strerror(-rc));
+		fprintf(stderr, "%s: %s: %s\n", cmd, what, of->why);
 	return rc;
 }
 

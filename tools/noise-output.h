@@ -16,9 +16,11 @@ struct noise_outputs {
 	size_t ntraces;
 };
 
-/* Open every requested output (temporary files); with several CPUs the trace is one file per
- * CPU, TRACE.cpuN. Exits 2 for "--trace -" with several CPUs, 1 (with a clear message) when a
- * file cannot be created. */
+/* Open every requested output by the rules of <noisetool/outfile.h> (a temporary file for a
+ * new or regular file, a device or FIFO in place); with several CPUs the trace is one file per
+ * CPU, TRACE.cpuN. Exits 2 for "--trace -" with several CPUs, 1 (with a one-line reason) when
+ * an output is refused: a directory, a missing directory, a FIFO without a reader, the JSON and
+ * a trace naming the same file. */
 void noise_outputs_open(struct noise_outputs *o, const struct cli *c, const int *cpus,
 			size_t ncpus);
 
