@@ -7,11 +7,13 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <noisetool/inject.h>
@@ -50,8 +52,14 @@ static const char usage[] =
 	"\n"
 	"The library is found through NOISETOOL_LIB, else next to this program (build tree) or in\n"
 	"the installed library directory, and put first in LD_PRELOAD, after the sanitizer runtime\n"
-	"(libasan, libtsan) that leads LD_PRELOAD or that this program was built with. Exit\n"
-	"status: the job's, or 1 when no log was written, 2 for bad arguments.\n";
+	"(libasan, libtsan) that leads LD_PRELOAD or that this program was built with.\n"
+	"\n"
+	"The job is given an id (NOISETOOL_JOB) that names its log, so that the report is of this\n"
+	"job even when others write into the same directory. SIGTERM, SIGHUP, SIGQUIT, and SIGINT\n"
+	"sent by a process (Ctrl-C reaches the job from the terminal), are passed to the job; a\n"
+	"job that ends without MPI_Finalize (killed, a rank crashed, MPI_Abort, a time limit) is\n"
+	"reported from the live files its ranks left, marked partial. Exit status: the job's, or\n"
+	"1 when it left no log, 2 for bad arguments.\n";
 
 /* The wrapper library: NOISETOOL_LIB, the build tree beside this program, the install dir. */
 static int find_library(char *out, size_t size)
@@ -152,59 +160,63 @@ static char *job_preload(const char *lib, const char *old)
 	return out;
 }
 
-/* Newest *.ntlog in dir that was not there before (names in `before`, NUL-separated). */
-static int newest_new_log(const char *dir, const char *before, size_t before_len, char *out,
-			  size_t size)
+/* Whether name is PROG-STAMP-ID[-N]EXT: the log (or live directory) of the job ID. */
+static bool of_job(const char *name, const char *id, const char *ext)
 {
-	DIR *d = opendir(dir);
-	if (!d)
-		return -errno;
-	time_t best = 0;
-	int found = -ENOENT;
-	for (struct dirent *e; (e = readdir(d));) {
-		size_t len = strlen(e->d_name);
-		if (len < 7 || strcmp(e->d_name + len - 6, ".ntlog") != 0)
-			continue;
-		bool old = false;
-		for (size_t i = 0; i < before_len; i += strlen(before + i) + 1)
-			old |= strcmp(before + i, e->d_name) == 0;
-		if (old)
-			continue;
-		char path[PATH_MAX + 512];
-		if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
-			continue;
-		struct stat st;
-		if (stat(path, &st) == 0 && (found != 0 || st.st_mtime >= best)) {
-			best = st.st_mtime;
-			snprintf(out, size, "%s", path);
-			found = 0;
-		}
+	size_t n = strlen(name), e = strlen(ext), k = strlen(id);
+	if (n <= e + k + 1 || strcmp(name + n - e, ext) != 0)
+		return false;
+	n -= e;
+	size_t digits = 0; /* the -N a name taken twice in one second gets */
+	while (digits < n && name[n - 1 - digits] >= '0' && name[n - 1 - digits] <= '9')
+		digits++;
+	for (int with_n = 0; with_n < 2; with_n++) {
+		size_t end = with_n ? (digits && n > digits && name[n - 1 - digits] == '-'
+					       ? n - 1 - digits
+					       : 0)
+				    : n;
+		if (end > k && name[end - k - 1] == '-' && memcmp(name + end - k, id, k) == 0)
+			return true;
 	}
-	closedir(d);
+	return false;
+}
+
+/* The job's log in dir, found by the id it was given (NOISETOOL_JOB), never by time: another
+ * job's log in the same directory is not this one's. When the job wrote none (it was killed,
+ * or a rank died), the live files it left (NAME.live, noisetool report reads them). */
+static int find_job_log(const char *dir, const char *id, char *out, size_t size)
+{
+	int found = -ENOENT;
+	for (int pass = 0; pass < 2 && found != 0; pass++) {
+		DIR *d = opendir(dir);
+		if (!d)
+			return -errno;
+		for (struct dirent *e; (e = readdir(d));) {
+			if (!of_job(e->d_name, id, pass ? ".live" : ".ntlog"))
+				continue;
+			if (snprintf(out, size, "%s/%s", dir, e->d_name) < (int)size)
+				found = 0;
+			break;
+		}
+		closedir(d);
+	}
 	return found;
 }
 
-/* Names of the *.ntlog already in dir, NUL-separated, malloc'd. */
-static char *list_logs(const char *dir, size_t *len)
+/* The signal the job was sent on our behalf (0: none). */
+static volatile sig_atomic_t job_pid, forwarded;
+
+/* SIGTERM, SIGHUP, SIGQUIT from a scheduler, timeout or kill: passed to the job, which ends and
+ * leaves its live files; SIGINT too when a process sent it (the terminal's Ctrl-C reaches the
+ * job itself). */
+static void forward(int sig, siginfo_t *si, void *ctx)
 {
-	*len = 0;
-	char *buf = NULL;
-	DIR *d = opendir(dir);
-	if (!d)
-		return NULL;
-	for (struct dirent *e; (e = readdir(d));) {
-		size_t n = strlen(e->d_name);
-		if (n < 7 || strcmp(e->d_name + n - 6, ".ntlog") != 0)
-			continue;
-		char *nb = realloc(buf, *len + n + 1);
-		if (!nb)
-			break;
-		buf = nb;
-		memcpy(buf + *len, e->d_name, n + 1);
-		*len += n + 1;
-	}
-	closedir(d);
-	return buf;
+	(void)ctx;
+	if (sig == SIGINT && si->si_code != SI_USER && si->si_code != SI_QUEUE)
+		return;
+	forwarded = sig;
+	if (job_pid > 0)
+		kill((pid_t)job_pid, sig);
 }
 
 /* Before the job starts, so that a bad path never costs a whole run (doc/noisetool.md,
@@ -299,20 +311,21 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "%s: cannot write in '%s': %s\n", cmd, out, strerror(errno));
 		return NT_EXIT_FAIL;
 	}
-	size_t before_len;
-	char *before = list_logs(abs_out, &before_len);
+	/* The job's id, in its log's name: how we find that log among others. */
+	char id[64];
+	snprintf(id, sizeof id, "run%ld-%ld", (long)getpid(), (long)time(NULL));
 
 	/* The environment every process of the job inherits (mpiexec passes it on). */
 	char *preload = job_preload(abs_lib, getenv("LD_PRELOAD"));
 	if (!preload) {
 		fprintf(stderr, "%s: out of memory\n", cmd);
-		free(before);
 		return NT_EXIT_FAIL;
 	}
 	setenv("LD_PRELOAD", preload, 1);
 	free(preload);
 	setenv("NOISETOOL_OUT", abs_out, 1);
 	setenv("NOISETOOL_SUMMARY", "0", 1); /* the report below says it all */
+	setenv("NOISETOOL_JOB", id, 1);
 	if (level)
 		setenv("NOISETOOL_LEVEL", level, 1);
 	if (inject)
@@ -323,7 +336,6 @@ int cmd_run(int argc, char **argv)
 	pid_t pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "%s: fork: %s\n", cmd, strerror(errno));
-		free(before);
 		return NT_EXIT_FAIL;
 	}
 	if (pid == 0) {
@@ -331,20 +343,27 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "%s: cannot run '%s': %s\n", cmd, job[0], strerror(errno));
 		_exit(127);
 	}
-	/* Ctrl-C reaches the job through the terminal; we wait for it and report anyway. */
-	signal(SIGINT, SIG_IGN);
+	/* Signals for the job go to it; we wait for it to end and report whatever it left. */
+	job_pid = pid;
+	struct sigaction sa = { .sa_sigaction = forward, .sa_flags = SA_SIGINFO };
+	sigemptyset(&sa.sa_mask);
+	const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
+	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+		sigaction(sigs[i], &sa, NULL);
 	int status = 0;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	signal(SIGINT, SIG_DFL);
+	job_pid = 0;
 	unsetenv("LD_PRELOAD");
 	int job_rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (forwarded)
+		fprintf(stderr, "%s: the job was sent signal %d (%s) and ended with status %d\n", cmd,
+			(int)forwarded, strsignal(forwarded), job_rc);
 
 	char log_path[PATH_MAX + 512];
-	int rc = newest_new_log(abs_out, before, before_len, log_path, sizeof log_path);
-	free(before);
+	int rc = find_job_log(abs_out, id, log_path, sizeof log_path);
 	if (rc != 0) {
-		fprintf(stderr, "%s: the job (exit status %d) wrote no log in %s; was it an MPI program "
+		fprintf(stderr, "%s: the job (exit status %d) left no log in %s; was it an MPI program "
 				"(MPI_Init ... MPI_Finalize)?\n",
 			cmd, job_rc, abs_out);
 		return job_rc ? job_rc : NT_EXIT_FAIL;
