@@ -50,6 +50,16 @@ fi
 run "${pre[@]}" -genv NOISETOOL_OUT "$tmp/logs" "$PROG" 10 >/dev/null 2>&1
 [ "$(ls "$tmp"/logs/*.ntlog | wc -l)" -eq 2 ] || { echo "FAIL: second log"; fail=1; }
 
+# A job started by a relative path, reported from another directory: the log holds absolute
+# module paths, so the report names the same file:line wherever it runs.
+mkdir "$tmp/rel"
+(cd "$(dirname "$PROG")" && run "${pre[@]}" -genv NOISETOOL_OUT "$tmp/rel" "./$(basename "$PROG")" 100) \
+	>/dev/null 2>&1 || { echo "FAIL: run by a relative path"; fail=1; }
+rel=$(ls "$tmp"/rel/*.ntlog)
+(cd / && "$NT" report "$rel" >"$tmp/rel.txt" 2>&1) &&
+	grep -q "MPI_Allreduce .*allreduce-loop.c:$line " "$tmp/rel.txt" ||
+	{ echo "FAIL: a report from / of a job started as ./$(basename "$PROG") does not name allreduce-loop.c:$line"; cat "$tmp/rel.txt"; fail=1; }
+
 # The per-rank fallback (used when a rank cannot open the shared file): a header file and one part per
 # rank, which the reader puts together.
 mkdir "$tmp/parts"
@@ -81,7 +91,7 @@ grep -q "MPI_Allreduce .*allreduce-loop.c:$line " "$tmp/run.out" ||
 	{ echo "FAIL: noisetool run report"; cat "$tmp/run.out"; fail=1; }
 grep -q "noisetool:   top call sites" "$tmp/run.err" && { echo "FAIL: duplicate in-job summary"; fail=1; }
 "$NT" run --out "$tmp/run2" -- true >"$tmp/true.out" 2>"$tmp/true.err"
-[ $? -eq 1 ] && grep -q "wrote no log" "$tmp/true.err" || { echo "FAIL: run of a non-MPI command"; fail=1; }
+[ $? -eq 1 ] && grep -q "left no log" "$tmp/true.err" || { echo "FAIL: run of a non-MPI command"; fail=1; }
 "$NT" run --level loud -- true 2>/dev/null
 [ $? -eq 2 ] || { echo "FAIL: bad --level must exit 2"; fail=1; }
 exit $fail
