@@ -78,11 +78,12 @@ int nt_env_parse(struct nt_env *env, const char *(*getenv_fn)(const char *), cha
 		errors[0] = '\0';
 	*env = (struct nt_env){ .level = NT_PROBE_OS, .mem_bytes = 16u << 20, .out_dir = ".",
 				.summary = true };
-	int disable = 0, level = NT_PROBE_OS, log = 0, summary = 1, callsite = 0, wait = 0;
+	int disable = 0, level = NT_PROBE_OS, log = 0, summary = 1, callsite = 0, wait = 0, live = 1;
 	int bad = choice(getenv_fn, "NOISETOOL_DISABLE", off_on, &disable, errors, size);
 	bad += choice(getenv_fn, "NOISETOOL_LEVEL", levels, &level, errors, size);
 	bad += choice(getenv_fn, "NOISETOOL_LOG", logs, &log, errors, size);
 	bad += choice(getenv_fn, "NOISETOOL_SUMMARY", off_on, &summary, errors, size);
+	bad += choice(getenv_fn, "NOISETOOL_LIVE", off_on, &live, errors, size);
 	bad += choice(getenv_fn, "NOISETOOL_CALLSITE", callsites, &callsite, errors, size);
 	bad += choice(getenv_fn, "NOISETOOL_WAIT", waits, &wait, errors, size);
 	env->wait = wait;
@@ -90,6 +91,7 @@ int nt_env_parse(struct nt_env *env, const char *(*getenv_fn)(const char *), cha
 	env->level = (enum nt_probe_level)level;
 	env->log_per_rank = log == 1;
 	env->summary = summary;
+	env->live = live;
 	env->callsite_every_call = callsite == 1;
 
 	const char *v = getenv_fn("NOISETOOL_MEM");

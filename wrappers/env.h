@@ -25,6 +25,8 @@ struct nt_env {
 				     * sets it; default NULL: rank 0's host and pid) */
 	bool log_per_rank;          /* NOISETOOL_LOG=per-rank: one part file per rank, no shared file */
 	bool summary;               /* NOISETOOL_SUMMARY=0|1: rank 0's summary on stderr (default 1) */
+	bool live;                  /* NOISETOOL_LIVE=0|1: each rank's measurement in a live file
+				     * under NOISETOOL_OUT while it runs (default 1; live.h) */
 	bool callsite_every_call;   /* NOISETOOL_CALLSITE=every-call: walk the stack on every call
 				     * as mpiP does (benchmark comparison only; default cached) */
 	int wait;                   /* NOISETOOL_WAIT=mpich|busy|adaptive (enum nt_wait_mode;

@@ -248,8 +248,9 @@ static int reserve_arena(void)
 	/* In the rank's live file, so that the measurement survives however the job ends; else
 	 * (the file cannot be made) in memory: then it is saved only by MPI_Finalize. */
 	char file[4096 + 64];
-	void *p = nt_live_create(nt_rt.log_name, nt_rt.rank, nt_rt.size, plan.bytes, file,
-				 sizeof file);
+	void *p = nt_rt.env.live ? nt_live_create(nt_rt.log_name, nt_rt.rank, nt_rt.size,
+						  plan.bytes, file, sizeof file)
+				 : NULL;
 	live = p != NULL;
 	if (!p) {
 		snprintf(no_live_why, sizeof no_live_why, "%s: %s", file, strerror(errno));
@@ -341,7 +342,8 @@ static bool agree(int bad, const char *errors, int out_rc)
 		reserved = reserve(why, sizeof why) == 0;
 	bool failed = !nt_rt.env.disable && differs < 0 && out_ok && zero[AGREE_ON] && !reserved;
 	int me[4] = { differs >= 0 ? nt_rt.rank : INT_MAX, failed ? nt_rt.rank : INT_MAX,
-		      bad ? nt_rt.rank : INT_MAX, reserved && !live ? nt_rt.rank : INT_MAX };
+		      bad ? nt_rt.rank : INT_MAX,
+		      reserved && !live && nt_rt.env.live ? nt_rt.rank : INT_MAX };
 	int lowest[4];
 	PMPI_Iallreduce(me, lowest, 4, MPI_INT, MPI_MIN, nt_rt.comm, &q);
 	nt_toolwait(&q, MPI_STATUS_IGNORE, NT_TOOLWAIT_SPIN_NS);

@@ -72,6 +72,18 @@ TEST_CASE("NOISETOOL_* environment", "[env]")
 		      std::string::npos);
 	}
 
+	SECTION("NOISETOOL_LIVE: on by default")
+	{
+		CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 0);
+		CHECK(env.live);
+		fake_env = { { "NOISETOOL_LIVE", "0" } };
+		CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 0);
+		CHECK_FALSE(env.live);
+		fake_env = { { "NOISETOOL_LIVE", "yes" } };
+		CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 1);
+		CHECK(env.live);
+	}
+
 	SECTION("NOISETOOL_JOB: a file-name-safe id, else rank 0's host and pid")
 	{
 		CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 0);
