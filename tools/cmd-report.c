@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "modcheck.h"
 #include "symbolize.h"
 
 static const char usage[] =
@@ -74,6 +75,8 @@ int report_print(const char *cmd, const char *log_path, const char *json_path, s
 			nt_outfile_abort(&json);
 		return NT_EXIT_FAIL;
 	}
+	if (symbols)
+		modcheck_warn(stderr, cmd, &log);
 	/* One addr2line per module for the whole report, all reaped before anything is written;
 	 * without a symbolizer (out of memory) the sites are named module+offset. */
 	struct symbolizer *sym = NULL;

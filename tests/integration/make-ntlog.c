@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <noisetool/ntlog.h>
 
@@ -80,7 +81,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	unsigned char header[NT_LOG_HEADER_BYTES];
-	nt_log_header(header, nranks, 0, 1, 2.6e9, 1700000000000000000ull);
+	/* Made now, as a job's log is: a module modified later is reported as changed. */
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	nt_log_header(header, nranks, 0, 1, 2.6e9,
+		      (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
 	int status = fwrite(header, 1, sizeof header, f) == sizeof header ? 0 : 1;
 	for (unsigned r = 0; r < nranks && status == 0; r++) {
 		struct nt_log_site sites[2];

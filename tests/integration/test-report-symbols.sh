@@ -54,6 +54,11 @@ report() {
 	rc=$?
 	t1=$(date +%s.%N)
 	echo "$label: exit $rc in $(echo "$t1 - $t0" | bc) s"
+	# The modules that are not files the job could have run (tools/modcheck.c) are said once
+	# each; the rest of stderr is what addr2line's handling said.
+	grep "^noisetool report: module " "$tmp/$label.err" >"$tmp/$label.modules"
+	grep -v "^noisetool report: module " "$tmp/$label.err" >"$tmp/$label.rest"
+	mv "$tmp/$label.rest" "$tmp/$label.err"
 	[ $rc -eq 0 ] || { fail "$label: exit $rc ($([ $rc -eq 124 ] && echo hung || head -c 300 "$tmp/$label.err"))"; return 1; }
 }
 
@@ -62,6 +67,11 @@ if report symbols "$tmp/bin:$PATH"; then
 	ok
 	"$PY" "$EXPECT" check "$tmp/symbols.json" 12 && ok || fail "names differ from addr2line's"
 	[ -s "$tmp/symbols.err" ] && { fail "warnings with a working addr2line"; cat "$tmp/symbols.err"; }
+	# The FIFO, the directory and the missing file, each named once; no module the job ran.
+	[ "$(wc -l <"$tmp/symbols.modules")" -eq 3 ] && grep -q "$tmp/fifo is not a regular file" "$tmp/symbols.modules" &&
+		grep -q "$tmp/dir is not a regular file" "$tmp/symbols.modules" &&
+		grep -q "$tmp/missing: No such file" "$tmp/symbols.modules" && ok ||
+		{ fail "module warnings: want the FIFO, the directory and the missing file"; cat "$tmp/symbols.modules"; }
 	starts=$(wc -l <"$tmp/starts")
 	# Sites are asked by function, then module: each module's addr2line starts at most once a
 	# function (the 24 modules do not fit in 16 processes), the text file once (then given up).

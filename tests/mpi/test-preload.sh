@@ -60,6 +60,20 @@ rel=$(ls "$tmp"/rel/*.ntlog)
 	grep -q "MPI_Allreduce .*allreduce-loop.c:$line " "$tmp/rel.txt" ||
 	{ echo "FAIL: a report from / of a job started as ./$(basename "$PROG") does not name allreduce-loop.c:$line"; cat "$tmp/rel.txt"; fail=1; }
 
+# A module rebuilt after the job ran, then gone: the report says so, naming it.
+mkdir "$tmp/copy"
+cp "$PROG" "$tmp/copy/prog"
+run "${pre[@]}" -genv NOISETOOL_OUT "$tmp/copy" "$tmp/copy/prog" 100 >/dev/null 2>&1 ||
+	{ echo "FAIL: run of a copy"; fail=1; }
+touch "$tmp/copy/prog"
+"$NT" report "$tmp"/copy/*.ntlog >/dev/null 2>"$tmp/changed.err"
+grep -q "module $tmp/copy/prog changed after the job ran" "$tmp/changed.err" ||
+	{ echo "FAIL: a module modified after the job is not said"; cat "$tmp/changed.err"; fail=1; }
+rm "$tmp/copy/prog"
+"$NT" report "$tmp"/copy/*.ntlog >/dev/null 2>"$tmp/gone.err"
+grep -q "module $tmp/copy/prog: No such file" "$tmp/gone.err" ||
+	{ echo "FAIL: a module gone is not said"; cat "$tmp/gone.err"; fail=1; }
+
 # The per-rank fallback (used when a rank cannot open the shared file): a header file and one part per
 # rank, which the reader puts together.
 mkdir "$tmp/parts"
