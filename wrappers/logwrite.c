@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <math.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -278,6 +279,10 @@ int nt_logwrite_reserve(const char *out_dir, const char *job, char *name, size_t
 		return -ENOTDIR;
 	if (access(out_dir, W_OK | X_OK) != 0)
 		return -errno;
+	/* Absolute: the program may change its directory before MPI_Finalize. */
+	char abs_dir[PATH_MAX];
+	if (realpath(out_dir, abs_dir))
+		out_dir = abs_dir;
 	time_t now = time(NULL);
 	struct tm tm;
 	localtime_r(&now, &tm);

@@ -505,7 +505,17 @@ NT_MPI_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provi
  * 0 the directory), and stay when it could not be written. */
 static void finish_live(bool written)
 {
-	nt_live_close(arena_bytes, written);
+	/* The tables are done with: nothing may reach them once their memory is gone. */
+	nt_records_fini();
+	nt_requests_init(NULL, 0);
+	nt_comms_fini();
+	nt_sites_fini();
+	if (live)
+		nt_live_close(arena_bytes, written);
+	else if (arena)
+		munmap(arena, arena_bytes);
+	arena = NULL;
+	live = false;
 	if (!written)
 		return;
 	MPI_Request q;
