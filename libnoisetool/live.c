@@ -210,7 +210,8 @@ static int rebuild_rank(const struct rank_file *f, struct pool *p, struct nt_log
 	const struct nt_live_header *h = f->h;
 	double hz = h->clock_hz;
 	out->rank = h->rank;
-	out->flags = NT_LOG_FLAG_PARTIAL | NT_LOG_FLAG_UNFINISHED;
+	out->flags = NT_LOG_FLAG_PARTIAL | NT_LOG_FLAG_UNFINISHED |
+		     (h->aborted ? NT_LOG_FLAG_ABORTED : 0);
 	out->host = AS_OFFSET(intern(p, h->host, sizeof h->host));
 	uint64_t last = h->last_cyc > h->init_cyc ? h->last_cyc : h->init_cyc;
 	out->init_global_ns = h->init_global_ns;

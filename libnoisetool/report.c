@@ -280,6 +280,9 @@ static bool write_unfinished_text(FILE *f, const struct nt_log *log)
 			n == 1 ? "rank" : "ranks", list, n == 1 ? "its" : "their");
 		named = true;
 	}
+	n = ranks_with(log, NT_LOG_FLAG_ABORTED, list, sizeof list);
+	if (n)
+		fprintf(f, "PARTIAL: %s %s called MPI_Abort\n", n == 1 ? "rank" : "ranks", list);
 	n = ranks_with(log, NT_LOG_FLAG_MISSING, list, sizeof list);
 	if (n) {
 		fprintf(f, "PARTIAL: %s %s left no data (no live file: %s never started the tool, or "
@@ -392,9 +395,10 @@ int nt_report_write_json(FILE *f, const struct nt_report *rep)
 	nt_json_object_end(&j);
 	/* The ranks of a job read from its live files that ended without MPI_Finalize, and those
 	 * that left nothing (both empty for a log MPI_Finalize wrote). */
-	const char *const lists[2] = { "unfinished_ranks", "missing_ranks" };
-	const uint32_t flags[2] = { NT_LOG_FLAG_UNFINISHED, NT_LOG_FLAG_MISSING };
-	for (int l = 0; l < 2; l++) {
+	const char *const lists[3] = { "unfinished_ranks", "aborted_ranks", "missing_ranks" };
+	const uint32_t flags[3] = { NT_LOG_FLAG_UNFINISHED, NT_LOG_FLAG_ABORTED,
+				    NT_LOG_FLAG_MISSING };
+	for (int l = 0; l < 3; l++) {
 		nt_json_array_begin(&j, lists[l]);
 		for (uint32_t r = 0; r < rep->log->nranks; r++)
 			if (rep->log->ranks[r].flags & flags[l])

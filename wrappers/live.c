@@ -172,6 +172,14 @@ void nt_live_beat(uint64_t cyc)
 		__atomic_store_n(&hdr->last_cyc, cyc, __ATOMIC_RELAXED);
 }
 
+void nt_live_abort(int code)
+{
+	if (!hdr)
+		return;
+	hdr->abort_code = code;
+	__atomic_store_n(&hdr->aborted, 1, __ATOMIC_RELEASE);
+}
+
 void nt_live_finalizing(void)
 {
 	if (!hdr)

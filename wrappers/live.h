@@ -34,6 +34,9 @@ void nt_live_lost(enum nt_loss kind, uint64_t n);
 /* The latest activity (rate-limited callers: records, probe windows). */
 void nt_live_beat(uint64_t cyc);
 
+/* The rank calls MPI_Abort(code). */
+void nt_live_abort(int code);
+
 /* MPI_Finalize has begun writing the log. */
 void nt_live_finalizing(void);
 

@@ -571,6 +571,7 @@ NT_MPI_API int MPI_Finalize(void)
 NT_MPI_API int MPI_Abort(MPI_Comm comm, int errorcode)
 {
 	__atomic_store_n(&nt_active_, 0, __ATOMIC_RELAXED);
+	nt_live_abort(errorcode); /* the report says which rank aborted the job */
 	return PMPI_Abort(comm, errorcode);
 }
 

@@ -67,6 +67,12 @@ sys.exit(bad)
 PY
 	grep -q "ended without MPI_Finalize" "$tmp/$case/report.txt" ||
 		{ echo "FAIL: $case: the text does not say the ranks ended without MPI_Finalize"; fail=1; }
+	if [ "$case" = abort ]; then
+		grep -q "PARTIAL: rank 0 called MPI_Abort" "$tmp/$case/report.txt" ||
+			{ echo "FAIL: abort: the report does not say rank 0 called MPI_Abort"; fail=1; }
+	elif grep -q "MPI_Abort" "$tmp/$case/report.txt"; then
+		echo "FAIL: $case: MPI_Abort named where none was called"; fail=1
+	fi
 }
 
 # SIGKILL of rank 1 (mpiexec then ends the other).

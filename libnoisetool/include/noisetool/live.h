@@ -88,6 +88,8 @@ struct nt_live_header {
 	uint64_t clock_error_ns;  /* bound on the error of its global times (at init) */
 	uint64_t created_unix_ns; /* when the file was made */
 	uint64_t last_cyc;        /* the latest activity recorded: a heartbeat */
+	uint32_t aborted;         /* 1: the rank called MPI_Abort */
+	int32_t abort_code;       /* with the error code */
 	uint64_t lost[NT_LOSS_COUNT]; /* what the rank lost so far, by kind */
 	uint64_t sites_offset;    /* in the file */
 	uint64_t site_slots;      /* the table's slots, the merged sites included */

@@ -25,6 +25,7 @@ extern "C" {
 #define NT_LOG_FLAG_UNFINISHED 2u /* a rank's block rebuilt from its live file: it ended
 				   * without MPI_Finalize (noisetool/live.h) */
 #define NT_LOG_FLAG_MISSING 4u    /* a rank of which nothing is known: no live file */
+#define NT_LOG_FLAG_ABORTED 8u    /* with UNFINISHED: the rank called MPI_Abort */
 
 /* One stack frame: module path and offset inside it (ASLR-safe). */
 struct nt_log_frame {
