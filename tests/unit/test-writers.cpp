@@ -182,6 +182,24 @@ TEST_CASE("JSON writer", "[json]")
 		CHECK(m.text() == expected);
 	}
 
+	SECTION("strings stay UTF-8: each byte that starts no UTF-8 sequence is U+FFFD")
+	{
+		nt_json_array_begin(&j, nullptr);
+		// Valid sequences of 1 to 4 bytes pass as they are.
+		nt_json_string(&j, nullptr, "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80z");
+		// Latin-1 é, a lone continuation byte, a sequence cut by the end, an overlong '/',
+		// a surrogate, a code point past U+10FFFF, bytes 0xf8-0xff.
+		nt_json_string(&j, nullptr, "\xe9|\x80|\xe2\x82|\xc0\xaf|\xed\xa0\x80|\xf4\x90\x80\x80|\xff");
+		nt_json_array_end(&j);
+		CHECK(nt_json_finish(&j) == 0);
+		const char *expected = "[\n"
+				       "  \"a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80z\",\n"
+				       "  \"\\ufffd|\\ufffd|\\ufffd\\ufffd|\\ufffd\\ufffd|"
+				       "\\ufffd\\ufffd\\ufffd|\\ufffd\\ufffd\\ufffd\\ufffd|\\ufffd\"\n"
+				       "]\n";
+		CHECK(m.text() == expected);
+	}
+
 	SECTION("an unclosed object is an error")
 	{
 		nt_json_object_begin(&j, nullptr);
