@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <noisetool/sim.h>
@@ -524,5 +525,32 @@ TEST_CASE("signature files")
 			CHECK(std::string(err).find('\n') == std::string::npos);
 		}
 		CHECK(nt_sim_noise_load(g.n, "/nonexistent/sig.json", err, sizeof err) == -ENOENT);
+	}
+	SECTION("read through a pipe to its end: --signature <(noisetool detour --json -)")
+	{
+		int fds[2];
+		REQUIRE(pipe(fds) == 0);
+		std::string doc = std::string("\n  ") + sig_json; // whitespace before the '{'
+		REQUIRE(doc.size() < 60000);                       // fits the pipe: no writer thread
+		REQUIRE(write(fds[1], doc.data(), doc.size()) == (ssize_t)doc.size());
+		close(fds[1]);
+		std::string path = "/proc/self/fd/" + std::to_string(fds[0]);
+		CHECK(nt_sim_noise_load(g.n, path.c_str(), err, sizeof err) == 2);
+		close(fds[0]);
+	}
+	SECTION("never blocks: a FIFO no one writes is empty, a device is refused unread")
+	{
+		char dir[] = "/tmp/test-sim-XXXXXX";
+		REQUIRE(mkdtemp(dir));
+		std::string fifo = std::string(dir) + "/fifo";
+		REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+		CHECK(nt_sim_noise_load(g.n, fifo.c_str(), err, sizeof err) == -EINVAL);
+		CHECK(std::string(err) == "empty file");
+		unlink(fifo.c_str());
+		CHECK(nt_sim_noise_load(g.n, "/dev/zero", err, sizeof err) == -EINVAL);
+		CHECK(std::string(err) == "not a regular file or pipe");
+		CHECK(nt_sim_noise_load(g.n, dir, err, sizeof err) == -EISDIR);
+		rmdir(dir);
+		CHECK(nt_sim_noise_models(g.n) == 0);
 	}
 }

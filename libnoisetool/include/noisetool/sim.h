@@ -163,9 +163,12 @@ NT_API int nt_sim_noise_add_trace(struct nt_sim_noise *n, int model, const struc
 
 /* Add the node models of one signature file: a `noisetool detour|ftq --json` document (one
  * model per CPU entry: its periodic components and rare long detours) or a TSV trace
- * (start_ns<TAB>duration_ns, one model). Returns the number of models added (>= 1), -errno of
- * fopen (e.g. -ENOENT; the file is unreadable), -EINVAL (malformed or unusable; err says why),
- * -ENOMEM. */
+ * (start_ns<TAB>duration_ns, one model). path is a regular file or a pipe, read to its end
+ * (`<(noisetool detour --json -)`); it is opened without blocking, so a FIFO that no one writes
+ * reads as an empty file, and a device is refused unread. At most 64 MiB. Returns the number of
+ * models added (>= 1), -errno of opening or reading it (e.g. -ENOENT, -EISDIR; the file is
+ * unreadable), -EINVAL (malformed or unusable, not a regular file or pipe, too large; err says
+ * why), -ENOMEM. */
 NT_API int nt_sim_noise_load(struct nt_sim_noise *n, const char *path, char *err, size_t errsz);
 
 /* Synchronized (the same detours on every rank of a model) or not, and the seed of every random
