@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "json.h"
+#include "util.h"
 
 void nt_json_init(struct nt_json *j, FILE *f)
 {
@@ -11,26 +12,6 @@ void nt_json_init(struct nt_json *j, FILE *f)
 	j->depth = 0;
 	j->need_comma[0] = false;
 	j->error = false;
-}
-
-/* The length of the UTF-8 sequence at p (1 to 4 bytes), or 0 when it is not one (RFC 3629:
- * no overlong forms, no surrogates, nothing past U+10FFFF; a NUL ends it). */
-static size_t utf8_length(const unsigned char *p)
-{
-	static const uint32_t min[4] = { 0, 0x80, 0x800, 0x10000 };
-	size_t k = p[0] < 0x80 ? 0 : (p[0] & 0xe0) == 0xc0 ? 1 : (p[0] & 0xf0) == 0xe0 ? 2
-		   : (p[0] & 0xf8) == 0xf0 ? 3 : 4;
-	if (k == 4)
-		return 0;
-	uint32_t cp = p[0] & (0x7f >> k);
-	for (size_t i = 1; i <= k; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if (cp < min[k] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return k + 1;
 }
 
 /* s as a JSON string. JSON is UTF-8: a byte that does not start a UTF-8 sequence (a file name
@@ -61,7 +42,7 @@ static void write_escaped(FILE *f, const char *s)
 				fprintf(f, "\\u%04x", *p);
 				break;
 			}
-			size_t n = utf8_length(p);
+			size_t n = nt_utf8_length((const char *)p);
 			if (n == 0) {
 				fputs("\\ufffd", f);
 				break;
