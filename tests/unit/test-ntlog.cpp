@@ -230,10 +230,12 @@ TEST_CASE("ntlog refuses damaged files with a clear message", "[ntlog]")
 			INFO("version " << (int)version);
 			CHECK(nt_log_decode(bad.data(), bad.size(), &log, err, sizeof err) == -ENOTSUP);
 			CHECK(std::string(err) ==
-			      (version ? "log version " + std::to_string(version) +
-						 " is newer than this reader (3)"
-				       : std::string("log version 0 is unknown (this reader reads "
-						     "versions 1 to 3)")));
+			      (version ? "written by a newer noisetool (log version " +
+						 std::to_string(version) +
+						 "); this one reads versions 1 to 3: report it with "
+						 "the noisetool that wrote it, or a newer one"
+				       : std::string("log version 0 is unknown: no noisetool writes it "
+						     "(this one reads versions 1 to 3)")));
 		}
 	}
 	SECTION("a missing file")
@@ -992,8 +994,11 @@ TEST_CASE("logs of versions 1 and 2 are read, what they lack as 0", "[ntlog]")
 		uint32_t crc = nt_crc32(0, v3.data(), 60);
 		for (int i = 0; i < 4; i++)
 			v3[60 + (size_t)i] = (unsigned char)(crc >> (8 * i));
-		CHECK(decode_error(v3) == "rank 0: malformed block contents (read as version " +
-						  std::to_string(version) + ")");
+		CHECK(decode_error(v3) ==
+		      "rank 0: malformed block contents (read as version " + std::to_string(version) +
+			      (version == 1 ? "; a development build before the probe windows also "
+					      "wrote version 1, and its logs cannot be read)"
+					    : ")"));
 	}
 }
 
