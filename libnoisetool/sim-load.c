@@ -31,6 +31,18 @@ static int get_num(const struct nt_jvalue *obj, const char *key, double min, con
 	return 0;
 }
 
+/* A count member: a whole number >= 0 (a fraction of a detour would make a rate of 10^-16 Hz,
+ * whose Poisson window no integer holds), or a failure naming where. */
+static int get_count(const struct nt_jvalue *obj, const char *key, const char *where, double *out,
+		     char *err, size_t errsz)
+{
+	int rc = get_num(obj, key, 0, where, out, err, errsz);
+	if (rc == 0 && *out != floor(*out))
+		return nt_err_invalid(err, errsz, "%s: \"%s\" is not a whole number (%g)", where, key,
+				      *out);
+	return rc;
+}
+
 /* One cpus[] entry: a model with its combs and its rare long detours. */
 static int load_cpu(struct nt_sim_noise *n, const struct nt_jvalue *cpu, size_t idx, char *err,
 		    size_t errsz)
@@ -62,7 +74,7 @@ static int load_cpu(struct nt_sim_noise *n, const struct nt_jvalue *cpu, size_t 
 		 * comb runs at its members' rate, count / elapsed, not at every tooth (beside a hog,
 		 * 22 detours of 8 ms at 125 Hz in 0.5 s became 62 teeth, 100 % noise, refused). */
 		if (nt_jvalue_get(&per->items[i], "count")) {
-			if ((rc = get_num(&per->items[i], "count", 0, w, &members, err, errsz)))
+			if ((rc = get_count(&per->items[i], "count", w, &members, err, errsz)))
 				return rc;
 			if (members / (elapsed * 1e-9) < f)
 				f = members / (elapsed * 1e-9);
@@ -87,7 +99,7 @@ static int load_cpu(struct nt_sim_noise *n, const struct nt_jvalue *cpu, size_t 
 		return nt_err_invalid(err, errsz, "%s: \"rare_long\" is missing or not an object", where);
 	snprintf(where, sizeof where, "cpus[%zu].rare_long", idx);
 	double count, threshold;
-	if ((rc = get_num(rare, "count", 0, where, &count, err, errsz)) ||
+	if ((rc = get_count(rare, "count", where, &count, err, errsz)) ||
 	    (rc = get_num(rare, "threshold_ns", 0, where, &threshold, err, errsz)))
 		return rc;
 	const struct nt_jvalue *longest = nt_jvalue_get(rare, "longest");

@@ -342,7 +342,7 @@ TEST_CASE("TSV trace", "[trace]")
 	{
 		std::vector<struct nt_detour> d = {
 			{ 0, 1, 0 }, { 1000, 2500, 0 }, { 123456789012ull, 5000000, 0 },
-			{ UINT64_MAX - 1, UINT64_MAX, 0 },
+			{ 1ull << 56, 3600000000000ull, 0 }, // the reader's limits
 		};
 		memfile m;
 		REQUIRE(nt_trace_write(m.f(), d.data(), d.size()) == 0);
@@ -360,6 +360,20 @@ TEST_CASE("TSV trace", "[trace]")
 			CHECK(out[i].flags == 0);
 		}
 		free(out);
+	}
+
+	SECTION("a start past 2^56 ns or a detour over an hour is refused, naming the line")
+	{
+		for (const char *bad : { "1\t2\n72057594037927937\t1\n", "1\t2\n5\t3600000000001\n",
+					 "1\t2\n18446744073709551614\t18446744073709551615\n" }) {
+			INFO(bad);
+			strfile in(bad);
+			struct nt_detour *out = nullptr;
+			size_t n = 99;
+			CHECK(nt_trace_read(in.f(), &out, &n, err, sizeof err) == -EINVAL);
+			CHECK(std::string(err).find("line 2: ") == 0);
+			CHECK(std::string(err).find("out of range") != std::string::npos);
+		}
 	}
 
 	SECTION("an empty trace reads as none")

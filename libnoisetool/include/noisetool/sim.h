@@ -157,7 +157,8 @@ NT_API int nt_sim_noise_add_rare(struct nt_sim_noise *n, int model, double rate_
 
 /* A trace replayed in a loop whose length is its last end; synchronized ranks start it at
  * offset 0, unsynchronized ranks at a random offset. Overlapping detours are merged. 0, or
- * -EINVAL (bad model, empty trace, the trace leaving no time for work), -ENOMEM. */
+ * -EINVAL (bad model, empty trace, the trace leaving no time for work, a start or duration
+ * past 2^62 ns), -ENOMEM. */
 NT_API int nt_sim_noise_add_trace(struct nt_sim_noise *n, int model, const struct nt_detour *d,
 				  size_t count);
 
@@ -183,7 +184,8 @@ NT_API double nt_sim_noise_ratio(const struct nt_sim_noise *n, int model);
 
 /* When work of work_ns, started by rank at t_ns, ends: the first time by which work_ns of
  * detour-free time has passed (a start inside a detour waits for its end). Cost O(1 + detours
- * hit). n may be NULL (no noise): t_ns + work_ns. */
+ * hit). n may be NULL (no noise): t_ns + work_ns. An end past 2^62 ns (146 years) is
+ * UINT64_MAX: never, rather than a time that wrapped round. */
 NT_API uint64_t nt_sim_noise_advance(const struct nt_sim_noise *n, uint64_t rank, uint64_t t_ns,
 				     uint64_t work_ns);
 
