@@ -3,7 +3,9 @@
  * through the real entry point from a memory file; what loads is asked for its noise ratio and
  * advanced over a little work, the arithmetic the simulator does with the file's numbers.
  * fuzz/README.md says how to run it. */
-#define _GNU_SOURCE
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* memfd_create (the build defines it for every file) */
+#endif
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -94,7 +94,8 @@ int nt_parse_duration_ns(const char *s, size_t len, double bare_ns, uint64_t *ou
 	return 0;
 }
 
-static void err_vset(char *err, size_t errsz, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static void err_vset(char *err, size_t errsz,
+							      const char *fmt, va_list ap)
 {
 	if (err && errsz)
 		vsnprintf(err, errsz, fmt, ap);
