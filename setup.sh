@@ -14,7 +14,7 @@ cd "$(dirname "$0")"
 
 BUILD_DIR=${BUILD_DIR:-build}
 PACKAGES=(gcc g++ gfortran pkg-config meson ninja-build mpich libmpich-dev libpapi-dev
-          libunwind-dev catch2 zlib1g-dev binutils bc)
+          libunwind-dev catch2 zlib1g-dev binutils bc clang-14 libclang-rt-14-dev)
 
 usage() {
 	sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
@@ -51,7 +51,8 @@ install_deps() {
 
 # Every integration is required: configured as 'auto', a machine without Catch2 ran "No tests
 # defined." and one without MPICH did not even register the MPI tests, both as a pass.
-FEATURES=(-Dpapi=enabled -Dlibunwind=enabled -Dwrappers=enabled -Dtests=enabled -Dexamples=true)
+FEATURES=(-Dpapi=enabled -Dlibunwind=enabled -Dwrappers=enabled -Dtests=enabled -Dexamples=true
+          -Dfuzz_smoke=enabled)
 
 # The package that provides a dependency meson could not find.
 package_of() {

@@ -2,6 +2,7 @@
 #include "nt-config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,23 @@
  * at most 100 us each. */
 #define MINOR_FAULT_NS 250.0
 #define MAJOR_FAULT_NS 100000.0
+
+/* A time in ns computed in double, as a count: NaN and negatives are 0, values past 2^64 - 1
+ * saturate. Converting an out-of-range double to an integer is undefined behaviour; a log's
+ * numbers are range-checked when it is read (doc/ntlog-format.md, "Ranges"), but a caller may
+ * build a struct nt_log by hand, and every sum here must stay defined whatever it holds. */
+static uint64_t ns_from_double(double ns)
+{
+	if (!(ns > 0))
+		return 0;
+	return ns < 0x1p64 ? (uint64_t)ns : UINT64_MAX;
+}
+
+/* a + b, at most UINT64_MAX: totals over many instances never wrap round to small numbers. */
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return b > UINT64_MAX - a ? UINT64_MAX : a + b;
+}
 
 struct member {
 	uint64_t comm_id, seq;
@@ -37,6 +55,19 @@ static int cmp_late_desc(const void *x, const void *y)
 {
 	const struct nt_late *a = x, *b = y;
 	return (a->delay_ns < b->delay_ns) - (a->delay_ns > b->delay_ns);
+}
+
+/* Late instances by the last arriver's host, then by its call site's identity. */
+static int cmp_late_host(const void *x, const void *y)
+{
+	const struct nt_late *const *a = x, *const *b = y;
+	return strcmp((*a)->host, (*b)->host);
+}
+
+static int cmp_late_site(const void *x, const void *y)
+{
+	const struct nt_late *const *a = x, *const *b = y;
+	return nt_site_identity_cmp((*a)->site, (*b)->site);
 }
 
 static int cmp_delay_desc(const void *x, const void *y)
@@ -88,7 +119,7 @@ static void split(const struct nt_log_record *l, const struct nt_log_record *m, 
 	double cl[NT_CAUSE_COUNT], cm[NT_CAUSE_COUNT] = { 0 };
 	memset(out, 0, sizeof *out);
 	if (!(l->flags & NT_LOG_REC_WINDOW) || l->win.wall_ns == 0) {
-		out->ns[NT_CAUSE_UNEXPLAINED] = (uint64_t)delay_ns;
+		out->ns[NT_CAUSE_UNEXPLAINED] = ns_from_double(delay_ns);
 		(*no_window)++;
 		return;
 	}
@@ -126,10 +157,11 @@ static void split(const struct nt_log_record *l, const struct nt_log_record *m, 
 	double f = noise > delay_ns ? delay_ns / noise : 1;
 	double given = 0;
 	for (int k = 0; k < NT_CAUSE_COUNT; k++) {
-		out->ns[k] = (uint64_t)(cl[k] * f);
+		out->ns[k] = ns_from_double(cl[k] * f);
 		given += (double)out->ns[k];
 	}
-	out->ns[NT_CAUSE_UNEXPLAINED] += delay_ns > given ? (uint64_t)(delay_ns - given) : 0;
+	out->ns[NT_CAUSE_UNEXPLAINED] = add_sat(out->ns[NT_CAUSE_UNEXPLAINED],
+						ns_from_double(delay_ns - given));
 }
 
 /* A member's busy time in the interval before an instance: the interval minus its MPI time. */
@@ -176,37 +208,61 @@ static void interval_culprit(const struct member *g, size_t cnt, struct busy *bu
 
 static void add(struct nt_culprit *c, uint64_t delay_ns, const struct nt_causes *k)
 {
-	c->delay_ns += delay_ns;
+	c->delay_ns = add_sat(c->delay_ns, delay_ns);
 	c->instances++;
 	for (int i = 0; i < NT_CAUSE_COUNT; i++)
-		c->causes.ns[i] += k->ns[i];
+		c->causes.ns[i] = add_sat(c->causes.ns[i], k->ns[i]);
+}
+
+/* The culprits of groups of late instances that compare equal under cmp (by host, by call
+ * site): one per group, in out[], whose count goes to *nout. order: scratch for nlate
+ * pointers. Sorting keeps it n log n: a log of 10^6 late instances at 10^5 call sites or
+ * hosts takes no 10^11 comparisons. */
+static void group_culprits(const struct nt_late *late, size_t nlate, const struct nt_late **order,
+			   int (*cmp)(const void *, const void *), bool by_site,
+			   struct nt_culprit *out, size_t *nout)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < nlate; i++)
+		if (!by_site || late[i].site)
+			order[n++] = &late[i];
+	qsort(order, n, sizeof *order, cmp);
+	*nout = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i == 0 || cmp(&order[i - 1], &order[i]) != 0)
+			out[(*nout)++] = by_site ? (struct nt_culprit){ .site = order[i]->site }
+						 : (struct nt_culprit){ .host = order[i]->host };
+		add(&out[*nout - 1], order[i]->delay_ns, &order[i]->causes);
+	}
 }
 
 int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 {
-	if (!log || !out)
+	if (!log || !out || (log->nranks && !log->ranks))
 		return -EINVAL;
 	memset(out, 0, sizeof *out);
 	size_t n = 0;
 	for (uint32_t r = 0; r < log->nranks; r++) {
 		const struct nt_log_rank *k = &log->ranks[r];
-		n += k->nrecords;
+		if (k->nrecords > SIZE_MAX - n || (k->nrecords && !k->records))
+			return -EINVAL;
+		n += (size_t)k->nrecords;
 		if (k->clock_error_ns > out->clock_error_ns)
 			out->clock_error_ns = k->clock_error_ns;
 		if (k->clock_test_error_ns > out->clock_test_error_ns)
 			out->clock_test_error_ns = k->clock_test_error_ns;
 	}
-	out->threshold_ns = 1000 + 2 * out->clock_error_ns;
-	struct member *m = malloc((n ? n : 1) * sizeof *m);
-	struct busy *busy = malloc((n ? n : 1) * sizeof *busy);
+	out->threshold_ns = add_sat(1000, add_sat(out->clock_error_ns, out->clock_error_ns));
+	/* calloc checks n * size for overflow. */
+	struct member *m = calloc(n ? n : 1, sizeof *m);
+	struct busy *busy = calloc(n ? n : 1, sizeof *busy);
+	const struct nt_late **order = calloc(n ? n : 1, sizeof *order);
 	out->ranks = calloc(log->nranks ? log->nranks : 1, sizeof *out->ranks);
-	out->nodes = calloc(log->nranks ? log->nranks : 1, sizeof *out->nodes);
-	size_t site_cap = 64;
-	out->sites = calloc(site_cap, sizeof *out->sites);
 	out->late = calloc(n ? n : 1, sizeof *out->late);
-	if (!m || !busy || !out->ranks || !out->nodes || !out->sites || !out->late) {
+	if (!m || !busy || !order || !out->ranks || !out->late) {
 		free(m);
 		free(busy);
+		free(order);
 		nt_attrib_free(out);
 		return -ENOMEM;
 	}
@@ -224,7 +280,6 @@ int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 		}
 	}
 	qsort(m, k, sizeof *m, cmp_member);
-	int rc = 0;
 	for (size_t i = 0, j; i < k; i = j) {
 		for (j = i; j < k && m[j].comm_id == m[i].comm_id && m[j].seq == m[i].seq; j++)
 			;
@@ -235,7 +290,7 @@ int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 		const struct member *late = &m[j - 1], *med = &m[i + (cnt - 1) / 2];
 		double delay = late->arrival_ns - med->arrival_ns;
 		interval_culprit(&m[i], cnt, busy, &late, &med, &delay);
-		if (delay < (double)out->threshold_ns)
+		if (!(delay >= (double)out->threshold_ns))
 			continue;
 		out->instances_late++;
 		/* Clock-free check: the last arriver waits least inside the collective. */
@@ -245,52 +300,45 @@ int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 				least = &m[q];
 		out->crosscheck_agree += least == late;
 		struct nt_causes c;
+		uint64_t delay_ns = ns_from_double(delay);
 		split(late->rec, med->rec, delay, &c, &out->instances_no_window);
-		out->total_delay_ns += (uint64_t)delay;
+		out->total_delay_ns = add_sat(out->total_delay_ns, delay_ns);
 		const struct nt_log_rank *lr = &log->ranks[late->rank];
 		struct nt_culprit *rc_ = &out->ranks[late->rank];
 		rc_->rank = late->rank;
 		rc_->host = lr->host;
-		add(rc_, (uint64_t)delay, &c);
-		size_t h = 0;
-		while (h < out->nnodes && strcmp(out->nodes[h].host, lr->host))
-			h++;
-		if (h == out->nnodes)
-			out->nodes[out->nnodes++] = (struct nt_culprit){ .host = lr->host };
-		add(&out->nodes[h], (uint64_t)delay, &c);
-		const struct nt_log_site *site = late->rec->site < lr->nsites
-							 ? &lr->sites[late->rec->site] : NULL;
+		add(rc_, delay_ns, &c);
 		out->late[out->nlate++] = (struct nt_late){
 			.comm_id = late->comm_id, .seq = late->seq, .rank = late->rank,
-			.members = (uint32_t)cnt, .site = site,
-			.start_ns = med->arrival_ns > 0 ? (uint64_t)med->arrival_ns : 0,
-			.delay_ns = (uint64_t)delay, .causes = c };
-		if (!site)
-			continue;
-		size_t s = 0;
-		while (s < out->nsites && nt_site_identity_cmp(out->sites[s].site, site) != 0)
-			s++;
-		if (s == out->nsites) {
-			if (out->nsites == site_cap) {
-				struct nt_culprit *grown =
-					realloc(out->sites, 2 * site_cap * sizeof *grown);
-				if (!grown) {
-					rc = -ENOMEM;
-					break;
-				}
-				out->sites = grown;
-				site_cap *= 2;
-			}
-			out->sites[out->nsites++] = (struct nt_culprit){ .site = site };
-		}
-		add(&out->sites[s], (uint64_t)delay, &c);
+			.members = cnt < UINT32_MAX ? (uint32_t)cnt : UINT32_MAX,
+			.site = late->rec->site < lr->nsites && lr->sites ? &lr->sites[late->rec->site]
+									  : NULL,
+			.start_ns = ns_from_double(med->arrival_ns), .delay_ns = delay_ns,
+			.causes = c, .host = lr->host ? lr->host : "" };
 	}
 	free(m);
 	free(busy);
-	if (rc) {
+	/* Per node and per call site: the late instances grouped by host and by site. */
+	size_t groups = out->nlate ? out->nlate : 1;
+	out->nodes = calloc(groups, sizeof *out->nodes);
+	out->sites = calloc(groups, sizeof *out->sites);
+	if (!out->nodes || !out->sites) {
+		free(order);
 		nt_attrib_free(out);
-		return rc;
+		return -ENOMEM;
 	}
+	group_culprits(out->late, out->nlate, order, cmp_late_host, false, out->nodes,
+		       &out->nnodes);
+	group_culprits(out->late, out->nlate, order, cmp_late_site, true, out->sites,
+		       &out->nsites);
+	free(order);
+	/* Give back what the groups did not take (nlate entries were room for the worst case). */
+	struct nt_culprit *fit = realloc(out->nodes, (out->nnodes ? out->nnodes : 1) * sizeof *fit);
+	if (fit)
+		out->nodes = fit;
+	fit = realloc(out->sites, (out->nsites ? out->nsites : 1) * sizeof *fit);
+	if (fit)
+		out->sites = fit;
 	/* Keep the ranks that imposed delay, largest first. */
 	size_t kept = 0;
 	for (uint32_t r = 0; r < log->nranks; r++)

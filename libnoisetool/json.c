@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "json.h"
+#include "util.h"
 
 void nt_json_init(struct nt_json *j, FILE *f)
 {
@@ -13,10 +14,13 @@ void nt_json_init(struct nt_json *j, FILE *f)
 	j->error = false;
 }
 
+/* s as a JSON string. JSON is UTF-8: a byte that does not start a UTF-8 sequence (a file name
+ * or host name in another encoding, a damaged log) is written as U+FFFD, the replacement
+ * character, so that every reader still parses the document. */
 static void write_escaped(FILE *f, const char *s)
 {
 	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
 		switch (*p) {
 		case '"':
 			fputs("\\\"", f);
@@ -34,11 +38,20 @@ static void write_escaped(FILE *f, const char *s)
 			fputs("\\r", f);
 			break;
 		default:
-			if (*p < 0x20)
+			if (*p < 0x20) {
 				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
+				break;
+			}
+			size_t n = nt_utf8_length((const char *)p);
+			if (n == 0) {
+				fputs("\\ufffd", f);
+				break;
+			}
+			fwrite(p, 1, n, f);
+			p += n;
+			continue;
 		}
+		p++;
 	}
 	fputc('"', f);
 }

@@ -559,6 +559,10 @@ static int decode_rank(struct rbuf *r, uint32_t version, struct nt_log_rank *out
 	if (b.bad) {
 		if (version == NT_LOG_VERSION)
 			nt_err_set(err, errsz, "rank %u: malformed block contents", rank);
+		else if (version == 1) /* doc/ntlog-format.md, "Older versions" */
+			nt_err_set(err, errsz, "rank %u: malformed block contents (read as version 1; a "
+				   "development build before the probe windows also wrote version 1, "
+				   "and its logs cannot be read)", rank);
 		else
 			nt_err_set(err, errsz, "rank %u: malformed block contents (read as version %u)",
 				   rank, version);
@@ -597,13 +601,14 @@ int nt_log_decode(const unsigned char *buf, size_t len, struct nt_log *log, char
 	}
 	log->version = get32(buf + 8);
 	if (log->version > NT_LOG_VERSION) {
-		nt_err_set(err, errsz, "log version %u is newer than this reader (%u)", log->version,
-			NT_LOG_VERSION);
+		nt_err_set(err, errsz, "written by a newer noisetool (log version %u); this one reads "
+			   "versions 1 to %u: report it with the noisetool that wrote it, or a newer "
+			   "one", log->version, NT_LOG_VERSION);
 		return -ENOTSUP;
 	}
 	if (log->version < 1) {
-		nt_err_set(err, errsz, "log version %u is unknown (this reader reads versions 1 to %u)",
-			   log->version, NT_LOG_VERSION);
+		nt_err_set(err, errsz, "log version %u is unknown: no noisetool writes it (this one "
+			   "reads versions 1 to %u)", log->version, NT_LOG_VERSION);
 		return -ENOTSUP;
 	}
 	if (get32(buf + 12) != NT_LOG_HEADER_BYTES) {
@@ -719,8 +724,10 @@ int nt_log_read_file(const char *path, struct nt_log *log, char *err, size_t err
 		uint32_t nranks = get32(buf + 16);
 		for (uint32_t r = 0; r < nranks; r++) {
 			char part[4096];
-			snprintf(part, sizeof part, "%s.part%u", path, r);
-			rc = append_file(part, &buf, &len);
+			if ((size_t)snprintf(part, sizeof part, "%s.part%u", path, r) >= sizeof part)
+				rc = -ENAMETOOLONG; /* never a truncated name: another file */
+			else
+				rc = append_file(part, &buf, &len);
 			if (rc) {
 				nt_err_set(err, errsz, "the header alone (truncated, or a per-rank log "
 					   "without its parts): cannot read %s: %s", part,

@@ -11,6 +11,12 @@
 #include "json.h"
 #include "util.h"
 
+/* a + b, at most UINT64_MAX: a damaged log's counts may add up past 2^64. */
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return b > UINT64_MAX - a ? UINT64_MAX : a + b;
+}
+
 /* A site of one rank, for sorting by identity. */
 struct ref {
 	const struct nt_log_site *s;
@@ -24,40 +30,95 @@ static int cmp_ref(const void *x, const void *y)
 	return c ? c : (a->rank > b->rank) - (a->rank < b->rank);
 }
 
+/* A merged site by identity: one of its log sites, and where it went in rep->sites. */
+struct ident {
+	const struct nt_log_site *s;
+	size_t at;
+};
+
+static int cmp_ident(const void *x, const void *y)
+{
+	return nt_site_identity_cmp(((const struct ident *)x)->s, ((const struct ident *)y)->s);
+}
+
+/* A merged site's place in the report: by total time, largest first, then in identity order. */
+struct rank_by_total {
+	uint64_t total_ns;
+	size_t at; /* in identity order */
+};
+
 static int cmp_total_desc(const void *x, const void *y)
 {
-	const struct nt_report_site *a = x, *b = y;
-	return (a->time_ns_total < b->time_ns_total) - (a->time_ns_total > b->time_ns_total);
+	const struct rank_by_total *a = x, *b = y;
+	if (a->total_ns != b->total_ns)
+		return a->total_ns < b->total_ns ? 1 : -1;
+	return (a->at > b->at) - (a->at < b->at);
+}
+
+/* Fill o, the merge of refs[0..n) (one site's identity, by rank), over nranks ranks. */
+static void merge_site(struct nt_report_site *o, const struct ref *refs, size_t n, uint32_t nranks)
+{
+	o->function = refs[0].s->function;
+	o->module = refs[0].s->module;
+	o->offset = refs[0].s->offset;
+	double sum = 0, sum2 = 0, max_rank = 0;
+	for (size_t j = 0; j < n;) {
+		/* A rank may hold the same identity more than once (one module loaded from two
+		 * paths): its times add up. */
+		uint32_t rank = refs[j].rank;
+		double per_rank = 0;
+		for (; j < n && refs[j].rank == rank; j++) {
+			const struct nt_log_site *s = refs[j].s;
+			o->calls = add_sat(o->calls, s->calls);
+			o->time_ns_total = add_sat(o->time_ns_total, s->total_ns);
+			o->bytes = add_sat(o->bytes, s->bytes);
+			if (s->max_ns > o->time_ns_max)
+				o->time_ns_max = s->max_ns;
+			per_rank += (double)s->total_ns;
+		}
+		sum += per_rank;
+		sum2 += per_rank * per_rank;
+		if (per_rank > 0)
+			o->ranks++;
+		if (per_rank > max_rank) {
+			max_rank = per_rank;
+			/* A sum of many sites' times may pass 2^64 ns in a damaged log. */
+			o->time_ns_max_rank = per_rank < 0x1p64 ? (uint64_t)per_rank : UINT64_MAX;
+			o->max_rank = rank;
+		}
+	}
+	/* The spread over all ranks, those that never called it included (at 0). */
+	double mean = nranks ? sum / nranks : 0;
+	double var = nranks ? sum2 / nranks - mean * mean : 0;
+	o->cov = mean > 0 ? sqrt(var > 0 ? var : 0) / mean : 0;
 }
 
 int nt_report_build(const struct nt_log *log, nt_symbolize_fn symbolize, void *ctx,
 		    struct nt_report *rep)
 {
-	if (!log || !rep)
+	if (!log || !rep || (log->nranks && !log->ranks))
 		return -EINVAL;
 	memset(rep, 0, sizeof *rep);
 	rep->nranks = log->nranks;
 	rep->partial = log->flags & NT_LOG_FLAG_PARTIAL;
+	size_t n = 0;
 	for (uint32_t r = 0; r < log->nranks; r++) {
-		for (int k = 0; k < NT_LOSS_COUNT; k++) {
-			uint64_t n = nt_loss_count(&log->ranks[r], (enum nt_loss)k);
-			/* Saturating: a damaged log's counts may add up past 2^64. */
-			rep->losses[k] = n > UINT64_MAX - rep->losses[k] ? UINT64_MAX
-									: rep->losses[k] + n;
-			rep->partial |= n > 0;
+		const struct nt_log_rank *k = &log->ranks[r];
+		if (k->nsites && !k->sites)
+			return -EINVAL;
+		if (k->nsites > SIZE_MAX - n)
+			return -ENOMEM;
+		n += k->nsites;
+		for (int c = 0; c < NT_LOSS_COUNT; c++) {
+			uint64_t lost = nt_loss_count(k, (enum nt_loss)c);
+			rep->losses[c] = add_sat(rep->losses[c], lost);
+			rep->partial |= lost > 0;
 		}
 	}
 	rep->level = log->level;
 	rep->log = log;
-	size_t n = 0;
-	for (uint32_t r = 0; r < log->nranks; r++)
-		n += log->ranks[r].nsites;
-	struct ref *refs = malloc((n ? n : 1) * sizeof *refs);
-	rep->sites = calloc(n ? n : 1, sizeof *rep->sites);
-	double *per_rank = calloc(log->nranks, sizeof *per_rank);
-	if (!refs || !rep->sites || !per_rank) {
-		free(refs);
-		free(per_rank);
+	struct ref *refs = calloc(n ? n : 1, sizeof *refs); /* calloc checks n * size */
+	if (!refs) {
 		nt_report_free(rep);
 		return -ENOMEM;
 	}
@@ -66,39 +127,30 @@ int nt_report_build(const struct nt_log *log, nt_symbolize_fn symbolize, void *c
 		for (uint32_t i = 0; i < log->ranks[r].nsites; i++)
 			refs[k++] = (struct ref){ &log->ranks[r].sites[i], r };
 	qsort(refs, n, sizeof *refs, cmp_ref);
+	size_t groups = n ? 1 : 0; /* distinct identities: 5,000 call sites of 4,096 ranks are
+				    * 5,000 merged sites, not 2 x 10^7 */
+	for (size_t i = 1; i < n; i++)
+		groups += nt_site_identity_cmp(refs[i - 1].s, refs[i].s) != 0;
+	struct nt_report_site *merged = calloc(groups ? groups : 1, sizeof *merged);
+	struct rank_by_total *order = calloc(groups ? groups : 1, sizeof *order);
+	struct ident *ident = calloc(groups ? groups : 1, sizeof *ident);
+	rep->sites = calloc(groups ? groups : 1, sizeof *rep->sites);
+	if (!merged || !order || !ident || !rep->sites) {
+		free(refs);
+		free(merged);
+		free(order);
+		free(ident);
+		nt_report_free(rep);
+		return -ENOMEM;
+	}
 
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		struct nt_report_site *o = &rep->sites[rep->nsites++];
-		o->function = refs[i].s->function;
-		o->module = refs[i].s->module;
-		o->offset = refs[i].s->offset;
-		memset(per_rank, 0, log->nranks * sizeof *per_rank);
-		for (; j < n && nt_site_identity_cmp(refs[i].s, refs[j].s) == 0; j++) {
-			const struct nt_log_site *s = refs[j].s;
-			o->calls += s->calls;
-			o->time_ns_total += s->total_ns;
-			o->bytes += s->bytes;
-			if (s->max_ns > o->time_ns_max)
-				o->time_ns_max = s->max_ns;
-			per_rank[refs[j].rank] += (double)s->total_ns;
-		}
-		double sum = 0, sum2 = 0;
-		for (uint32_t r = 0; r < log->nranks; r++) {
-			sum += per_rank[r];
-			sum2 += per_rank[r] * per_rank[r];
-			if (per_rank[r] > 0)
-				o->ranks++;
-			if (per_rank[r] > (double)o->time_ns_max_rank) {
-				/* A sum of many sites' times may pass 2^64 ns in a damaged log. */
-				o->time_ns_max_rank = per_rank[r] < 0x1p64 ? (uint64_t)per_rank[r]
-									  : UINT64_MAX;
-				o->max_rank = r;
-			}
-		}
-		double mean = sum / log->nranks;
-		double var = sum2 / log->nranks - mean * mean;
-		o->cov = mean > 0 ? sqrt(var > 0 ? var : 0) / mean : 0;
+	/* Merged in identity order, each named once; then ordered by total time. */
+	size_t nmerged = 0;
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i; j < n && nt_site_identity_cmp(refs[i].s, refs[j].s) == 0; j++)
+			;
+		struct nt_report_site *o = &merged[nmerged];
+		merge_site(o, &refs[i], j - i, log->nranks);
 		if (!symbolize || symbolize(ctx, o->module, o->offset, o->location,
 					    sizeof o->location) != 0) {
 			const char *base = strrchr(o->module, '/') ? strrchr(o->module, '/') + 1
@@ -106,29 +158,37 @@ int nt_report_build(const struct nt_log *log, nt_symbolize_fn symbolize, void *c
 			snprintf(o->location, sizeof o->location, "%s+0x%llx", base,
 				 (unsigned long long)o->offset);
 		}
-		i = j;
+		ident[nmerged] = (struct ident){ refs[i].s, 0 };
+		order[nmerged] = (struct rank_by_total){ o->time_ns_total, nmerged };
+		nmerged++;
 	}
-	qsort(rep->sites, rep->nsites, sizeof *rep->sites, cmp_total_desc);
+	qsort(order, nmerged, sizeof *order, cmp_total_desc);
+	for (size_t p = 0; p < nmerged; p++) {
+		rep->sites[p] = merged[order[p].at];
+		ident[order[p].at].at = p;
+	}
+	rep->nsites = nmerged;
+	rep->by_identity_ = ident;
 	free(refs);
-	free(per_rank);
+	free(merged);
+	free(order);
 	int rc = nt_attrib_build(log, &rep->attrib);
 	if (rc < 0)
 		nt_report_free(rep);
 	return rc;
 }
 
-/* The merged site of a log site (for the location of a culprit site). */
+/* The merged site of a log site (for the location of a culprit site): a binary search of the
+ * merged sites by identity. */
 static const struct nt_report_site *merged_site(const struct nt_report *rep,
 						const struct nt_log_site *s)
 {
-	for (size_t i = 0; s && i < rep->nsites; i++) {
-		struct nt_log_site probe = { .function = rep->sites[i].function,
-					     .module = rep->sites[i].module,
-					     .offset = rep->sites[i].offset };
-		if (nt_site_identity_cmp(&probe, s) == 0)
-			return &rep->sites[i];
-	}
-	return NULL;
+	if (!s || !rep->nsites)
+		return NULL;
+	struct ident key = { s, 0 };
+	const struct ident *hit = bsearch(&key, rep->by_identity_, rep->nsites, sizeof key,
+					  cmp_ident);
+	return hit ? &rep->sites[hit->at] : NULL;
 }
 
 void nt_report_free(struct nt_report *rep)
@@ -136,8 +196,34 @@ void nt_report_free(struct nt_report *rep)
 	if (!rep)
 		return;
 	free(rep->sites);
+	free(rep->by_identity_);
 	nt_attrib_free(&rep->attrib);
 	memset(rep, 0, sizeof *rep);
+}
+
+/* s for a terminal: each byte that is a control character (an escape sequence in a host or
+ * function name would drive the terminal), a C1 control or not UTF-8 becomes '?'. At most
+ * size - 1 bytes, never a sequence cut in two. Returns buf. */
+static const char *printable(const char *s, char *buf, size_t size)
+{
+	size_t n = 0;
+	for (const char *p = s ? s : ""; *p && n + 1 < size;) {
+		size_t len = nt_utf8_length(p);
+		unsigned char c = (unsigned char)p[0], c1 = (unsigned char)p[1];
+		bool control = len == 1 ? c < 0x20 || c == 0x7f : len == 2 && c == 0xc2 && c1 < 0xa0;
+		if (len == 0 || control) {
+			buf[n++] = '?';
+			p += len ? len : 1;
+			continue;
+		}
+		if (n + len >= size)
+			break;
+		memcpy(buf + n, p, len);
+		n += len;
+		p += len;
+	}
+	buf[n] = '\0';
+	return buf;
 }
 
 static const char *level_name(uint32_t level)
@@ -182,23 +268,26 @@ static void write_culprits_text(FILE *f, const struct nt_report *rep)
 	fprintf(f, "\nCulprits by rank (causes in %% of the delay)\n");
 	culprit_header(f, "rank (host)");
 	for (size_t i = 0; i < a->nranks; i++) {
-		char who[64];
-		snprintf(who, sizeof who, "%u (%.40s)", a->ranks[i].rank, a->ranks[i].host);
+		char who[64], host[41];
+		snprintf(who, sizeof who, "%u (%s)", a->ranks[i].rank,
+			 printable(a->ranks[i].host, host, sizeof host));
 		culprit_row(f, who, &a->ranks[i]);
 	}
 	if (a->nnodes > 1) {
 		fprintf(f, "\nCulprits by node\n");
 		culprit_header(f, "host");
-		for (size_t i = 0; i < a->nnodes; i++)
-			culprit_row(f, a->nodes[i].host, &a->nodes[i]);
+		for (size_t i = 0; i < a->nnodes; i++) {
+			char host[256];
+			culprit_row(f, printable(a->nodes[i].host, host, sizeof host), &a->nodes[i]);
+		}
 	}
 	fprintf(f, "\nCulprits by call site (of the last arriver)\n");
 	culprit_header(f, "function at location");
 	for (size_t i = 0; i < a->nsites && i < 10; i++) {
 		const struct nt_report_site *s = merged_site(rep, a->sites[i].site);
-		char who[96];
-		snprintf(who, sizeof who, "%.20s %.60s", a->sites[i].site->function,
-			 s ? s->location : "?");
+		char who[96], fn[21], loc[61];
+		snprintf(who, sizeof who, "%s %s", printable(a->sites[i].site->function, fn, sizeof fn),
+			 printable(s ? s->location : "?", loc, sizeof loc));
 		culprit_row(f, who, &a->sites[i]);
 	}
 }
@@ -219,14 +308,15 @@ int nt_report_write_late(FILE *f, const struct nt_report *rep, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		const struct nt_late *l = &a->late[i];
 		const struct nt_report_site *s = merged_site(rep, l->site);
-		char inst[48], where[96];
+		char inst[48], where[96], fn[15], loc[41];
 		if (l->comm_id == 0)
 			snprintf(inst, sizeof inst, "world:%llu", (unsigned long long)l->seq);
 		else
 			snprintf(inst, sizeof inst, "%llx:%llu", (unsigned long long)l->comm_id,
 				 (unsigned long long)l->seq);
-		snprintf(where, sizeof where, "%.14s %.40s", l->site ? l->site->function : "?",
-			 s ? s->location : "?");
+		snprintf(where, sizeof where, "%s %s",
+			 printable(l->site ? l->site->function : "?", fn, sizeof fn),
+			 printable(s ? s->location : "?", loc, sizeof loc));
 		fprintf(f, "%10.3f %-22s %-30s %5u %9.1f", (double)l->start_ns / 1e6, inst, where,
 			l->rank, (double)l->delay_ns / 1e3);
 		for (int k = 0; k < NT_CAUSE_COUNT; k++)
@@ -335,16 +425,18 @@ int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_p
 	if (!f || !rep)
 		return -EINVAL;
 	const struct nt_log *log = rep->log;
-	fprintf(f, "noisetool report: %s\n%u rank%s, level %s, ", log_path ? log_path : "",
-		rep->nranks, rep->nranks == 1 ? "" : "s", level_name(rep->level));
+	char path[4096];
+	fprintf(f, "noisetool report: %s\n%u rank%s, level %s, ",
+		printable(log_path, path, sizeof path), rep->nranks, rep->nranks == 1 ? "" : "s", level_name(rep->level));
 	write_losses_text(f, rep);
 	fputc('\n', f);
 	fprintf(f, "%6s  %-20s %12s %12s %8s %10s %8s %12s\n", "rank", "host", "wall s", "MPI s",
 		"MPI %", "records", "probe %", "injected ms");
 	for (uint32_t r = 0; r < log->nranks; r++) {
 		const struct nt_log_rank *k = &log->ranks[r];
-		fprintf(f, "%6u  %-20.20s %12.6f %12.6f %8.2f %10llu %8.2f %12.3f", k->rank,
-			k->host, (double)k->wall_ns / 1e9, (double)k->mpi_ns / 1e9,
+		char host[21];
+		fprintf(f, "%6u  %-20s %12.6f %12.6f %8.2f %10llu %8.2f %12.3f", k->rank,
+			printable(k->host, host, sizeof host), (double)k->wall_ns / 1e9, (double)k->mpi_ns / 1e9,
 			k->wall_ns ? 100.0 * (double)k->mpi_ns / (double)k->wall_ns : 0,
 			(unsigned long long)k->nrecords, probe_pct(k), (double)k->injected_ns / 1e6);
 		write_rank_losses_text(f, k);
@@ -356,8 +448,10 @@ int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_p
 		"total ms", "max/rank ms", "max call us", "cov", "bytes/call");
 	for (size_t i = 0; i < n; i++) {
 		const struct nt_report_site *s = &rep->sites[i];
-		fprintf(f, "%-24s %-36s %12llu %12.3f %12.3f %12.1f %6.3f %12.0f\n", s->function,
-			s->location, (unsigned long long)s->calls, (double)s->time_ns_total / 1e6,
+		char fn[256], loc[sizeof s->location];
+		fprintf(f, "%-24s %-36s %12llu %12.3f %12.3f %12.1f %6.3f %12.0f\n",
+			printable(s->function, fn, sizeof fn), printable(s->location, loc, sizeof loc),
+			(unsigned long long)s->calls, (double)s->time_ns_total / 1e6,
 			(double)s->time_ns_max_rank / 1e6, (double)s->time_ns_max / 1e3, s->cov,
 			s->calls ? (double)s->bytes / (double)s->calls : 0.0);
 	}
@@ -377,141 +471,174 @@ static void write_culprit_json(struct nt_json *j, const struct nt_culprit *c)
 	nt_json_object_end(j);
 }
 
+/* The report's JSON object (doc/report-json.md) into j; with "log": log_path when it is set. */
+static void write_json(struct nt_json *j, const struct nt_report *rep, const char *log_path)
+{
+	nt_json_object_begin(j, NULL);
+	nt_json_string(j, "schema", "noisetool-report/1");
+	if (log_path)
+		nt_json_string(j, "log", log_path);
+	nt_json_string(j, "version", NT_VERSION);
+	nt_json_uint(j, "ranks", rep->nranks);
+	nt_json_uint(j, "log_version", rep->log->version);
+	nt_json_bool(j, "partial", rep->partial);
+	nt_json_object_begin(j, "losses"); /* over all ranks */
+	for (int k = 0; k < NT_LOSS_COUNT; k++)
+		nt_json_uint(j, nt_loss_key((enum nt_loss)k), rep->losses[k]);
+	nt_json_object_end(j);
+	/* The ranks of a job read from its live files that ended without MPI_Finalize, those of
+	 * them that called MPI_Abort, and those that left nothing (all empty for a log
+	 * MPI_Finalize wrote). */
+	const char *const lists[3] = { "unfinished_ranks", "aborted_ranks", "missing_ranks" };
+	const uint32_t flags[3] = { NT_LOG_FLAG_UNFINISHED, NT_LOG_FLAG_ABORTED,
+				    NT_LOG_FLAG_MISSING };
+	for (int l = 0; l < 3; l++) {
+		nt_json_array_begin(j, lists[l]);
+		for (uint32_t r = 0; r < rep->log->nranks; r++)
+			if (rep->log->ranks[r].flags & flags[l])
+				nt_json_uint(j, NULL, rep->log->ranks[r].rank);
+		nt_json_array_end(j);
+	}
+	nt_json_string(j, "level", level_name(rep->level));
+	nt_json_array_begin(j, "rank_times");
+	for (uint32_t r = 0; r < rep->nranks; r++) {
+		const struct nt_log_rank *k = &rep->log->ranks[r];
+		nt_json_object_begin(j, NULL);
+		nt_json_uint(j, "rank", k->rank);
+		nt_json_string(j, "host", k->host);
+		nt_json_uint(j, "wall_ns", k->wall_ns);
+		nt_json_uint(j, "mpi_ns", k->mpi_ns);
+		nt_json_uint(j, "dropped_calls", k->dropped);
+		nt_json_uint(j, "records", k->nrecords);
+		nt_json_uint(j, "dropped_records", k->dropped_records);
+		nt_json_uint(j, "untimed_instances", k->untimed_instances);
+		nt_json_uint(j, "unregistered_persistent", k->unregistered_persistent);
+		nt_json_uint(j, "unknown_comm_records", k->unknown_comm_records);
+		nt_json_uint(j, "probe_reads", k->probe_reads);
+		nt_json_uint(j, "probe_read_ns", k->probe_cost_ns);
+		nt_json_double(j, "probe_pct", probe_pct(k));
+		nt_json_uint(j, "injected_ns", k->injected_ns);
+		nt_json_uint(j, "injected_count", k->injected_count);
+		nt_json_object_end(j);
+	}
+	nt_json_array_end(j);
+	const struct nt_attrib *a = &rep->attrib;
+	nt_json_object_begin(j, "clock_sync");
+	nt_json_string(j, "method", "ping-pong over a binomial tree at MPI_Init and MPI_Finalize "
+				     "(offset and drift)");
+	nt_json_uint(j, "max_error_ns", a->clock_error_ns);
+	if (a->clock_test_error_ns)
+		nt_json_uint(j, "test_error_ns", a->clock_test_error_ns);
+	nt_json_object_end(j);
+	nt_json_object_begin(j, "attribution");
+	nt_json_uint(j, "instances_joined", a->instances_joined);
+	nt_json_uint(j, "instances_late", a->instances_late);
+	nt_json_uint(j, "threshold_ns", a->threshold_ns);
+	nt_json_uint(j, "total_delay_ns", a->total_delay_ns);
+	nt_json_uint(j, "crosscheck_agree", a->crosscheck_agree);
+	nt_json_uint(j, "instances_without_os_data", a->instances_no_window);
+	nt_json_object_end(j);
+	nt_json_array_begin(j, "culprits");
+	for (size_t i = 0; i < a->nranks; i++) {
+		nt_json_object_begin(j, NULL);
+		nt_json_uint(j, "rank", a->ranks[i].rank);
+		nt_json_string(j, "host", a->ranks[i].host);
+		write_culprit_json(j, &a->ranks[i]);
+		nt_json_object_end(j);
+	}
+	nt_json_array_end(j);
+	nt_json_array_begin(j, "late_instances"); /* the 1000 latest */
+	for (size_t i = 0; i < a->nlate && i < 1000; i++) {
+		const struct nt_late *l = &a->late[i];
+		const struct nt_report_site *s = merged_site(rep, l->site);
+		nt_json_object_begin(j, NULL);
+		nt_json_uint(j, "comm_id", l->comm_id);
+		nt_json_uint(j, "seq", l->seq);
+		nt_json_uint(j, "time_ns", l->start_ns);
+		nt_json_uint(j, "last_rank", l->rank);
+		nt_json_uint(j, "members", l->members);
+		nt_json_string(j, "function", l->site ? l->site->function : "");
+		nt_json_string(j, "location", s ? s->location : "");
+		nt_json_uint(j, "delay_ns", l->delay_ns);
+		nt_json_object_begin(j, "causes");
+		for (int k = 0; k < NT_CAUSE_COUNT; k++)
+			nt_json_uint(j, nt_cause_key((enum nt_cause)k), l->causes.ns[k]);
+		nt_json_object_end(j);
+		nt_json_object_end(j);
+	}
+	nt_json_array_end(j);
+	nt_json_array_begin(j, "culprit_nodes");
+	for (size_t i = 0; i < a->nnodes; i++) {
+		nt_json_object_begin(j, NULL);
+		nt_json_string(j, "host", a->nodes[i].host);
+		write_culprit_json(j, &a->nodes[i]);
+		nt_json_object_end(j);
+	}
+	nt_json_array_end(j);
+	nt_json_array_begin(j, "culprit_sites");
+	for (size_t i = 0; i < a->nsites; i++) {
+		const struct nt_report_site *s = merged_site(rep, a->sites[i].site);
+		nt_json_object_begin(j, NULL);
+		nt_json_string(j, "function", a->sites[i].site->function);
+		nt_json_string(j, "location", s ? s->location : "");
+		write_culprit_json(j, &a->sites[i]);
+		nt_json_object_end(j);
+	}
+	nt_json_array_end(j);
+	nt_json_array_begin(j, "sites");
+	for (size_t i = 0; i < rep->nsites; i++) {
+		const struct nt_report_site *s = &rep->sites[i];
+		nt_json_object_begin(j, NULL);
+		nt_json_string(j, "function", s->function);
+		nt_json_string(j, "location", s->location);
+		nt_json_string(j, "module", s->module);
+		nt_json_uint(j, "offset", s->offset);
+		nt_json_uint(j, "calls", s->calls);
+		nt_json_uint(j, "time_ns_total", s->time_ns_total);
+		nt_json_uint(j, "time_ns_max", s->time_ns_max);
+		nt_json_uint(j, "time_ns_max_rank", s->time_ns_max_rank);
+		nt_json_uint(j, "bytes_total", s->bytes);
+		nt_json_double(j, "bytes_per_call",
+			       s->calls ? (double)s->bytes / (double)s->calls : 0.0);
+		nt_json_uint(j, "max_rank", s->max_rank);
+		nt_json_uint(j, "ranks_calling", s->ranks);
+		nt_json_double(j, "cov", s->cov);
+		nt_json_object_end(j);
+	}
+	nt_json_array_end(j);
+	nt_json_object_end(j);
+}
+
 int nt_report_write_json(FILE *f, const struct nt_report *rep)
 {
 	if (!f || !rep)
 		return -EINVAL;
 	struct nt_json j;
 	nt_json_init(&j, f);
-	nt_json_object_begin(&j, NULL);
-	nt_json_string(&j, "schema", "noisetool-report/1");
-	nt_json_string(&j, "version", NT_VERSION);
-	nt_json_uint(&j, "ranks", rep->nranks);
-	nt_json_uint(&j, "log_version", rep->log->version);
-	nt_json_bool(&j, "partial", rep->partial);
-	nt_json_object_begin(&j, "losses"); /* over all ranks */
-	for (int k = 0; k < NT_LOSS_COUNT; k++)
-		nt_json_uint(&j, nt_loss_key((enum nt_loss)k), rep->losses[k]);
-	nt_json_object_end(&j);
-	/* The ranks of a job read from its live files that ended without MPI_Finalize, and those
-	 * that left nothing (both empty for a log MPI_Finalize wrote). */
-	const char *const lists[3] = { "unfinished_ranks", "aborted_ranks", "missing_ranks" };
-	const uint32_t flags[3] = { NT_LOG_FLAG_UNFINISHED, NT_LOG_FLAG_ABORTED,
-				    NT_LOG_FLAG_MISSING };
-	for (int l = 0; l < 3; l++) {
-		nt_json_array_begin(&j, lists[l]);
-		for (uint32_t r = 0; r < rep->log->nranks; r++)
-			if (rep->log->ranks[r].flags & flags[l])
-				nt_json_uint(&j, NULL, rep->log->ranks[r].rank);
-		nt_json_array_end(&j);
-	}
-	nt_json_string(&j, "level", level_name(rep->level));
-	nt_json_array_begin(&j, "rank_times");
-	for (uint32_t r = 0; r < rep->nranks; r++) {
-		const struct nt_log_rank *k = &rep->log->ranks[r];
-		nt_json_object_begin(&j, NULL);
-		nt_json_uint(&j, "rank", k->rank);
-		nt_json_string(&j, "host", k->host);
-		nt_json_uint(&j, "wall_ns", k->wall_ns);
-		nt_json_uint(&j, "mpi_ns", k->mpi_ns);
-		nt_json_uint(&j, "dropped_calls", k->dropped);
-		nt_json_uint(&j, "records", k->nrecords);
-		nt_json_uint(&j, "dropped_records", k->dropped_records);
-		nt_json_uint(&j, "untimed_instances", k->untimed_instances);
-		nt_json_uint(&j, "unregistered_persistent", k->unregistered_persistent);
-		nt_json_uint(&j, "unknown_comm_records", k->unknown_comm_records);
-		nt_json_uint(&j, "probe_reads", k->probe_reads);
-		nt_json_uint(&j, "probe_read_ns", k->probe_cost_ns);
-		nt_json_double(&j, "probe_pct", probe_pct(k));
-		nt_json_uint(&j, "injected_ns", k->injected_ns);
-		nt_json_uint(&j, "injected_count", k->injected_count);
-		nt_json_object_end(&j);
-	}
-	nt_json_array_end(&j);
-	const struct nt_attrib *a = &rep->attrib;
-	nt_json_object_begin(&j, "clock_sync");
-	nt_json_string(&j, "method", "ping-pong over a binomial tree at MPI_Init and MPI_Finalize "
-				     "(offset and drift)");
-	nt_json_uint(&j, "max_error_ns", a->clock_error_ns);
-	if (a->clock_test_error_ns)
-		nt_json_uint(&j, "test_error_ns", a->clock_test_error_ns);
-	nt_json_object_end(&j);
-	nt_json_object_begin(&j, "attribution");
-	nt_json_uint(&j, "instances_joined", a->instances_joined);
-	nt_json_uint(&j, "instances_late", a->instances_late);
-	nt_json_uint(&j, "threshold_ns", a->threshold_ns);
-	nt_json_uint(&j, "total_delay_ns", a->total_delay_ns);
-	nt_json_uint(&j, "crosscheck_agree", a->crosscheck_agree);
-	nt_json_uint(&j, "instances_without_os_data", a->instances_no_window);
-	nt_json_object_end(&j);
-	nt_json_array_begin(&j, "culprits");
-	for (size_t i = 0; i < a->nranks; i++) {
-		nt_json_object_begin(&j, NULL);
-		nt_json_uint(&j, "rank", a->ranks[i].rank);
-		nt_json_string(&j, "host", a->ranks[i].host);
-		write_culprit_json(&j, &a->ranks[i]);
-		nt_json_object_end(&j);
-	}
-	nt_json_array_end(&j);
-	nt_json_array_begin(&j, "late_instances"); /* the 1000 latest */
-	for (size_t i = 0; i < a->nlate && i < 1000; i++) {
-		const struct nt_late *l = &a->late[i];
-		const struct nt_report_site *s = merged_site(rep, l->site);
-		nt_json_object_begin(&j, NULL);
-		nt_json_uint(&j, "comm_id", l->comm_id);
-		nt_json_uint(&j, "seq", l->seq);
-		nt_json_uint(&j, "time_ns", l->start_ns);
-		nt_json_uint(&j, "last_rank", l->rank);
-		nt_json_uint(&j, "members", l->members);
-		nt_json_string(&j, "function", l->site ? l->site->function : "");
-		nt_json_string(&j, "location", s ? s->location : "");
-		nt_json_uint(&j, "delay_ns", l->delay_ns);
-		nt_json_object_begin(&j, "causes");
-		for (int k = 0; k < NT_CAUSE_COUNT; k++)
-			nt_json_uint(&j, nt_cause_key((enum nt_cause)k), l->causes.ns[k]);
-		nt_json_object_end(&j);
-		nt_json_object_end(&j);
-	}
-	nt_json_array_end(&j);
-	nt_json_array_begin(&j, "culprit_nodes");
-	for (size_t i = 0; i < a->nnodes; i++) {
-		nt_json_object_begin(&j, NULL);
-		nt_json_string(&j, "host", a->nodes[i].host);
-		write_culprit_json(&j, &a->nodes[i]);
-		nt_json_object_end(&j);
-	}
-	nt_json_array_end(&j);
-	nt_json_array_begin(&j, "culprit_sites");
-	for (size_t i = 0; i < a->nsites; i++) {
-		const struct nt_report_site *s = merged_site(rep, a->sites[i].site);
-		nt_json_object_begin(&j, NULL);
-		nt_json_string(&j, "function", a->sites[i].site->function);
-		nt_json_string(&j, "location", s ? s->location : "");
-		write_culprit_json(&j, &a->sites[i]);
-		nt_json_object_end(&j);
-	}
-	nt_json_array_end(&j);
-	nt_json_array_begin(&j, "sites");
-	for (size_t i = 0; i < rep->nsites; i++) {
-		const struct nt_report_site *s = &rep->sites[i];
-		nt_json_object_begin(&j, NULL);
-		nt_json_string(&j, "function", s->function);
-		nt_json_string(&j, "location", s->location);
-		nt_json_string(&j, "module", s->module);
-		nt_json_uint(&j, "offset", s->offset);
-		nt_json_uint(&j, "calls", s->calls);
-		nt_json_uint(&j, "time_ns_total", s->time_ns_total);
-		nt_json_uint(&j, "time_ns_max", s->time_ns_max);
-		nt_json_uint(&j, "time_ns_max_rank", s->time_ns_max_rank);
-		nt_json_uint(&j, "bytes_total", s->bytes);
-		nt_json_double(&j, "bytes_per_call",
-			       s->calls ? (double)s->bytes / (double)s->calls : 0.0);
-		nt_json_uint(&j, "max_rank", s->max_rank);
-		nt_json_uint(&j, "ranks_calling", s->ranks);
-		nt_json_double(&j, "cov", s->cov);
-		nt_json_object_end(&j);
-	}
-	nt_json_array_end(&j);
-	nt_json_object_end(&j);
+	write_json(&j, rep, NULL);
 	return nt_json_finish(&j);
+}
+
+int nt_report_write_json_item(FILE *f, const struct nt_report *rep, const char *log_path,
+			      bool first)
+{
+	if (!f || !rep || !log_path)
+		return -EINVAL;
+	if (first)
+		fputc('[', f);
+	/* A writer one level down, inside the array the caller's '[' opened. */
+	struct nt_json j;
+	nt_json_init(&j, f);
+	j.depth = 1;
+	j.need_comma[1] = !first;
+	write_json(&j, rep, log_path);
+	return j.error || j.depth != 1 || ferror(f) ? -EIO : 0;
+}
+
+int nt_report_write_json_array_end(FILE *f)
+{
+	if (!f)
+		return -EINVAL;
+	fputs("\n]\n", f);
+	return ferror(f) ? -EIO : 0;
 }

@@ -1,10 +1,13 @@
 /* Signature files for the simulator: a `noisetool detour|ftq --json` document (periodic combs
  * and rare long detours per CPU) or a TSV trace, turned into node models of an nt_sim_noise. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <noisetool/noise.h>
 #include <noisetool/sim.h>
@@ -26,6 +29,18 @@ static int get_num(const struct nt_jvalue *obj, const char *key, double min, con
 		return nt_err_invalid(err, errsz, "%s: \"%s\" is out of range (%g)", where, key, v->number);
 	*out = v->number;
 	return 0;
+}
+
+/* A count member: a whole number >= 0 (a fraction of a detour would make a rate of 10^-16 Hz,
+ * whose Poisson window no integer holds), or a failure naming where. */
+static int get_count(const struct nt_jvalue *obj, const char *key, const char *where, double *out,
+		     char *err, size_t errsz)
+{
+	int rc = get_num(obj, key, 0, where, out, err, errsz);
+	if (rc == 0 && *out != floor(*out))
+		return nt_err_invalid(err, errsz, "%s: \"%s\" is not a whole number (%g)", where, key,
+				      *out);
+	return rc;
 }
 
 /* One cpus[] entry: a model with its combs and its rare long detours. */
@@ -59,7 +74,7 @@ static int load_cpu(struct nt_sim_noise *n, const struct nt_jvalue *cpu, size_t 
 		 * comb runs at its members' rate, count / elapsed, not at every tooth (beside a hog,
 		 * 22 detours of 8 ms at 125 Hz in 0.5 s became 62 teeth, 100 % noise, refused). */
 		if (nt_jvalue_get(&per->items[i], "count")) {
-			if ((rc = get_num(&per->items[i], "count", 0, w, &members, err, errsz)))
+			if ((rc = get_count(&per->items[i], "count", w, &members, err, errsz)))
 				return rc;
 			if (members / (elapsed * 1e-9) < f)
 				f = members / (elapsed * 1e-9);
@@ -84,7 +99,7 @@ static int load_cpu(struct nt_sim_noise *n, const struct nt_jvalue *cpu, size_t 
 		return nt_err_invalid(err, errsz, "%s: \"rare_long\" is missing or not an object", where);
 	snprintf(where, sizeof where, "cpus[%zu].rare_long", idx);
 	double count, threshold;
-	if ((rc = get_num(rare, "count", 0, where, &count, err, errsz)) ||
+	if ((rc = get_count(rare, "count", where, &count, err, errsz)) ||
 	    (rc = get_num(rare, "threshold_ns", 0, where, &threshold, err, errsz)))
 		return rc;
 	const struct nt_jvalue *longest = nt_jvalue_get(rare, "longest");
@@ -190,46 +205,101 @@ static int load_tsv(struct nt_sim_noise *n, FILE *f, char *err, size_t errsz)
 	return rc ? rc : 1;
 }
 
+/* The whole of path in *buf (malloc'd, NUL-terminated) and *len: a regular file, or a pipe read
+ * to its end (`--signature <(noisetool detour --json -)`). Opened without blocking, so a FIFO
+ * that no one writes reads as empty instead of waiting; devices are refused unread. The buffer
+ * grows with what is read (a signature is a few KiB), up to MAX_FILE_BYTES. Returns 0, -errno
+ * of open or read (-EISDIR a directory), -ENODEV a device or socket, -EFBIG past the limit,
+ * -ENOMEM. */
+static int read_whole(const char *path, char **buf, size_t *len)
+{
+	*buf = NULL;
+	*len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	int rc = fstat(fd, &st) != 0 ? -errno
+		 : S_ISDIR(st.st_mode) ? -EISDIR
+		 : !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) ? -ENODEV
+		 : S_ISREG(st.st_mode) && (uint64_t)st.st_size >= MAX_FILE_BYTES ? -EFBIG
+		 : 0;
+	/* A pipe's writer may not have written yet: wait for it (a FIFO without one is at its
+	 * end at once). */
+	int fl = rc == 0 && S_ISFIFO(st.st_mode) ? fcntl(fd, F_GETFL) : 0;
+	if (fl < 0 || (fl & O_NONBLOCK && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0))
+		rc = -errno;
+	size_t cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 4096, n = 0;
+	char *b = rc ? NULL : malloc(cap);
+	if (rc == 0 && !b)
+		rc = -ENOMEM;
+	while (rc == 0) {
+		char *at = b + n, one;
+		size_t want = cap - 1 - n;
+		if (want == 0) { /* full: grow only when there is more */
+			at = &one;
+			want = 1;
+		}
+		ssize_t got = read(fd, at, want);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			rc = got < 0 ? -errno : 0;
+			break;
+		}
+		if (at == &one) {
+			size_t more = cap * 2 < MAX_FILE_BYTES ? cap * 2 : MAX_FILE_BYTES;
+			char *grown = more > cap ? realloc(b, more) : NULL;
+			if (!grown) {
+				rc = more > cap ? -ENOMEM : -EFBIG;
+				break;
+			}
+			b = grown;
+			cap = more;
+			b[n] = one;
+		}
+		n += (size_t)got;
+	}
+	close(fd);
+	if (rc) {
+		free(b);
+		return rc;
+	}
+	b[n] = '\0';
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
 int nt_sim_noise_load(struct nt_sim_noise *n, const char *path, char *err, size_t errsz)
 {
 	if (!n || !path)
 		return -EINVAL;
 	if (err && errsz)
 		err[0] = 0;
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		int e = errno;
-		snprintf(err ? err : (char[1]){ 0 }, err ? errsz : 1, "%s", strerror(e));
-		return -e;
+	char *buf;
+	size_t len;
+	int rc = read_whole(path, &buf, &len);
+	if (rc == -ENODEV)
+		return nt_err_invalid(err, errsz, "not a regular file or pipe");
+	if (rc == -EFBIG)
+		return nt_err_invalid(err, errsz, "larger than %u MiB", MAX_FILE_BYTES >> 20);
+	if (rc) {
+		if (err && errsz)
+			snprintf(err, errsz, "%s", strerror(-rc));
+		return rc;
 	}
-	int c;
-	while ((c = fgetc(f)) == ' ' || c == '\t' || c == '\n' || c == '\r')
-		;
-	int rc;
-	if (c == '{') {
-		char *buf = malloc(MAX_FILE_BYTES);
-		size_t len = 0;
-		if (!buf) {
-			fclose(f);
-			return -ENOMEM;
-		}
-		rewind(f);
-		len = fread(buf, 1, MAX_FILE_BYTES, f);
-		if (ferror(f))
-			rc = -EIO;
-		else if (len == MAX_FILE_BYTES)
-			rc = nt_err_invalid(err, errsz, "larger than %u MiB", MAX_FILE_BYTES >> 20);
-		else
-			rc = load_json(n, buf, len, err, errsz);
-		free(buf);
-	} else if (c == EOF) {
-		rc = ferror(f) ? -EIO : nt_err_invalid(err, errsz, "empty file");
+	size_t at = strspn(buf, " \t\n\r");
+	if (at == len) {
+		rc = nt_err_invalid(err, errsz, "empty file");
+	} else if (buf[at] == '{') {
+		rc = load_json(n, buf, len, err, errsz);
 	} else {
-		rewind(f);
-		rc = load_tsv(n, f, err, errsz);
+		FILE *f = fmemopen(buf, len, "r");
+		rc = f ? load_tsv(n, f, err, errsz) : -ENOMEM;
+		if (f)
+			fclose(f);
 	}
-	if (rc == -EIO && err && errsz)
-		snprintf(err, errsz, "%s", strerror(EIO));
-	fclose(f);
+	free(buf);
 	return rc;
 }

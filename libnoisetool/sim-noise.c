@@ -8,6 +8,11 @@
 
 #include <noisetool/sim.h>
 
+/* Times past this are "never": advance() answers UINT64_MAX from there on, so that no sum of
+ * a time below it and a source's lengths (periods up to 10^15 ns, windows and traces up to
+ * 2^62 ns) wraps round to an earlier time. 2^62 ns is 146 years of simulated time. */
+#define TIME_LIMIT_NS (1ull << 62)
+
 #define RARE_KMAX 48 /* arrivals per Poisson window at most (lambda*W <= 8: P(more) < 1e-20) */
 
 enum src_kind { SRC_COMB, SRC_RARE, SRC_TRACE };
@@ -181,7 +186,7 @@ int nt_sim_noise_add_rare(struct nt_sim_noise *n, int model, double rate_hz,
 		sum += (double)durations_ns[i];
 	}
 	double mean_gap_ns = 1e9 / rate_hz;
-	if (mean_gap_ns < 1)
+	if (mean_gap_ns < 1 || !(mean_gap_ns <= 0x1p62)) /* a window must fit a uint64_t */
 		return -EINVAL;
 	/* Window: about two arrivals' mean gap apart, at least the longest detour (so a cover
 	 * check looks at two windows) unless that would put more than 8 arrivals in a window. */
@@ -233,6 +238,10 @@ int nt_sim_noise_add_trace(struct nt_sim_noise *n, int model, const struct nt_de
 	memcpy(sorted, d, count * sizeof *sorted);
 	qsort(sorted, count, sizeof *sorted, cmp_detour);
 	uint64_t busy = 0;
+	rc = -EINVAL;
+	for (size_t i = 0; i < count; i++) /* a trace within the time there is */
+		if (sorted[i].start_ns > TIME_LIMIT_NS || sorted[i].duration_ns > TIME_LIMIT_NS)
+			goto fail;
 	for (size_t i = 0; i < count; i++) {
 		uint64_t s = sorted[i].start_ns, e = s + sorted[i].duration_ns;
 		if (sorted[i].duration_ns == 0)
@@ -306,9 +315,17 @@ static inline uint64_t comb_phase(const struct nt_sim_noise *n, const struct sou
 	return n->sync ? s->u.comb.phase_ns : rank_key(n, s, rank) % s->u.comb.period_ns;
 }
 
+/* t + w, or UINT64_MAX when that passes TIME_LIMIT_NS. */
+static uint64_t time_after(uint64_t t, uint64_t w)
+{
+	return t < TIME_LIMIT_NS && w < TIME_LIMIT_NS - t ? t + w : UINT64_MAX;
+}
+
 /* Closed form for a model that is one comb: skip whole periods at once. */
 static uint64_t comb_advance(uint64_t P, uint64_t D, uint64_t phase, uint64_t t, uint64_t w)
 {
+	if (time_after(t, w) == UINT64_MAX)
+		return UINT64_MAX;
 	uint64_t x = (t + P - phase) % P; /* position in the period, teeth at 0 */
 	if (x < D) {
 		t += D - x;
@@ -319,8 +336,10 @@ static uint64_t comb_advance(uint64_t P, uint64_t D, uint64_t phase, uint64_t t,
 		return t + w;
 	w -= gap;
 	t += gap + D;
-	uint64_t G = P - D, k = (w - 1) / G;
-	return t + k * P + (w - k * G);
+	uint64_t G = P - D, k = (w - 1) / G, whole;
+	if (__builtin_mul_overflow(k, P, &whole)) /* 2^64 ns of periods: never */
+		return UINT64_MAX;
+	return time_after(time_after(t, whole), w - k * G);
 }
 
 /* --- the generic union of sources. probe(): the end of a detour of this source that covers
@@ -428,10 +447,10 @@ uint64_t nt_sim_noise_advance(const struct nt_sim_noise *n, uint64_t rank, uint6
 			      uint64_t work_ns)
 {
 	if (!n || n->nmodels == 0 || work_ns == 0)
-		return t_ns + work_ns;
+		return time_after(t_ns, work_ns);
 	const struct model *m = &n->models[n->nmodels == 1 ? 0 : rank % n->nmodels];
-	if (m->nsrc == 0)
-		return t_ns + work_ns;
+	if (m->nsrc == 0 || time_after(t_ns, work_ns) == UINT64_MAX)
+		return time_after(t_ns, work_ns);
 	if (m->nsrc == 1 && m->src[0].kind == SRC_COMB) {
 		const struct source *s = &m->src[0];
 		return comb_advance(s->u.comb.period_ns, s->u.comb.duration_ns,
@@ -450,10 +469,14 @@ uint64_t nt_sim_noise_advance(const struct nt_sim_noise *n, uint64_t rank, uint6
 			if (cover > t) {
 				t = cover; /* past this detour; probe every source again */
 				moved = true;
-			} else if (s < next) {
+			} else if (s > t && s < next) {
 				next = s;
 			}
 		}
+		/* Noise that leaves almost no time for work (a trace of 99.9999 %) can push the
+		 * end past any time there is. */
+		if (time_after(t, w) == UINT64_MAX)
+			return UINT64_MAX;
 		if (moved)
 			continue;
 		if (next == UINT64_MAX || t + w <= next)

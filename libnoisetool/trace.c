@@ -6,6 +6,13 @@
 
 #include <noisetool/noise.h>
 
+/* What a trace line may hold: starts within 2^56 ns (2.28 years, the job log's limit for any
+ * time) and detours of at most an hour (the simulator's limit for a rare detour), so that a
+ * start plus its duration, and the sums the simulator and the injector make of them, stay far
+ * from overflowing. A measured trace is seconds long, its detours milliseconds. */
+#define MAX_START_NS (1ull << 56)
+#define MAX_DURATION_NS 3600000000000ull
+
 int nt_trace_write(FILE *f, const struct nt_detour *d, size_t n)
 {
 	if (!f || (!d && n))
@@ -46,6 +53,7 @@ int nt_trace_read(FILE *f, struct nt_detour **out, size_t *n, char *err, size_t 
 	size_t cap = 0, cnt = 0, lineno = 0;
 	struct nt_detour *d = NULL;
 	int rc = 0;
+	const char *range = NULL; /* the field out of range, if that is what is wrong */
 	while (fgets(line, sizeof line, f)) {
 		lineno++;
 		size_t len = strlen(line);
@@ -75,6 +83,12 @@ int nt_trace_read(FILE *f, struct nt_detour **out, size_t *n, char *err, size_t 
 			rc = -EINVAL;
 			break;
 		}
+		if (start > MAX_START_NS || dur > MAX_DURATION_NS) {
+			range = start > MAX_START_NS ? "start_ns is out of range (at most 2^56 ns)"
+						     : "duration_ns is out of range (at most an hour)";
+			rc = -EINVAL;
+			break;
+		}
 		if (cnt == cap) {
 			cap = cap ? cap * 2 : 1024;
 			struct nt_detour *nd = realloc(d, cap * sizeof *d);
@@ -89,7 +103,9 @@ int nt_trace_read(FILE *f, struct nt_detour **out, size_t *n, char *err, size_t 
 	if (rc == 0 && ferror(f))
 		rc = -EIO;
 	if (rc != 0) {
-		if (err && errsz && rc == -EINVAL)
+		if (err && errsz && rc == -EINVAL && range)
+			snprintf(err, errsz, "line %zu: %s", lineno, range);
+		else if (err && errsz && rc == -EINVAL)
 			snprintf(err, errsz, "line %zu: expected \"start_ns<TAB>duration_ns\"", lineno);
 		free(d);
 		return rc;

@@ -14,6 +14,11 @@ int nt_read_first_line(const char *path, char *buf, size_t size);
  * Returns 0, or -EINVAL for anything else. */
 int nt_parse_duration_ns(const char *s, size_t len, double bare_ns, uint64_t *out_ns);
 
+/* The length in bytes of the UTF-8 sequence that starts at s (1 to 4), or 0 when s does not
+ * start one (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF). Never reads
+ * past a NUL; a NUL itself is the 1-byte sequence U+0000, where callers stop. */
+size_t nt_utf8_length(const char *s);
+
 struct nt_log_site;
 
 /* Order of two call sites by identity: function, module file name (not its path: ranks may

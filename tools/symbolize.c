@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "addr2line.h"
+#include "debuglink.h"
 #include "symbolize.h"
 
 /* A module addr2line died on this many times is given up (a crash on one address costs that
@@ -149,10 +150,12 @@ void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *s
 	*st = s->stats;
 }
 
-/* Whether module is a regular file we can read, and its bias: addr2line wants file addresses,
- * which for a PIE or a shared object are the offsets from the load base, and for a
+/* Whether module is a regular file addr2line may read, and its bias: addr2line wants file
+ * addresses, which for a PIE or a shared object are the offsets from the load base, and for a
  * fixed-address executable (ET_EXEC) the offsets plus its first loadable segment's address.
- * stat() first and O_NONBLOCK: a FIFO or a device named as a module is never opened. */
+ * stat() first and O_NONBLOCK: a FIFO or a device named as a module is never opened. Nor is
+ * one that the module names as its separate debug file, which addr2line would open blocking
+ * (debuglink.h): such a module is not given to addr2line. */
 static bool inspect(const char *path, uint64_t *bias)
 {
 	*bias = 0;
@@ -162,7 +165,8 @@ static bool inspect(const char *path, uint64_t *bias)
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return false;
-	bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode); /* replaced in between? */
+	bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && /* replaced in between? */
+		  debuglink_files_safe(fd, path);
 	Elf64_Ehdr eh;
 	if (ok && pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
 	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_ident[EI_CLASS] == ELFCLASS64 &&

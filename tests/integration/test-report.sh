@@ -105,7 +105,8 @@ done
 
 # Another version (the header checksum fixed, so that only the version is wrong): one this
 # reader does not know, or an older one the blocks were not written in.
-edit "$tmp/v4.ntlog" set header version 4 && bad_log "$tmp/v4.ntlog" "log version 4 is newer than this reader \(3\)"
+edit "$tmp/v4.ntlog" set header version 4 &&
+	bad_log "$tmp/v4.ntlog" "written by a newer noisetool \(log version 4\); this one reads versions 1 to 3: report it with the noisetool that wrote it"
 edit "$tmp/v0.ntlog" set header version 0 && bad_log "$tmp/v0.ntlog" "log version 0 is unknown"
 edit "$tmp/v2-header.ntlog" set header version 2 &&
 	bad_log "$tmp/v2-header.ntlog" "rank 0: malformed block contents \(read as version 2\)"

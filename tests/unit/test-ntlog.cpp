@@ -230,10 +230,12 @@ TEST_CASE("ntlog refuses damaged files with a clear message", "[ntlog]")
 			INFO("version " << (int)version);
 			CHECK(nt_log_decode(bad.data(), bad.size(), &log, err, sizeof err) == -ENOTSUP);
 			CHECK(std::string(err) ==
-			      (version ? "log version " + std::to_string(version) +
-						 " is newer than this reader (3)"
-				       : std::string("log version 0 is unknown (this reader reads "
-						     "versions 1 to 3)")));
+			      (version ? "written by a newer noisetool (log version " +
+						 std::to_string(version) +
+						 "); this one reads versions 1 to 3: report it with "
+						 "the noisetool that wrote it, or a newer one"
+				       : std::string("log version 0 is unknown: no noisetool writes it "
+						     "(this one reads versions 1 to 3)")));
 		}
 	}
 	SECTION("a missing file")
@@ -992,8 +994,11 @@ TEST_CASE("logs of versions 1 and 2 are read, what they lack as 0", "[ntlog]")
 		uint32_t crc = nt_crc32(0, v3.data(), 60);
 		for (int i = 0; i < 4; i++)
 			v3[60 + (size_t)i] = (unsigned char)(crc >> (8 * i));
-		CHECK(decode_error(v3) == "rank 0: malformed block contents (read as version " +
-						  std::to_string(version) + ")");
+		CHECK(decode_error(v3) ==
+		      "rank 0: malformed block contents (read as version " + std::to_string(version) +
+			      (version == 1 ? "; a development build before the probe windows also "
+					      "wrote version 1, and its logs cannot be read)"
+					    : ")"));
 	}
 }
 
@@ -1139,5 +1144,120 @@ TEST_CASE("the report names every kind of loss with its count over all ranks", "
 		      std::string::npos);
 		nt_report_free(&rep);
 		nt_log_free(&log);
+	}
+}
+
+namespace {
+
+void put_le(std::vector<unsigned char> &b, size_t at, uint64_t v, int bytes)
+{
+	for (int i = 0; i < bytes; i++)
+		b[at + (size_t)i] = (unsigned char)(v >> (8 * i));
+}
+
+// A one-rank log with one site of the given stack depth and one record; then the payload
+// checksum is fixed after each edit, so that only the edited field is wrong.
+struct one_rank {
+	std::vector<unsigned char> bytes;
+	size_t payload = NT_LOG_HEADER_BYTES + NT_LOG_RANK_HEADER_BYTES;
+
+	one_rank()
+	{
+		nt_log_site s{};
+		s.function = "MPI_Allreduce";
+		s.module = "/bin/app";
+		s.depth = 1;
+		s.frames[0] = { "/bin/app", 1 };
+		nt_log_record x{};
+		nt_log_rank k{};
+		k.host = "h";
+		k.nsites = 1;
+		k.sites = &s;
+		k.nrecords = 1;
+		k.records = &x;
+		bytes.resize(NT_LOG_HEADER_BYTES);
+		nt_log_header(bytes.data(), 1, 0, 1, 2.6e9, 0);
+		append_rank(bytes, k);
+	}
+	// Payload offsets (doc/ntlog-format.md): flags 0, nsites 4, ..., host at 120 ("h": 5
+	// bytes), the site at 125: two strings (17 and 12 bytes), 6 + 48 u64, then its depth.
+	static constexpr size_t NSITES = 4, HOST = 120, SITE = 125,
+				DEPTH = SITE + 17 + 12 + 54 * 8, NRECORDS = DEPTH + 4 + 12 + 8 + 8;
+	void set(size_t at, uint64_t v, int nbytes)
+	{
+		put_le(bytes, payload + at, v, nbytes);
+		uint32_t crc = nt_crc32(0, bytes.data() + payload, bytes.size() - payload);
+		put_le(bytes, payload - 8, crc, 4);
+	}
+};
+
+} // namespace
+
+// A count read from a log is never trusted for an allocation: it must fit the bytes present
+// before anything is allocated for it (a calloc of 2^60 records would fail with ENOMEM, or
+// succeed lazily on an overcommitting kernel; here the refusal names the malformed block).
+TEST_CASE("log: counts are bounded by the bytes present", "[ntlog]")
+{
+	one_rank good;
+	REQUIRE(decode_error(good.bytes) == "");
+	// The offsets are the fields': each set to the value it holds, the log still reads.
+	good.set(one_rank::NSITES, 1, 4);
+	good.set(one_rank::HOST, 1, 4);
+	good.set(one_rank::DEPTH, 1, 4);
+	good.set(one_rank::NRECORDS, 1, 8);
+	REQUIRE(decode_error(good.bytes) == "");
+	good.set(one_rank::NRECORDS, 0, 8); // one record fewer: 140 bytes left over
+	REQUIRE(decode_error(good.bytes) == "rank 0: malformed block contents");
+	const char *malformed = "rank 0: malformed block contents";
+	SECTION("sites")
+	{
+		for (uint64_t n : std::vector<uint64_t>{ 2, 1000, UINT32_MAX }) {
+			one_rank l;
+			l.set(one_rank::NSITES, n, 4);
+			CHECK(decode_error(l.bytes) == malformed);
+		}
+	}
+	SECTION("records")
+	{
+		for (uint64_t n : std::vector<uint64_t>{ 2, 1ull << 32, 1ull << 60, UINT64_MAX }) {
+			one_rank l;
+			l.set(one_rank::NRECORDS, n, 8);
+			CHECK(decode_error(l.bytes) == malformed);
+		}
+	}
+	SECTION("a string's length")
+	{
+		one_rank l;
+		l.set(one_rank::HOST, UINT32_MAX, 4);
+		CHECK(decode_error(l.bytes) == malformed);
+	}
+	SECTION("a stack deeper than 32 frames")
+	{
+		one_rank l;
+		l.set(one_rank::DEPTH, NT_LOG_MAX_DEPTH + 1, 4);
+		CHECK(decode_error(l.bytes) == malformed);
+		l.set(one_rank::DEPTH, UINT32_MAX, 4);
+		CHECK(decode_error(l.bytes) == malformed);
+	}
+	SECTION("ranks in the header")
+	{
+		for (uint32_t n : { 2u, 1000000u, UINT32_MAX }) {
+			one_rank l;
+			put_le(l.bytes, 16, n, 4);
+			put_le(l.bytes, 60, nt_crc32(0, l.bytes.data(), 60), 4);
+			std::string e = decode_error(l.bytes);
+			CHECK((e == "header claims " + std::to_string(n) +
+					    " ranks, which the file size cannot hold (truncated?)" ||
+			       e == "rank block 1 at byte " + std::to_string(l.bytes.size()) +
+					    ": missing or truncated header"));
+		}
+	}
+	SECTION("a rank block's length")
+	{
+		one_rank l;
+		put_le(l.bytes, NT_LOG_HEADER_BYTES + 8, UINT64_MAX, 8);
+		CHECK(decode_error(l.bytes) ==
+		      "rank 0: block of 18446744073709551615 bytes runs past the end of the file "
+		      "(truncated?)");
 	}
 }

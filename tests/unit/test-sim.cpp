@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <noisetool/sim.h>
@@ -525,4 +526,84 @@ TEST_CASE("signature files")
 		}
 		CHECK(nt_sim_noise_load(g.n, "/nonexistent/sig.json", err, sizeof err) == -ENOENT);
 	}
+	SECTION("numbers no measurement gives: refused, naming the line or the member")
+	{
+		struct {
+			const char *content, *says;
+		} bad[] = {
+			// A detour of 6 years made a loop so long that advance() wrapped past 2^64 ns
+			// and ended work before it started (found by fuzzing).
+			{ "1064737\t200215682916046877\n", "line 1: duration_ns is out of range" },
+			{ "100\t50\n72057594037927937\t1\n", "line 2: start_ns is out of range" },
+			{ "{ \"schema\": \"noisetool-noise/1\", \"cpus\": [ { \"elapsed_ns\": 1e9, "
+			  "\"periodic\": [], \"rare_long\": { \"count\": 16.0000001, \"threshold_ns\": 1, "
+			  "\"longest\": [] } } ] }",
+			  "\"count\" is not a whole number" },
+		};
+		for (const auto &b : bad) {
+			temp_file f(b.content);
+			INFO(b.content);
+			err[0] = 0;
+			CHECK(nt_sim_noise_load(g.n, f.path.c_str(), err, sizeof err) == -EINVAL);
+			CHECK(std::string(err).find(b.says) != std::string::npos);
+		}
+		// The limits themselves are read.
+		temp_file edge("72057594037927936\t3600000000000\n");
+		CHECK(nt_sim_noise_load(g.n, edge.path.c_str(), err, sizeof err) == 1);
+	}
+	SECTION("read through a pipe to its end: --signature <(noisetool detour --json -)")
+	{
+		int fds[2];
+		REQUIRE(pipe(fds) == 0);
+		std::string doc = std::string("\n  ") + sig_json; // whitespace before the '{'
+		REQUIRE(doc.size() < 60000);                       // fits the pipe: no writer thread
+		REQUIRE(write(fds[1], doc.data(), doc.size()) == (ssize_t)doc.size());
+		close(fds[1]);
+		std::string path = "/proc/self/fd/" + std::to_string(fds[0]);
+		CHECK(nt_sim_noise_load(g.n, path.c_str(), err, sizeof err) == 2);
+		close(fds[0]);
+	}
+	SECTION("never blocks: a FIFO no one writes is empty, a device is refused unread")
+	{
+		char dir[] = "/tmp/test-sim-XXXXXX";
+		REQUIRE(mkdtemp(dir));
+		std::string fifo = std::string(dir) + "/fifo";
+		REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+		CHECK(nt_sim_noise_load(g.n, fifo.c_str(), err, sizeof err) == -EINVAL);
+		CHECK(std::string(err) == "empty file");
+		unlink(fifo.c_str());
+		CHECK(nt_sim_noise_load(g.n, "/dev/zero", err, sizeof err) == -EINVAL);
+		CHECK(std::string(err) == "not a regular file or pipe");
+		CHECK(nt_sim_noise_load(g.n, dir, err, sizeof err) == -EISDIR);
+		rmdir(dir);
+		CHECK(nt_sim_noise_models(g.n) == 0);
+	}
+}
+
+// Noise that leaves almost no time for work pushes an end past any time there is: advance()
+// answers UINT64_MAX ("never") instead of a time that wrapped round 2^64 ns to before the start.
+TEST_CASE("advance: an end past 2^62 ns is never, not an earlier time")
+{
+	noise_guard g;
+	// An hour of detour, 1 ns free, looped: 10 ms of work takes 10^7 loops of an hour.
+	nt_detour d[2] = { { 0, 3600000000000ull, 0 }, { 3600000000001ull, 1, 0 } };
+	int model = nt_sim_noise_add_model(g.n);
+	REQUIRE(nt_sim_noise_add_trace(g.n, model, d, 2) == 0);
+	for (bool sync : { true, false }) {
+		nt_sim_noise_set_sync(g.n, sync, 3);
+		CHECK(nt_sim_noise_advance(g.n, 0, 1000, 10000000) == UINT64_MAX);
+		uint64_t t = nt_sim_noise_advance(g.n, 1, 1000, 1000);
+		CHECK(t > 1000 + 1000);
+		CHECK(t < UINT64_MAX);
+	}
+	// A comb, and no noise at all: a start near the limit.
+	noise_guard c;
+	model = nt_sim_noise_add_model(c.n);
+	REQUIRE(nt_sim_noise_add_comb(c.n, model, 1000, 100000, 0) == 0);
+	CHECK(nt_sim_noise_advance(c.n, 0, (1ull << 62) - 10, 100) == UINT64_MAX);
+	CHECK(nt_sim_noise_advance(c.n, 0, 0, UINT64_MAX - 5) == UINT64_MAX);
+	CHECK(nt_sim_noise_advance(nullptr, 0, UINT64_MAX - 5, 10) == UINT64_MAX);
+	// A trace past the limit is refused.
+	nt_detour far[1] = { { (1ull << 62) + 1, 10, 0 } };
+	CHECK(nt_sim_noise_add_trace(c.n, model, far, 1) == -EINVAL);
 }

@@ -294,6 +294,89 @@ TEST_CASE("symbolize: modules that are not files addr2line reads")
 	CHECK(std::string(out) == "unchanged");
 }
 
+namespace {
+
+// A copy of this program at path, with extra objcopy arguments (a debug link, a section).
+void copy_self(const std::string &path, const std::string &objcopy_args)
+{
+	std::string cmd = "cp '" + self_exe() + "' '" + path + "' && objcopy " + objcopy_args +
+			  " '" + path + "'";
+	REQUIRE(system(cmd.c_str()) == 0);
+}
+
+void write_file(const std::string &path, const std::string &bytes)
+{
+	FILE *f = fopen(path.c_str(), "w");
+	REQUIRE(f);
+	REQUIRE(fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size());
+	fclose(f);
+}
+
+} // namespace
+
+// A module that is a regular file, but names as its separate debug file a FIFO, which addr2line
+// (BFD) opens blocking: measured, `addr2line -e prog` stayed blocked until killed. Such a module
+// is never given to addr2line; the same module whose debug file is a regular file is.
+TEST_CASE("symbolize: a module whose separate debug file is not a regular file")
+{
+	scratch tmp;
+	const uint64_t off = offset_of(sym_site_a);
+	auto t0 = std::chrono::steady_clock::now();
+	// .gnu_debuglink to a FIFO beside the module (objcopy wants a file to link: then the FIFO
+	// takes its place).
+	std::string mod = tmp.dir + "/prog", debug = tmp.dir + "/prog.debug";
+	write_file(debug, "not yet a FIFO\n");
+	copy_self(mod, "--add-gnu-debuglink='" + debug + "'");
+	REQUIRE(unlink(debug.c_str()) == 0);
+	REQUIRE(mkfifo(debug.c_str(), 0600) == 0);
+	{
+		sym s;
+		int rc = 0;
+		CHECK(s.name(mod, off, &rc) == "");
+		CHECK(rc == -1);
+		CHECK(s.stats().started == 0);
+	}
+	// The same link, the FIFO in the module's .debug/ directory instead.
+	REQUIRE(unlink(debug.c_str()) == 0);
+	REQUIRE(mkdir((tmp.dir + "/.debug").c_str(), 0700) == 0);
+	REQUIRE(mkfifo((tmp.dir + "/.debug/prog.debug").c_str(), 0600) == 0);
+	{
+		sym s;
+		CHECK(s.name(mod, off) == "");
+		CHECK(s.stats().started == 0);
+	}
+	// Reached through a symbolic link to the module: the link's directory and the module's
+	// are both looked in.
+	std::string other = tmp.dir + "/other";
+	REQUIRE(mkdir(other.c_str(), 0700) == 0);
+	REQUIRE(symlink(mod.c_str(), (other + "/prog").c_str()) == 0);
+	{
+		sym s;
+		CHECK(s.name(other + "/prog", off) == "");
+		CHECK(s.stats().started == 0);
+	}
+	// A .gnu_debugaltlink (DWARF supplementary file) with an absolute path to a FIFO.
+	std::string alt = tmp.dir + "/alt.fifo", altsec = tmp.dir + "/altsec", mod2 = tmp.dir + "/prog2";
+	REQUIRE(mkfifo(alt.c_str(), 0600) == 0);
+	write_file(altsec, alt + std::string("\0", 1) + std::string(20, '\x5a'));
+	copy_self(mod2, "--add-section .gnu_debugaltlink='" + altsec + "'");
+	{
+		sym s;
+		CHECK(s.name(mod2, off) == "");
+		CHECK(s.stats().started == 0);
+	}
+	CHECK(seconds_since(t0) < 10);
+	// The control: the debug file a regular file, the module goes to addr2line (which finds
+	// no debug information in the stand-in file and names it from the module itself).
+	REQUIRE(unlink((tmp.dir + "/.debug/prog.debug").c_str()) == 0);
+	write_file(debug, "a regular file\n");
+	{
+		sym s;
+		CHECK(s.name(mod, off) == by_hand(mod, off));
+		CHECK(s.stats().started == 1);
+	}
+}
+
 TEST_CASE("symbolize: addr2line missing, dying or hanging")
 {
 	scratch tmp;

@@ -182,6 +182,24 @@ TEST_CASE("JSON writer", "[json]")
 		CHECK(m.text() == expected);
 	}
 
+	SECTION("strings stay UTF-8: each byte that starts no UTF-8 sequence is U+FFFD")
+	{
+		nt_json_array_begin(&j, nullptr);
+		// Valid sequences of 1 to 4 bytes pass as they are.
+		nt_json_string(&j, nullptr, "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80z");
+		// Latin-1 é, a lone continuation byte, a sequence cut by the end, an overlong '/',
+		// a surrogate, a code point past U+10FFFF, bytes 0xf8-0xff.
+		nt_json_string(&j, nullptr, "\xe9|\x80|\xe2\x82|\xc0\xaf|\xed\xa0\x80|\xf4\x90\x80\x80|\xff");
+		nt_json_array_end(&j);
+		CHECK(nt_json_finish(&j) == 0);
+		const char *expected = "[\n"
+				       "  \"a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80z\",\n"
+				       "  \"\\ufffd|\\ufffd|\\ufffd\\ufffd|\\ufffd\\ufffd|"
+				       "\\ufffd\\ufffd\\ufffd|\\ufffd\\ufffd\\ufffd\\ufffd|\\ufffd\"\n"
+				       "]\n";
+		CHECK(m.text() == expected);
+	}
+
 	SECTION("an unclosed object is an error")
 	{
 		nt_json_object_begin(&j, nullptr);
@@ -324,7 +342,7 @@ TEST_CASE("TSV trace", "[trace]")
 	{
 		std::vector<struct nt_detour> d = {
 			{ 0, 1, 0 }, { 1000, 2500, 0 }, { 123456789012ull, 5000000, 0 },
-			{ UINT64_MAX - 1, UINT64_MAX, 0 },
+			{ 1ull << 56, 3600000000000ull, 0 }, // the reader's limits
 		};
 		memfile m;
 		REQUIRE(nt_trace_write(m.f(), d.data(), d.size()) == 0);
@@ -342,6 +360,20 @@ TEST_CASE("TSV trace", "[trace]")
 			CHECK(out[i].flags == 0);
 		}
 		free(out);
+	}
+
+	SECTION("a start past 2^56 ns or a detour over an hour is refused, naming the line")
+	{
+		for (const char *bad : { "1\t2\n72057594037927937\t1\n", "1\t2\n5\t3600000000001\n",
+					 "1\t2\n18446744073709551614\t18446744073709551615\n" }) {
+			INFO(bad);
+			strfile in(bad);
+			struct nt_detour *out = nullptr;
+			size_t n = 99;
+			CHECK(nt_trace_read(in.f(), &out, &n, err, sizeof err) == -EINVAL);
+			CHECK(std::string(err).find("line 2: ") == 0);
+			CHECK(std::string(err).find("out of range") != std::string::npos);
+		}
 	}
 
 	SECTION("an empty trace reads as none")

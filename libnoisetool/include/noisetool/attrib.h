@@ -46,6 +46,7 @@ struct nt_culprit {
 struct nt_late {
 	uint64_t comm_id, seq;
 	uint32_t rank;                  /* the last arriver */
+	const char *host;               /* its host (borrowed) */
 	uint32_t members;               /* ranks whose records joined */
 	const struct nt_log_site *site; /* its call site on the last arriver (borrowed) */
 	uint64_t start_ns;              /* the median arrival, global time */
@@ -70,7 +71,10 @@ struct nt_attrib {
 	struct nt_late *late;          /* every late instance, largest delay first */
 };
 
-/* Join and attribute log's records. Returns 0, -EINVAL, -ENOMEM. */
+/* Join and attribute log's records. Every number is taken as it is, whatever its size: sums
+ * saturate at UINT64_MAX and nothing overflows, and the cost is O(n log n) in the records
+ * whatever the number of ranks, hosts and call sites. Returns 0, -EINVAL (NULL arguments, or
+ * a rank with records but no array of them), -ENOMEM. */
 NT_API int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out);
 
 NT_API void nt_attrib_free(struct nt_attrib *a);

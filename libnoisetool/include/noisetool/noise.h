@@ -59,8 +59,9 @@ NT_API int nt_node_noise_write_text(FILE *f, const struct nt_node_noise *r);
 NT_API int nt_trace_write(FILE *f, const struct nt_detour *d, size_t n);
 
 /* Read a trace written by nt_trace_write (blank lines and '#' comments are skipped; any other
- * malformed line is an error naming its line number in err). *out is malloc'd.
- * Returns 0, -EINVAL (malformed), -ENOMEM, -EIO. */
+ * malformed line is an error naming its line number in err, as is a start past 2^56 ns or a
+ * detour longer than an hour). *out is malloc'd. Returns 0, -EINVAL (malformed), -ENOMEM,
+ * -EIO. */
 NT_API int nt_trace_read(FILE *f, struct nt_detour **out, size_t *n, char *err, size_t errsz);
 
 #ifdef __cplusplus

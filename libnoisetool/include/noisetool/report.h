@@ -46,6 +46,7 @@ struct nt_report {
 	size_t nsites;
 	struct nt_report_site *sites; /* by time_ns_total, largest first */
 	struct nt_attrib attrib;      /* who made collectives late, and why */
+	void *by_identity_;           /* private: the sites in identity order, for lookups */
 };
 
 /* Merge log's sites; symbolize may be NULL. The report borrows log. 0, -EINVAL, -ENOMEM. */
@@ -65,6 +66,14 @@ NT_API int nt_report_write_late(FILE *f, const struct nt_report *rep, size_t n);
 /* The JSON document: { "ranks", "partial", "losses", "level", "rank_times": [...], "sites":
  * [...], ... } (doc/report-json.md). */
 NT_API int nt_report_write_json(FILE *f, const struct nt_report *rep);
+
+/* The reports of several logs as one JSON array (`noisetool report A B --json FILE`): call this
+ * for each report in turn, first = true for the first (it writes the '['), then
+ * nt_report_write_json_array_end. Each element is the document of nt_report_write_json with
+ * "log": log_path after "schema". 0, -EINVAL, or -EIO. */
+NT_API int nt_report_write_json_item(FILE *f, const struct nt_report *rep, const char *log_path,
+				     bool first);
+NT_API int nt_report_write_json_array_end(FILE *f);
 
 #ifdef __cplusplus
 }

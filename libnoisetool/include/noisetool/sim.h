@@ -157,15 +157,19 @@ NT_API int nt_sim_noise_add_rare(struct nt_sim_noise *n, int model, double rate_
 
 /* A trace replayed in a loop whose length is its last end; synchronized ranks start it at
  * offset 0, unsynchronized ranks at a random offset. Overlapping detours are merged. 0, or
- * -EINVAL (bad model, empty trace, the trace leaving no time for work), -ENOMEM. */
+ * -EINVAL (bad model, empty trace, the trace leaving no time for work, a start or duration
+ * past 2^62 ns), -ENOMEM. */
 NT_API int nt_sim_noise_add_trace(struct nt_sim_noise *n, int model, const struct nt_detour *d,
 				  size_t count);
 
 /* Add the node models of one signature file: a `noisetool detour|ftq --json` document (one
  * model per CPU entry: its periodic components and rare long detours) or a TSV trace
- * (start_ns<TAB>duration_ns, one model). Returns the number of models added (>= 1), -errno of
- * fopen (e.g. -ENOENT; the file is unreadable), -EINVAL (malformed or unusable; err says why),
- * -ENOMEM. */
+ * (start_ns<TAB>duration_ns, one model). path is a regular file or a pipe, read to its end
+ * (`<(noisetool detour --json -)`); it is opened without blocking, so a FIFO that no one writes
+ * reads as an empty file, and a device is refused unread. At most 64 MiB. Returns the number of
+ * models added (>= 1), -errno of opening or reading it (e.g. -ENOENT, -EISDIR; the file is
+ * unreadable), -EINVAL (malformed or unusable, not a regular file or pipe, too large; err says
+ * why), -ENOMEM. */
 NT_API int nt_sim_noise_load(struct nt_sim_noise *n, const char *path, char *err, size_t errsz);
 
 /* Synchronized (the same detours on every rank of a model) or not, and the seed of every random
@@ -180,7 +184,8 @@ NT_API double nt_sim_noise_ratio(const struct nt_sim_noise *n, int model);
 
 /* When work of work_ns, started by rank at t_ns, ends: the first time by which work_ns of
  * detour-free time has passed (a start inside a detour waits for its end). Cost O(1 + detours
- * hit). n may be NULL (no noise): t_ns + work_ns. */
+ * hit). n may be NULL (no noise): t_ns + work_ns. An end past 2^62 ns (146 years) is
+ * UINT64_MAX: never, rather than a time that wrapped round. */
 NT_API uint64_t nt_sim_noise_advance(const struct nt_sim_noise *n, uint64_t rank, uint64_t t_ns,
 				     uint64_t work_ns);
 

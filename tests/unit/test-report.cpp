@@ -1,0 +1,239 @@
+// The report over made-up logs, with numbers and strings no run writes: sums saturate instead of
+// wrapping, a site's spread is computed per rank once, every late instance finds its call
+// site's name, a terminal never gets a control character from a log, and several reports make
+// one JSON array.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <noisetool/report.h>
+
+extern "C" {
+#include "jsonread.h" // private to the core, without its own extern "C"
+}
+
+namespace {
+
+// A log built in memory: ranks with the given sites (all at their zero values otherwise).
+struct mem_log {
+	nt_log log{};
+	std::vector<nt_log_rank> ranks;
+	std::vector<std::vector<nt_log_site>> sites;
+	std::vector<std::vector<nt_log_record>> records;
+
+	explicit mem_log(uint32_t n) : ranks(n), sites(n), records(n)
+	{
+		for (uint32_t r = 0; r < n; r++) {
+			ranks[r] = nt_log_rank{};
+			ranks[r].rank = r;
+			ranks[r].host = "node";
+		}
+	}
+	nt_log_site &site(uint32_t r, const char *function, const char *module, uint64_t offset)
+	{
+		nt_log_site s{};
+		s.function = function;
+		s.module = module;
+		s.offset = offset;
+		sites[r].push_back(s);
+		return sites[r].back();
+	}
+	// An instance on rank r at the given start, at its site index.
+	void record(uint32_t r, uint64_t seq, uint64_t start_ns, uint32_t site)
+	{
+		nt_log_record x{};
+		x.seq = seq;
+		x.start_ns = start_ns;
+		x.site = site;
+		records[r].push_back(x);
+	}
+	const nt_log *get()
+	{
+		for (size_t r = 0; r < ranks.size(); r++) {
+			ranks[r].nsites = (uint32_t)sites[r].size();
+			ranks[r].sites = sites[r].data();
+			ranks[r].nrecords = records[r].size();
+			ranks[r].records = records[r].data();
+		}
+		log.nranks = (uint32_t)ranks.size();
+		log.ranks = ranks.data();
+		return &log;
+	}
+};
+
+std::string text_of(const nt_report &rep, size_t late = 10)
+{
+	char *buf = nullptr;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	REQUIRE(f);
+	CHECK(nt_report_write_text(f, &rep, "mem.ntlog", 0) == 0);
+	CHECK(nt_report_write_late(f, &rep, late) == 0);
+	std::fclose(f);
+	std::string s(buf, len);
+	std::free(buf);
+	return s;
+}
+
+} // namespace
+
+TEST_CASE("report: sums saturate and the spread is per rank", "[report]")
+{
+	mem_log m(3);
+	for (uint32_t r = 0; r < 2; r++) {
+		nt_log_site &s = m.site(r, "MPI_Allreduce", "/bin/app", 0x10);
+		s.calls = UINT64_MAX - 1;
+		s.bytes = UINT64_MAX;
+		s.total_ns = UINT64_MAX;
+		s.max_ns = UINT64_MAX;
+	}
+	// Rank 2 loaded the module from two paths: one site identity twice, its times add up.
+	m.site(2, "MPI_Allreduce", "/bin/app", 0x10).total_ns = 1000;
+	m.site(2, "MPI_Allreduce", "/other/app", 0x10).total_ns = 3000;
+	m.site(2, "MPI_Barrier", "/bin/app", 0x20).total_ns = 500;
+	nt_report rep;
+	REQUIRE(nt_report_build(m.get(), nullptr, nullptr, &rep) == 0);
+	REQUIRE(rep.nsites == 2);
+	const nt_report_site &a = rep.sites[0];
+	CHECK(std::string(a.function) == "MPI_Allreduce");
+	CHECK(a.calls == UINT64_MAX);
+	CHECK(a.bytes == UINT64_MAX);
+	CHECK(a.time_ns_total == UINT64_MAX);
+	CHECK(a.time_ns_max == UINT64_MAX);
+	CHECK(a.time_ns_max_rank == UINT64_MAX);
+	CHECK(a.ranks == 3);
+	CHECK((a.max_rank == 0 || a.max_rank == 1));
+	const nt_report_site &b = rep.sites[1];
+	CHECK(b.ranks == 1);
+	CHECK(b.max_rank == 2);
+	CHECK(b.time_ns_max_rank == 500);
+	CHECK(b.cov == Approx(std::sqrt(2.0)).epsilon(1e-9)); // one rank of three
+	std::string t = text_of(rep);
+	CHECK(t.find("18446744073709551615") != std::string::npos); // the calls, saturated
+	nt_report_free(&rep);
+
+	SECTION("the same, rank 2 alone: its two paths are one site")
+	{
+		mem_log one(1);
+		one.site(0, "MPI_Allreduce", "/bin/app", 0x10).total_ns = 1000;
+		one.site(0, "MPI_Allreduce", "/other/app", 0x10).total_ns = 3000;
+		REQUIRE(nt_report_build(one.get(), nullptr, nullptr, &rep) == 0);
+		REQUIRE(rep.nsites == 1);
+		CHECK(rep.sites[0].time_ns_max_rank == 4000);
+		CHECK(rep.sites[0].cov == 0);
+		nt_report_free(&rep);
+	}
+}
+
+TEST_CASE("report: a log without ranks or sites divides by nothing", "[report]")
+{
+	nt_log empty{};
+	nt_report rep;
+	REQUIRE(nt_report_build(&empty, nullptr, nullptr, &rep) == 0);
+	CHECK(rep.nsites == 0);
+	CHECK(text_of(rep).find("0 ranks") != std::string::npos);
+	nt_report_free(&rep);
+	mem_log m(2); // ranks, no sites
+	REQUIRE(nt_report_build(m.get(), nullptr, nullptr, &rep) == 0);
+	CHECK(rep.nsites == 0);
+	nt_report_free(&rep);
+	empty.nranks = 3; // ranks claimed, none there
+	CHECK(nt_report_build(&empty, nullptr, nullptr, &rep) == -EINVAL);
+}
+
+TEST_CASE("report: every late instance is named after its merged call site", "[report]")
+{
+	// 300 sites on each of 2 ranks; instance k is late at site k % 300 on rank 1, by k us.
+	mem_log m(2);
+	std::vector<std::string> fn(300);
+	for (uint32_t i = 0; i < 300; i++) {
+		fn[i] = "MPI_F" + std::to_string(i);
+		for (uint32_t r = 0; r < 2; r++)
+			m.site(r, fn[i].c_str(), "/bin/app", 0x1000 + i).total_ns = 1000 + i;
+	}
+	for (uint64_t k = 1; k <= 600; k++) {
+		m.record(0, k, 10000000 * k, (uint32_t)(k % 300));
+		m.record(1, k, 10000000 * k + 1000 * k, (uint32_t)(k % 300));
+	}
+	nt_report rep;
+	REQUIRE(nt_report_build(m.get(), nullptr, nullptr, &rep) == 0);
+	REQUIRE(rep.attrib.nlate == 600);
+	REQUIRE(rep.attrib.nsites == 300);
+	std::string t = text_of(rep, 600);
+	// The latest: instance 600 at site 0, then 599 at site 299.
+	CHECK(t.find("MPI_F0 app+0x1000") != std::string::npos);
+	CHECK(t.find("MPI_F299 app+0x112b") != std::string::npos);
+	CHECK(t.find(" ? ") == std::string::npos); // no site without its name
+	nt_report_free(&rep);
+}
+
+TEST_CASE("report: a log's strings never reach the terminal as control characters", "[report]")
+{
+	mem_log m(2);
+	m.ranks[0].host = "evil\x1b]0;owned\x07";
+	m.ranks[1].host = "n\xc3\xa9ud-\xff"; // UTF-8 é, then a byte that is not UTF-8
+	for (uint32_t r = 0; r < 2; r++)
+		m.site(r, "MPI_\x1b[2JBarrier", "/bin/\x9b" "31mapp", 0x20).total_ns = 100;
+	m.record(0, 1, 0, 0);
+	m.record(1, 1, 5000000, 0);
+	// A symbolizer that answers with an escape sequence (addr2line reads debug information
+	// that the program's author wrote).
+	auto sym = [](void *, const char *, uint64_t, char *out, size_t size) {
+		std::snprintf(out, size, "file.c\x1b[1m:12\r");
+		return 0;
+	};
+	nt_report rep;
+	REQUIRE(nt_report_build(m.get(), sym, nullptr, &rep) == 0);
+	std::string t = text_of(rep);
+	size_t controls = 0;
+	for (char c : t)
+		controls += (c != '\n' && (unsigned char)c < 0x20) || c == 0x7f;
+	CHECK(controls == 0);
+	CHECK(t.find("evil?]0;owned?") != std::string::npos);
+	CHECK(t.find("n\xc3\xa9ud-?") != std::string::npos);
+	CHECK(t.find("MPI_?[2JBarrier") != std::string::npos);
+	CHECK(t.find("file.c?[1m:12?") != std::string::npos);
+	CHECK(t.find('\x9b') == std::string::npos);
+	nt_report_free(&rep);
+}
+
+TEST_CASE("report: several reports are one JSON array, each naming its log", "[report]")
+{
+	mem_log a(1), b(2);
+	a.site(0, "MPI_Bcast", "/bin/app", 1).total_ns = 10;
+	b.site(1, "MPI_Reduce", "/bin/app", 2).total_ns = 20;
+	nt_report ra, rb;
+	REQUIRE(nt_report_build(a.get(), nullptr, nullptr, &ra) == 0);
+	REQUIRE(nt_report_build(b.get(), nullptr, nullptr, &rb) == 0);
+	char *buf = nullptr;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	REQUIRE(f);
+	CHECK(nt_report_write_json_item(f, &ra, "logs/a \"1\".ntlog", true) == 0);
+	CHECK(nt_report_write_json_item(f, &rb, "logs/b.ntlog", false) == 0);
+	CHECK(nt_report_write_json_array_end(f) == 0);
+	std::fclose(f);
+	nt_jvalue doc;
+	char err[128];
+	REQUIRE(nt_json_parse(buf, len, &doc, err, sizeof err) == 0);
+	REQUIRE(doc.type == NT_JARRAY);
+	REQUIRE(doc.n == 2);
+	const nt_jvalue *log0 = nt_jvalue_get(&doc.items[0], "log");
+	REQUIRE(log0);
+	CHECK(std::string(log0->string) == "logs/a \"1\".ntlog");
+	CHECK(nt_jvalue_get(&doc.items[1], "ranks")->number == 2);
+	CHECK(std::string(nt_jvalue_get(&doc.items[1], "schema")->string) == "noisetool-report/1");
+	// Indented as one document: the array's items one level in.
+	CHECK(std::string(buf, 10) == "[\n  {\n    ");
+	CHECK(std::string(buf + len - 7) == "\n  }\n]\n");
+	nt_jvalue_free(&doc);
+	std::free(buf);
+	nt_report_free(&ra);
+	nt_report_free(&rb);
+}
