@@ -9,7 +9,9 @@
 #include <noisetool/ntlog.h>
 
 /* One line on err per module of log's sites (and their stacks) that is missing, not a regular
- * file, or modified after the log was created, each naming the module; "[...]" names and the
+ * file, or modified after the log was created (file times have the kernel's coarse resolution,
+ * a tick: a module rebuilt within a tick of the job's end is not told), each naming the
+ * module; "[...]" names and the
  * empty name are not files. stat() alone: nothing is opened. Returns how many it named. */
 int modcheck_warn(FILE *err, const char *cmd, const struct nt_log *log);
 
