@@ -9,8 +9,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <string>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
@@ -40,6 +42,19 @@ public:
 	tempdir &operator=(const tempdir &) = delete;
 	std::string operator/(const std::string &name) const { return path_ + "/" + name; }
 	const std::string &path() const { return path_; }
+	// The names in the directory.
+	std::set<std::string> entries() const
+	{
+		std::set<std::string> out;
+		DIR *d = opendir(path_.c_str());
+		if (!d)
+			return out;
+		while (struct dirent *e = readdir(d))
+			if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+				out.insert(e->d_name);
+		closedir(d);
+		return out;
+	}
 
 private:
 	static int remove_one(const char *p, const struct stat *, int, struct FTW *)
@@ -482,5 +497,109 @@ TEST_CASE("nt_outfile_mkdirs creates an output directory with its parents", "[ou
 	{
 		CHECK(nt_outfile_mkdirs(nullptr, why, sizeof why) == -EINVAL);
 		CHECK(nt_outfile_mkdirs("", why, sizeof why) == -EINVAL);
+	}
+}
+
+// The atomic writing of a regular file: the temporary name, abort, replace, no_overwrite.
+TEST_CASE("nt_outfile: a regular file is written atomically", "[outfile]")
+{
+	tempdir dir;
+	REQUIRE(!dir.path().empty());
+	const std::string target = dir.path() + "/out.json";
+	struct nt_outfile of;
+
+	SECTION("commit creates the file atomically")
+	{
+		REQUIRE(nt_outfile_open(&of, target.c_str(), false) == 0);
+		REQUIRE(of.f != nullptr);
+		CHECK(!of.is_stdout);
+		fputs("hello\n", of.f);
+		// Before the commit only the temporary file exists.
+		auto before = dir.entries();
+		REQUIRE(before.size() == 1);
+		CHECK(*before.begin() != "out.json");
+		CHECK(before.begin()->rfind("out.json.tmp.", 0) == 0);
+		CHECK(access(target.c_str(), F_OK) != 0);
+
+		REQUIRE(nt_outfile_commit(&of) == 0);
+		CHECK(dir.entries() == std::set<std::string>{ "out.json" });
+		CHECK(slurp(target) == "hello\n");
+		struct stat st;
+		REQUIRE(stat(target.c_str(), &st) == 0);
+		CHECK((st.st_mode & 0777) == 0644);
+		nt_outfile_abort(&of); // safe after commit: leaves the committed file
+		CHECK(dir.entries() == std::set<std::string>{ "out.json" });
+	}
+
+	SECTION("commit replaces an existing file when overwriting is allowed")
+	{
+		FILE *f = fopen(target.c_str(), "w");
+		REQUIRE(f != nullptr);
+		fputs("old\n", f);
+		fclose(f);
+		REQUIRE(nt_outfile_open(&of, target.c_str(), false) == 0);
+		fputs("new\n", of.f);
+		REQUIRE(nt_outfile_commit(&of) == 0);
+		CHECK(slurp(target) == "new\n");
+		CHECK(dir.entries().size() == 1);
+	}
+
+	SECTION("abort leaves no file and no temporary file")
+	{
+		REQUIRE(nt_outfile_open(&of, target.c_str(), false) == 0);
+		fputs("partial", of.f);
+		CHECK(dir.entries().size() == 1);
+		nt_outfile_abort(&of);
+		CHECK(dir.entries().empty());
+		nt_outfile_abort(&of); // twice is safe
+		CHECK(dir.entries().empty());
+	}
+
+	SECTION("a missing directory gives -ENOENT")
+	{
+		std::string missing = dir.path() + "/no/such/dir/out.json";
+		CHECK(nt_outfile_open(&of, missing.c_str(), false) == -ENOENT);
+		CHECK(dir.entries().empty());
+	}
+
+	SECTION("no_overwrite on an existing file gives -EEXIST")
+	{
+		FILE *f = fopen(target.c_str(), "w");
+		REQUIRE(f != nullptr);
+		fputs("keep\n", f);
+		fclose(f);
+		CHECK(nt_outfile_open(&of, target.c_str(), true) == -EEXIST);
+		CHECK(slurp(target) == "keep\n");
+		CHECK(dir.entries() == std::set<std::string>{ "out.json" });
+	}
+
+	SECTION("no_overwrite: a target that appears before the commit is kept")
+	{
+		REQUIRE(nt_outfile_open(&of, target.c_str(), true) == 0);
+		fputs("mine\n", of.f);
+		FILE *f = fopen(target.c_str(), "w");
+		REQUIRE(f != nullptr);
+		fputs("theirs\n", f);
+		fclose(f);
+		CHECK(nt_outfile_commit(&of) == -EEXIST);
+		CHECK(slurp(target) == "theirs\n");
+		CHECK(dir.entries() == std::set<std::string>{ "out.json" });
+	}
+
+	SECTION("no_overwrite on a new file commits")
+	{
+		REQUIRE(nt_outfile_open(&of, target.c_str(), true) == 0);
+		fputs("fresh\n", of.f);
+		REQUIRE(nt_outfile_commit(&of) == 0);
+		CHECK(slurp(target) == "fresh\n");
+		CHECK(dir.entries() == std::set<std::string>{ "out.json" });
+	}
+
+	SECTION("bad arguments")
+	{
+		CHECK(nt_outfile_open(&of, "", false) == -EINVAL);
+		CHECK(nt_outfile_open(nullptr, target.c_str(), false) == -EINVAL);
+		CHECK(nt_outfile_open(&of, nullptr, false) == -EINVAL);
+		CHECK(nt_outfile_commit(nullptr) == -EINVAL);
 	}
 }

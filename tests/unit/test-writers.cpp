@@ -1,5 +1,5 @@
 // Unit tests of the writers: json.c (the streaming JSON writer), noise.c's JSON document,
-// trace.c (the TSV trace, both ways) and outfile.c (atomic output files).
+// and trace.c (the TSV trace, both ways); outfile.c has its own (test-outfile.cpp).
 #include <catch2/catch.hpp>
 
 #include <cerrno>
@@ -70,58 +70,6 @@ private:
 	std::string data_;
 	FILE *f_ = nullptr;
 };
-
-// A mkdtemp directory, removed with its entries at the end.
-class tempdir {
-public:
-	tempdir()
-	{
-		char tmpl[] = "/tmp/nt-unit-writers-XXXXXX";
-		char *p = mkdtemp(tmpl);
-		if (p)
-			path_ = p;
-	}
-	~tempdir()
-	{
-		if (path_.empty())
-			return;
-		for (const auto &e : entries())
-			unlink((path_ + "/" + e).c_str());
-		rmdir(path_.c_str());
-	}
-	tempdir(const tempdir &) = delete;
-	tempdir &operator=(const tempdir &) = delete;
-	const std::string &path() const { return path_; }
-	std::set<std::string> entries() const
-	{
-		std::set<std::string> out;
-		DIR *d = opendir(path_.c_str());
-		if (!d)
-			return out;
-		while (struct dirent *e = readdir(d))
-			if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
-				out.insert(e->d_name);
-		closedir(d);
-		return out;
-	}
-
-private:
-	std::string path_;
-};
-
-std::string slurp(const std::string &path)
-{
-	std::string s;
-	FILE *f = fopen(path.c_str(), "r");
-	if (!f)
-		return s;
-	char buf[4096];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-		s.append(buf, n);
-	fclose(f);
-	return s;
-}
 
 bool has_key(const std::string &doc, const char *key)
 {
@@ -439,108 +387,5 @@ TEST_CASE("TSV trace", "[trace]")
 		CHECK(nt_trace_write(nullptr, nullptr, 0) == -EINVAL);
 		memfile m;
 		CHECK(nt_trace_write(m.f(), nullptr, 1) == -EINVAL);
-	}
-}
-
-TEST_CASE("nt_outfile", "[outfile]")
-{
-	tempdir dir;
-	REQUIRE(!dir.path().empty());
-	const std::string target = dir.path() + "/out.json";
-	struct nt_outfile of;
-
-	SECTION("commit creates the file atomically")
-	{
-		REQUIRE(nt_outfile_open(&of, target.c_str(), false) == 0);
-		REQUIRE(of.f != nullptr);
-		CHECK(!of.is_stdout);
-		fputs("hello\n", of.f);
-		// Before the commit only the temporary file exists.
-		auto before = dir.entries();
-		REQUIRE(before.size() == 1);
-		CHECK(*before.begin() != "out.json");
-		CHECK(before.begin()->rfind("out.json.tmp.", 0) == 0);
-		CHECK(access(target.c_str(), F_OK) != 0);
-
-		REQUIRE(nt_outfile_commit(&of) == 0);
-		CHECK(dir.entries() == std::set<std::string>{ "out.json" });
-		CHECK(slurp(target) == "hello\n");
-		struct stat st;
-		REQUIRE(stat(target.c_str(), &st) == 0);
-		CHECK((st.st_mode & 0777) == 0644);
-		nt_outfile_abort(&of); // safe after commit: leaves the committed file
-		CHECK(dir.entries() == std::set<std::string>{ "out.json" });
-	}
-
-	SECTION("commit replaces an existing file when overwriting is allowed")
-	{
-		FILE *f = fopen(target.c_str(), "w");
-		REQUIRE(f != nullptr);
-		fputs("old\n", f);
-		fclose(f);
-		REQUIRE(nt_outfile_open(&of, target.c_str(), false) == 0);
-		fputs("new\n", of.f);
-		REQUIRE(nt_outfile_commit(&of) == 0);
-		CHECK(slurp(target) == "new\n");
-		CHECK(dir.entries().size() == 1);
-	}
-
-	SECTION("abort leaves no file and no temporary file")
-	{
-		REQUIRE(nt_outfile_open(&of, target.c_str(), false) == 0);
-		fputs("partial", of.f);
-		CHECK(dir.entries().size() == 1);
-		nt_outfile_abort(&of);
-		CHECK(dir.entries().empty());
-		nt_outfile_abort(&of); // twice is safe
-		CHECK(dir.entries().empty());
-	}
-
-	SECTION("a missing directory gives -ENOENT")
-	{
-		std::string missing = dir.path() + "/no/such/dir/out.json";
-		CHECK(nt_outfile_open(&of, missing.c_str(), false) == -ENOENT);
-		CHECK(dir.entries().empty());
-	}
-
-	SECTION("no_overwrite on an existing file gives -EEXIST")
-	{
-		FILE *f = fopen(target.c_str(), "w");
-		REQUIRE(f != nullptr);
-		fputs("keep\n", f);
-		fclose(f);
-		CHECK(nt_outfile_open(&of, target.c_str(), true) == -EEXIST);
-		CHECK(slurp(target) == "keep\n");
-		CHECK(dir.entries() == std::set<std::string>{ "out.json" });
-	}
-
-	SECTION("no_overwrite: a target that appears before the commit is kept")
-	{
-		REQUIRE(nt_outfile_open(&of, target.c_str(), true) == 0);
-		fputs("mine\n", of.f);
-		FILE *f = fopen(target.c_str(), "w");
-		REQUIRE(f != nullptr);
-		fputs("theirs\n", f);
-		fclose(f);
-		CHECK(nt_outfile_commit(&of) == -EEXIST);
-		CHECK(slurp(target) == "theirs\n");
-		CHECK(dir.entries() == std::set<std::string>{ "out.json" });
-	}
-
-	SECTION("no_overwrite on a new file commits")
-	{
-		REQUIRE(nt_outfile_open(&of, target.c_str(), true) == 0);
-		fputs("fresh\n", of.f);
-		REQUIRE(nt_outfile_commit(&of) == 0);
-		CHECK(slurp(target) == "fresh\n");
-		CHECK(dir.entries() == std::set<std::string>{ "out.json" });
-	}
-
-	SECTION("bad arguments")
-	{
-		CHECK(nt_outfile_open(&of, "", false) == -EINVAL);
-		CHECK(nt_outfile_open(nullptr, target.c_str(), false) == -EINVAL);
-		CHECK(nt_outfile_open(&of, nullptr, false) == -EINVAL);
-		CHECK(nt_outfile_commit(nullptr) == -EINVAL);
 	}
 }
