@@ -102,3 +102,7 @@ nt_hog_stop() {
 # nt_preload LIB: the LD_PRELOAD value that loads LIB into a job. Under a sanitizer test setup
 # NT_PRELOAD_FIRST names the sanitizer's runtime, which must come first.
 nt_preload() { echo "${NT_PRELOAD_FIRST:+$NT_PRELOAD_FIRST:}$1"; }
+
+# nt_peak_kib FILE: the largest peak resident set a job's ranks printed in FILE, as the MPI test
+# programs do after MPI_Finalize ("rank R peak-rss-kb KIB", tests/mpi/peak-rss.h); 0 for none.
+nt_peak_kib() { awk '/peak-rss-kb/ && $4 > m { m = $4 } END { print m + 0 }' "$1"; }

@@ -17,7 +17,6 @@ N=2000                 # communicators in the churn; N / 2 are then held at once
 PAST_ARENA_KIB=1024    # NT_PAST_ARENA_KIB in doc/environment.md
 fail=0
 run() { timeout 120 mpiexec -n 2 $(nt_bind 2) "$@"; }
-peak() { awk '/peak-rss-kb/ && $4 > m { m = $4 } END { print m + 0 }' "$1"; }
 pre=(-genv LD_PRELOAD "$(nt_preload "$LIB")")
 run "$PROG" $N >"$tmp/plain" 2>/dev/null || { echo "FAIL: plain run"; exit 1; }
 run "${pre[@]}" -genv NOISETOOL_DISABLE 1 "$PROG" $N >/dev/null 2>"$tmp/off" ||
@@ -63,7 +62,7 @@ if mem == "16M" and lost:
 sys.exit(bad)
 PY
 	mem_kib=$(($(numfmt --from=iec "$mem") / 1024))
-	p=$(peak "$tmp/$mem.err") off=$(peak "$tmp/off")
+	p=$(nt_peak_kib "$tmp/$mem.err") off=$(nt_peak_kib "$tmp/off")
 	if [ -n "${NT_PRELOAD_FIRST:-}" ]; then
 		echo "SKIP NOISETOOL_MEM=$mem: peak check: a sanitizer's shadow memory is in every peak"
 	else

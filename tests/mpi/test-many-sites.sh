@@ -20,7 +20,6 @@ SITES=5120
 PAST_ARENA_KIB=1024 # NT_PAST_ARENA_KIB in doc/environment.md
 fail=0
 run() { timeout 120 mpiexec -n 2 $(nt_bind 2) "$@"; }
-peak() { awk '/peak-rss-kb/ && $4 > m { m = $4 } END { print m + 0 }' "$1"; }
 pre=(-genv LD_PRELOAD "$(nt_preload "$LIB")")
 run "$PROG" $N >"$tmp/plain" 2>/dev/null || { echo "FAIL: plain run"; exit 1; }
 run "${pre[@]}" -genv NOISETOOL_DISABLE 1 "$PROG" $N >/dev/null 2>"$tmp/off" ||
@@ -41,7 +40,7 @@ a = [s for s in r["sites"] if s["function"] == "MPI_Allreduce"]
 merged = [s for s in a if "site table was full" in s.get("module", "") + s.get("location", "")]
 print(sum(s["calls"] for s in a), len(a) - len(merged), sum(s["calls"] for s in merged))' "$tmp/$mem.json")
 	mem_kib=$(($(numfmt --from=iec "$mem") / 1024))
-	p=$(peak "$tmp/$mem.err") off=$(peak "$tmp/off")
+	p=$(nt_peak_kib "$tmp/$mem.err") off=$(nt_peak_kib "$tmp/off")
 	echo "NOISETOOL_MEM=$mem: $calls MPI_Allreduce calls counted, $sites sites of their own," \
 		"$merged calls merged; peak resident $p KiB, $((p - off)) KiB over the library off"
 	[ "$calls" -eq $((2 * N * SITES)) ] ||

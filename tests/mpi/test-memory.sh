@@ -24,7 +24,6 @@ fail=0
 run() { timeout 300 mpiexec -n 2 $(nt_bind 2) "$@"; }
 pre=(-genv LD_PRELOAD "$(nt_preload "$LIB")")
 growth() { awk '/rss-growth-kb/ { print $2 }' "$1"; }
-peak() { awk '/peak-rss-kb/ && $4 > m { m = $4 } END { print m + 0 }' "$1"; }
 PAST_ARENA_KIB=1024 # NT_PAST_ARENA_KIB in doc/environment.md
 
 run "$PROG" "$N" >/dev/null 2>"$tmp/plain" || { echo "FAIL: plain run"; exit 1; }
@@ -74,7 +73,7 @@ g1=$(growth "$tmp/lib1")
 echo "$N allreduces: resident growth $g0 KiB without the library, $g1 KiB with it ($rec_kib KiB of it the records)"
 [ "$g1" -le $((g0 + rec_kib + 1024)) ] ||
 	{ echo "FAIL: grew more than its records and 1 MiB beyond the run without it"; fail=1; }
-echo "peak without the library $(peak "$tmp/plain") KiB, with it off $(peak "$tmp/off1") $(peak "$tmp/off2") $(peak "$tmp/off3") KiB"
+echo "peak without the library $(nt_peak_kib "$tmp/plain") KiB, with it off $(nt_peak_kib "$tmp/off1") $(nt_peak_kib "$tmp/off2") $(nt_peak_kib "$tmp/off3") KiB"
 
 # The peaks, MPI_Finalize included: with the default arena, past the pages its records took
 # (the other tables' few pages count as past it); with the smallest, past the whole arena
@@ -84,9 +83,9 @@ if [ -n "${NT_PRELOAD_FIRST:-}" ]; then
 else
 	past_default=() past_small=()
 	for i in 1 2 3; do
-		off=$(peak "$tmp/off$i")
-		past_default+=($(($(peak "$tmp/lib$i") - off - $(records_kib "$tmp/default$i.json"))))
-		past_small+=($(($(peak "$tmp/small$i.err") - off - 1024)))
+		off=$(nt_peak_kib "$tmp/off$i")
+		past_default+=($(($(nt_peak_kib "$tmp/lib$i") - off - $(records_kib "$tmp/default$i.json"))))
+		past_small+=($(($(nt_peak_kib "$tmp/small$i.err") - off - 1024)))
 	done
 	for run in default small; do
 		eval "past=(\"\${past_$run[@]}\")"
