@@ -188,9 +188,8 @@ void nt_live_finalizing(void)
 	__atomic_store_n(&hdr->state, NT_LIVE_FINALIZING, __ATOMIC_RELEASE);
 }
 
-void nt_live_close(size_t arena_bytes, int remove)
+void nt_live_close(int remove)
 {
-	(void)arena_bytes;
 	if (!hdr)
 		return;
 	munmap(hdr, mapped);

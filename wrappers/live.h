@@ -41,6 +41,6 @@ void nt_live_abort(int code);
 void nt_live_finalizing(void);
 
 /* Unmap; with remove, delete the file (the log holds everything now). */
-void nt_live_close(size_t arena_bytes, int remove);
+void nt_live_close(int remove);
 
 #endif /* WRAPPERS_LIVE_H */

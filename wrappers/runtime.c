@@ -290,19 +290,26 @@ static int reserve(char *why, size_t size)
 	return 0;
 }
 
-static void release(void)
+/* Let go of the tables, then of their memory (nothing may reach them once it is gone); the live
+ * file is removed with remove_live, else kept for `noisetool report`. */
+static void drop_arena(bool remove_live)
 {
-	nt_mpiwait_stop();
 	nt_records_fini();
 	nt_requests_init(NULL, 0);
 	nt_comms_fini();
 	nt_sites_fini();
 	if (live)
-		nt_live_close(arena_bytes, 1);
+		nt_live_close(remove_live);
 	else if (arena)
 		munmap(arena, arena_bytes);
 	arena = NULL;
 	live = false;
+}
+
+static void release(void)
+{
+	nt_mpiwait_stop();
+	drop_arena(true);
 }
 
 /* The ranks agree, on the tool's own communicator, before any of them acts: every rank must want
@@ -505,17 +512,7 @@ NT_MPI_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provi
  * 0 the directory), and stay when it could not be written. */
 static void finish_live(bool written)
 {
-	/* The tables are done with: nothing may reach them once their memory is gone. */
-	nt_records_fini();
-	nt_requests_init(NULL, 0);
-	nt_comms_fini();
-	nt_sites_fini();
-	if (live)
-		nt_live_close(arena_bytes, written);
-	else if (arena)
-		munmap(arena, arena_bytes);
-	arena = NULL;
-	live = false;
+	drop_arena(written);
 	if (!written)
 		return;
 	MPI_Request q;
