@@ -59,12 +59,65 @@ def split_params(params):
     return out
 
 
-def param_name(p):
-    """The declared name of one parameter: 'const int *array_of_x[]' -> 'array_of_x'."""
-    m = re.search(r"(\w+)\s*(\[[^\]]*\]\s*)*$", p)
-    if not m:
-        sys.exit(f"gen-wrappers: cannot find the name in parameter '{p}'")
-    return m.group(1)
+QUALIFIERS = {"const", "volatile", "struct", "unsigned", "signed", "restrict", "__restrict"}
+
+# What each parameter type is, by its type alone (arrays count as pointers, const is ignored):
+# the roles below are found by these classes and by position, never by the header's parameter
+# names (MPICH says indx where Open MPI says index, and a header may name none at all).
+CLASSES = {
+    "void*": "buf", "int": "int", "MPI_Count": "int", "MPI_Aint": "aint",
+    "int*": "ints", "MPI_Count*": "ints", "MPI_Aint*": "aints",
+    "MPI_Datatype": "type", "MPI_Datatype*": "types", "MPI_Op": "op",
+    "MPI_Comm": "comm", "MPI_Comm*": "newcomm", "MPI_Request*": "reqs",
+    "MPI_Status*": "status", "MPI_Group": "group", "MPI_Info": "info",
+    "MPI_Errhandler": "errhandler", "char*": "string", "MPI_Message*": "message",
+}
+
+
+class Param:
+    """One declared parameter: its type as declared (name dropped), array suffix, class and
+    the name the generated code gives it (a0, a1, ...)."""
+
+    def __init__(self, fn, pos, text):
+        text = " ".join(text.split())
+        arr = ""
+        m = re.search(r"((?:\[[^\]]*\]\s*)+)$", text)
+        if m:
+            arr, text = re.sub(r"\s+", "", m.group(1)), text[:m.start()].strip()
+        tokens = re.findall(r"[A-Za-z_]\w*|\*", text)
+        if len(tokens) >= 2 and tokens[-1] != "*" and (tokens[-2] == "*" or
+                                                       tokens[-2] not in QUALIFIERS):
+            text = text[:text.rfind(tokens[-1])].strip()  # the header's name for it: dropped
+        self.type, self.arr = text, arr
+        key = " ".join(w for w in re.findall(r"[A-Za-z_]\w*", text) if w not in QUALIFIERS)
+        key += "*" * (text.count("*") + len(re.findall(r"\[", arr)))
+        if key not in CLASSES:
+            sys.exit(f"gen-wrappers: {fn}: cannot classify parameter {pos + 1} ('{text}{arr}');"
+                     " teach CLASSES in gen-wrappers.py what it is")
+        self.cls = CLASSES[key]
+        self.name = f"a{pos}"
+
+    def decl(self):
+        sep = "" if self.type.endswith("*") else " "
+        return f"{self.type}{sep}{self.name}{self.arr}"
+
+
+def parse_params(fn, text):
+    parts = split_params(text)
+    if parts in ([], ["void"]):
+        return []
+    return [Param(fn, i, p) for i, p in enumerate(parts)]
+
+
+def of_class(params, cls):
+    return [p.name for p in params if p.cls == cls]
+
+
+def one_of_class(fn, params, cls, what):
+    found = of_class(params, cls)
+    if len(found) != 1:
+        sys.exit(f"gen-wrappers: {fn}: expected one {what} parameter, mpi.h declares {len(found)}")
+    return found[0]
 
 
 def is_persistent(name):
@@ -76,17 +129,11 @@ def instance_comm(kind, name, params):
     the creation of a persistent one); MPI_COMM_NULL for everything else."""
     if kind != "collective":
         return "MPI_COMM_NULL"
-    for p in params:
-        if re.match(r"^MPI_Comm\s+\w+$", p):
-            return param_name(p)
-    sys.exit(f"gen-wrappers: collective {name} has no MPI_Comm parameter")
+    return one_of_class(name, params, "comm", "MPI_Comm")
 
 
 def request_param(name, params):
-    for p in params:
-        if re.match(r"^MPI_Request\s*\*\s*\w+$", p):
-            return param_name(p)
-    sys.exit(f"gen-wrappers: {name} has no MPI_Request * parameter")
+    return one_of_class(name, params, "reqs", "MPI_Request *")
 
 
 def nonblocking_request(kind, name, params):
@@ -106,49 +153,65 @@ def persistent_request(kind, name, params):
 def start_requests(kind, name, params):
     """(requests, count) of MPI_Start/MPI_Startall, which start persistent instances."""
     if name == "MPI_Start":
-        return ("request", "1")
+        return (request_param(name, params), "1")
     if name == "MPI_Startall":
-        return ("array_of_requests", "count")
+        return (request_param(name, params), of_class(params, "int")[0])
     return ("NULL", "0")
+
+
+# The int * parameters of the wait and test calls, in the standard's order.
+WAIT_INTS = {
+    "MPI_Test": ("flag",), "MPI_Testall": ("flag",), "MPI_Waitany": ("index",),
+    "MPI_Testany": ("index", "flag"), "MPI_Waitsome": ("outcount", "indices"),
+    "MPI_Testsome": ("outcount", "indices"), "MPI_Wait": (), "MPI_Waitall": (),
+}
+
+
+def wait_ints(name, params):
+    """role -> parameter of a wait or test call's int * parameters, by position."""
+    ints = of_class(params, "ints")
+    roles = WAIT_INTS.get(name)
+    if roles is None or len(ints) != len(roles):
+        sys.exit(f"gen-wrappers: {name}: no rule for its {len(ints)} int * parameters")
+    return dict(zip(roles, ints))
 
 
 def completed(kind, name, params):
     """What a wait or test call reports as completed (struct nt_done), beyond the requests it
     sets to MPI_REQUEST_NULL: persistent requests stay valid when they complete."""
+    if kind != "wait" or not name.startswith(("MPI_Wait", "MPI_Test")):
+        return "(struct nt_done){ 0 }"
+    r = wait_ints(name, params)
     if name in ("MPI_Wait", "MPI_Waitall"):
         return "(struct nt_done){ .all = 1 }"
     if name in ("MPI_Test", "MPI_Testall"):
-        return "(struct nt_done){ .all = *flag }"
+        return f"(struct nt_done){{ .all = *{r['flag']} }}"
     if name == "MPI_Waitany":
-        return "(struct nt_done){ .index = indx }"
+        return f"(struct nt_done){{ .index = {r['index']} }}"
     if name == "MPI_Testany":
-        return "(struct nt_done){ .index = *flag ? indx : NULL }"
-    if name in ("MPI_Waitsome", "MPI_Testsome"):
-        return "(struct nt_done){ .outcount = outcount, .indices = array_of_indices }"
-    if kind == "wait" and name.startswith(("MPI_Wait", "MPI_Test")):
-        sys.exit(f"gen-wrappers: no completion rule for {name}")
-    return "(struct nt_done){ 0 }"
+        return f"(struct nt_done){{ .index = *{r['flag']} ? {r['index']} : NULL }}"
+    return f"(struct nt_done){{ .outcount = {r['outcount']}, .indices = {r['indices']} }}"
 
 
 def twin_call(kind, name, params, protos):
     """The nonblocking twin of a blocking collective or point-to-point call, started on
     nt_req and waited for by the adaptive wait loop (NOISETOOL_WAIT), when mpi.h declares one
-    with the same parameters, less a trailing status, plus a request; else None."""
+    with the same parameter types, less a trailing status, plus a request; else None."""
     if kind not in ("collective", "p2p") or name.startswith("MPI_I") or is_persistent(name):
         return None
     base = name[len("MPI_"):]
     twin = "MPI_I" + base[0].lower() + base[1:]
     if twin not in protos:
         return None
-    twin_params = split_params(protos[twin])
+    twin_params = parse_params(twin, protos[twin])
     mine = list(params)
     status = None
-    if mine and re.match(r"^MPI_Status\s*\*\s*\w+$", mine[-1]):
-        status = param_name(mine.pop())
-    if [param_name(p) for p in twin_params[:-1]] != [param_name(p) for p in mine] or \
-            not re.match(r"^MPI_Request\s*\*\s*\w+$", twin_params[-1]):
+    if mine and mine[-1].cls == "status":
+        status = mine.pop().name
+    if [(p.type, p.arr) for p in twin_params[:-1]] != [(p.type, p.arr) for p in mine] or \
+            not twin_params or twin_params[-1].cls != "reqs":
         return None
-    twin_args = ", ".join([param_name(p) for p in mine] + ["&nt_req"])
+    twin_args = ", ".join([p.name for p in mine] + ["&nt_req"])
     return (f"nt_mpiwait_request(P{twin}({twin_args}), &nt_req, "
             f"{status or 'MPI_STATUS_IGNORE'})")
 
@@ -167,7 +230,7 @@ def choice(kind, name, params, protos):
 def real_call(kind, name, params, protos):
     """The real call: the PMPI function, or (when the choice says so) its nonblocking twin, or
     for wait and waitall a test loop."""
-    args = ", ".join(param_name(p) for p in params)
+    args = ", ".join(p.name for p in params)
     plain = f"P{name}({args})"
     if name in ("MPI_Wait", "MPI_Waitall"):
         helper = "nt_mpiwait_wait" if name == "MPI_Wait" else "nt_mpiwait_waitall"
@@ -178,43 +241,50 @@ def real_call(kind, name, params, protos):
     return f"(NT_LIKELY(nt_blocking) ? {plain} : {twin})"
 
 
+# Constructors with a tag: the standard puts it after every other int parameter.
+TAGGED = ("MPI_Comm_create_group", "MPI_Intercomm_create")
+
+
 def created(kind, name, params, rc):
     """A communicator constructor's registration of what it made (nt_comms_created); empty for
     every other call. Arguments bound by type: the first MPI_Comm is the parent, the MPI_Comm *
-    the new communicator, an int tag and a const char *stringtag the tags."""
+    the new communicator, the last int the tag (of the constructors that have one) and the
+    const char * the string tag."""
     if kind != "comm":
         return "(void)0"
-    parent = next((param_name(p) for p in params if re.match(r"^MPI_Comm\s+\w+$", p)),
-                  "MPI_COMM_NULL")
-    newcomm = next((param_name(p) for p in params if re.match(r"^MPI_Comm\s*\*\s*\w+$", p)),
-                   None)
-    if newcomm is None:
-        sys.exit(f"gen-wrappers: constructor {name} has no MPI_Comm * parameter")
-    tag = next((param_name(p) for p in params if re.match(r"^int\s+tag$", p)), "0")
-    stringtag = next((param_name(p) for p in params
-                      if re.match(r"^const\s+char\s*\*\s*stringtag$", p)), "NULL")
+    parent = (of_class(params, "comm") or ["MPI_COMM_NULL"])[0]
+    newcomm = one_of_class(name, params, "newcomm", "MPI_Comm *")
+    tag = of_class(params, "int")[-1] if name in TAGGED else "0"
+    stringtag = (of_class(params, "string") or ["NULL"])[0]
     return f"nt_comms_created(NT_FN_{name}, {parent}, {newcomm}, {tag}, {stringtag}, {rc})"
 
 
 def buffer_size(kind, name, params):
     """(count, datatype) expressions of the call's bytes: the block it sends or receives
-    (count x datatype size). A send/receive pair uses the send side, or the receive side
+    (count x datatype size), found as a count followed by a datatype. A call with one such
+    pair uses it; one with two (send side, receive side) the send side, or the receive side
     where the send side is MPI_IN_PLACE or, for scatter, not significant on every rank. Calls
-    with count arrays (v and w variants) and calls without a buffer: ("0", MPI_DATATYPE_NULL)."""
-    names = set(param_name(p) for p in params)
-    if {"count", "datatype"} <= names:
-        return ("count", "datatype")
-    if {"recvcount", "datatype"} <= names:
-        return ("recvcount", "datatype")
-    if {"sendcount", "sendtype", "recvcount", "recvtype"} <= names:
-        if "Scatter" in name or "scatter" in name:
-            return ("(recvbuf == MPI_IN_PLACE ? sendcount : recvcount)",
-                    "(recvbuf == MPI_IN_PLACE ? sendtype : recvtype)")
-        if "sendbuf" in names:
-            return ("(sendbuf == MPI_IN_PLACE ? recvcount : sendcount)",
-                    "(sendbuf == MPI_IN_PLACE ? recvtype : sendtype)")
-        return ("sendcount", "sendtype")
-    return ("0", "MPI_DATATYPE_NULL")
+    with count or datatype arrays (v and w variants) and calls without a buffer:
+    ("0", MPI_DATATYPE_NULL)."""
+    pairs = [i for i in range(len(params) - 1)
+             if params[i].cls == "int" and params[i + 1].cls == "type"]
+    ntypes = len(of_class(params, "type")) + len(of_class(params, "types"))
+    if not pairs or len(pairs) != ntypes or len(pairs) > 2:
+        return ("0", "MPI_DATATYPE_NULL")
+    if len(pairs) == 1:
+        i = pairs[0]
+        return (params[i].name, params[i + 1].name)
+    s, r = pairs
+    scount, stype = params[s].name, params[s + 1].name
+    rcount, rtype = params[r].name, params[r + 1].name
+    if s == 0 or r == 0 or params[s - 1].cls != "buf" or params[r - 1].cls != "buf":
+        sys.exit(f"gen-wrappers: {name}: a count and datatype pair without its buffer")
+    sbuf, rbuf = params[s - 1].name, params[r - 1].name
+    if "catter" in name:
+        return (f"({rbuf} == MPI_IN_PLACE ? {scount} : {rcount})",
+                f"({rbuf} == MPI_IN_PLACE ? {stype} : {rtype})")
+    return (f"({sbuf} == MPI_IN_PLACE ? {rcount} : {scount})",
+            f"({sbuf} == MPI_IN_PLACE ? {rtype} : {stype})")
 
 
 def wait_requests(kind, name, params):
@@ -222,15 +292,13 @@ def wait_requests(kind, name, params):
     collectives; ("NULL", "0") for every other call."""
     if kind != "wait" or not re.match(r"^MPI_(Wait|Test)(all|any|some)?$", name):
         return ("NULL", "0")
-    reqs = next((param_name(p) for p in params if p.startswith("MPI_Request")), None)
-    if reqs is None:
-        sys.exit(f"gen-wrappers: {name} has no request parameter")
+    reqs = request_param(name, params)
     if name in ("MPI_Wait", "MPI_Test"):
         return (reqs, "1")
-    count = next((param_name(p) for p in params if re.match(r"^int\s+(count|incount)$", p)), None)
-    if count is None:
-        sys.exit(f"gen-wrappers: {name} has no count parameter")
-    return (reqs, count)
+    ints = of_class(params, "int")
+    if not ints or params[0].name != ints[0]:
+        sys.exit(f"gen-wrappers: {name}: its first parameter is not the request count")
+    return (reqs, ints[0])
 
 
 def main():
@@ -278,12 +346,10 @@ def main():
             c.write(f"\t{kind_enum[kind]},\n")
         c.write("};\n")
         for kind, name in kept:
-            params = split_params(protos[name])
-            if params == ["void"]:
-                params = []
-            args = ", ".join(param_name(p) for p in params)
+            params = parse_params(name, protos[name])
+            args = ", ".join(p.name for p in params)
             body = (template.replace("@NAME@", name).replace("@KIND@", kind)
-                    .replace("@PARAMS@", ", ".join(params) or "void").replace("@ARGS@", args)
+                    .replace("@PARAMS@", ", ".join(p.decl() for p in params) or "void").replace("@ARGS@", args)
                     .replace("@COMM@", instance_comm(kind, name, params))
                     .replace("@NBREQ@", nonblocking_request(kind, name, params))
                     .replace("@WAITREQS@", wait_requests(kind, name, params)[0])
