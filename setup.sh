@@ -13,8 +13,12 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 BUILD_DIR=${BUILD_DIR:-build}
-PACKAGES=(gcc g++ gfortran pkg-config meson ninja-build mpich libmpich-dev libpapi-dev
-          libunwind-dev catch2 zlib1g-dev binutils bc clang-14 libclang-rt-14-dev)
+# Both MPIs, side by side (the `mpi` alternatives then point at one of them: the build and the
+# tests name mpicc.mpich, mpiexec.openmpi, ... explicitly); mpi4py (built on Open MPI) for the
+# Python call sites.
+PACKAGES=(gcc g++ gfortran pkg-config meson ninja-build mpich libmpich-dev openmpi-bin
+          libopenmpi-dev python3-mpi4py libpapi-dev libunwind-dev catch2 zlib1g-dev binutils bc
+          clang-14 libclang-rt-14-dev)
 
 usage() {
 	sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
@@ -51,14 +55,16 @@ install_deps() {
 
 # Every integration is required: configured as 'auto', a machine without Catch2 ran "No tests
 # defined." and one without MPICH did not even register the MPI tests, both as a pass.
-FEATURES=(-Dpapi=enabled -Dlibunwind=enabled -Dwrappers=enabled -Dtests=enabled -Dexamples=true
-          -Dfuzz_smoke=enabled)
+FEATURES=(-Dpapi=enabled -Dlibunwind=enabled -Dwrappers=enabled -Dmpi=all -Dtests=enabled
+          -Dexamples=true -Dfuzz_smoke=enabled)
 
 # The package that provides a dependency meson could not find.
 package_of() {
 	case "$1" in
 	catch2) echo catch2 ;;
-	mpich | ompi-c | mpi | MPI*) echo "mpich libmpich-dev" ;;
+	mpich) echo "mpich libmpich-dev" ;;
+	ompi-c) echo "openmpi-bin libopenmpi-dev" ;;
+	mpi | MPI*) echo "mpich libmpich-dev openmpi-bin libopenmpi-dev" ;;
 	papi) echo libpapi-dev ;;
 	libunwind) echo libunwind-dev ;;
 	threads | m) echo libc6-dev ;;
@@ -79,7 +85,7 @@ configure() {
 	dep=$(printf '%s\n' "$out" | sed -n 's/.*Dependency "\([^"]*\)".* not found.*/\1/p' | head -n 1)
 	[ -n "$dep" ] || dep=$(printf '%s\n' "$out" |
 		sed -n 's/.*[Dd]ependency \([A-Za-z0-9_.+-]*\) found: NO.*/\1/p' | tail -n 1)
-	case "$dep" in mpich | ompi-c | mpi) dep="MPI (pkg-config mpich)" ;; esac
+	case "$dep" in mpich) dep="MPICH (pkg-config mpich)" ;; ompi-c) dep="Open MPI (pkg-config ompi-c)" ;; esac
 	if [ -n "$dep" ]; then
 		echo "setup.sh: meson cannot find $dep, which the test suite needs; install it: apt-get install -y $(package_of "$dep")" >&2
 	else
@@ -136,16 +142,16 @@ run_tests() {
 # noisetool run prints the report: which rank made the collectives late, and why.
 demo() {
 	local nt="$BUILD_DIR/tools/noisetool" prog="$BUILD_DIR/examples/allreduce-loop"
-	if [ ! -x "$prog" ] || ! command -v mpiexec >/dev/null; then
-		echo "setup.sh: the demo needs MPICH (mpiexec) and the examples built" >&2
+	if [ ! -x "$prog" ] || ! command -v mpiexec.mpich >/dev/null; then
+		echo "setup.sh: the demo needs MPICH (mpiexec.mpich) and the examples built" >&2
 		return 1
 	fi
 	# Where -bind-to core puts rank 1 (the hog must share its CPU).
 	local cpu
-	cpu=$(mpiexec -n 2 -bind-to core sh -c 'echo "$PMI_RANK $(taskset -pc $$ | sed "s/.*: //")"' |
+	cpu=$(mpiexec.mpich -n 2 -bind-to core sh -c 'echo "$PMI_RANK $(taskset -pc $$ | sed "s/.*: //")"' |
 		awk '$1 == 1 { print $2 }')
 	if [ -z "$cpu" ]; then
-		echo "setup.sh: the demo needs 2 CPUs (mpiexec -n 2 -bind-to core)" >&2
+		echo "setup.sh: the demo needs 2 CPUs (mpiexec.mpich -n 2 -bind-to core)" >&2
 		return 1
 	fi
 	echo "== noisetool run: 2 ranks, 4096 x 8-byte MPI_Allreduce with 20 us of work between"
@@ -156,7 +162,7 @@ demo() {
 	trap 'kill "$hog" 2>/dev/null' EXIT
 	local rc=0
 	"$nt" run --out "$BUILD_DIR/demo-logs" --top 5 --late 10 -- \
-		mpiexec -n 2 -bind-to core "$prog" --compute-us 20 --outliers 5 || rc=$?
+		mpiexec.mpich -n 2 -bind-to core "$prog" --compute-us 20 --outliers 5 || rc=$?
 	return $rc
 }
 

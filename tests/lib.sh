@@ -49,12 +49,42 @@ nt_cpus() {
 # nt_ncpus: how many CPUs this process may run on.
 nt_ncpus() { nt_cpus | wc -l; }
 
-# nt_need_mpiexec: MPICH's launcher. The suite is configured with MPI required, so a missing
-# launcher is a broken set-up (the library was built against libmpich-dev), not a skip.
-nt_need_mpiexec() {
-	command -v mpiexec >/dev/null && return 0
-	echo "FAIL: no mpiexec although the wrappers were built against MPICH: apt-get install -y mpich"
+# The MPI under test: meson runs each MPI test once per MPI, with NT_MPI=mpich or ompi. Its
+# launcher and compilers are named explicitly (mpiexec.mpich, mpicc.openmpi, ...), never the
+# `mpi` alternative, which points at one of them; `mpiexec` in a test is tests/launch/mpiexec,
+# which starts the launcher of NT_MPI with the hydra-style options the tests use.
+NT_MPI=${NT_MPI:-mpich}
+case "$NT_MPI" in
+mpich) NT_MPI_SUFFIX=mpich NT_MPI_PACKAGES="mpich libmpich-dev" ;;
+ompi) NT_MPI_SUFFIX=openmpi NT_MPI_PACKAGES="openmpi-bin libopenmpi-dev" ;;
+*)
+	echo "FAIL: NT_MPI='$NT_MPI': expected mpich or ompi"
 	exit 1
+	;;
+esac
+NT_MPIEXEC=mpiexec.$NT_MPI_SUFFIX
+NT_MPICC=mpicc.$NT_MPI_SUFFIX
+NT_MPIF90=mpif90.$NT_MPI_SUFFIX
+export NT_MPI
+PATH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/launch:$PATH"
+# Open MPI refuses to start as root without both (CI runs as root).
+if [ "$(id -u)" -eq 0 ]; then
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+
+# nt_need_mpiexec: the launcher of the MPI under test. The suite is configured with that MPI
+# found, so a missing launcher is a broken set-up, not a skip.
+nt_need_mpiexec() {
+	command -v "$NT_MPIEXEC" >/dev/null && return 0
+	echo "FAIL: no $NT_MPIEXEC although the wrappers were built for it: apt-get install -y $NT_MPI_PACKAGES"
+	exit 1
+}
+
+# nt_need_mpi4 WHAT: skip unless the MPI under test implements MPI 4 (NT_MPI_VERSION, from its
+# mpi.h, set by meson): Open MPI 4.1 is MPI 3.1, without persistent collectives.
+nt_need_mpi4() {
+	[ "${NT_MPI_VERSION:-4}" -ge 4 ] ||
+		nt_skip "$NT_MPIEXEC runs MPI ${NT_MPI_VERSION}.x; $1 is MPI 4"
 }
 
 # nt_need_cpus N WHY: skip unless this process may run on N CPUs or more.
@@ -64,8 +94,8 @@ nt_need_cpus() {
 	[ "$have" -ge "$1" ] || nt_skip "needs $1 CPUs in the affinity mask, has $have: $2"
 }
 
-# nt_bind NP: hydra's binding of NP ranks round-robin onto the allowed CPUs
-# ("-bind-to user:0,1,0,1"). -bind-to core would place ranks on CPUs outside the mask (under
+# nt_bind NP: the binding of NP ranks round-robin onto the allowed CPUs, in hydra's words
+# ("-bind-to user:0,1,0,1"; tests/launch/mpiexec makes it a rankfile for Open MPI). -bind-to core would place ranks on CPUs outside the mask (under
 # taskset -c 1 it put rank 0 on CPU 0).
 nt_bind() {
 	local np=$1 cpus list="" i

@@ -16,7 +16,7 @@
 #include "recpolicy.h"
 #include "sites.h"
 #include "window.h"
-#include "wrapper-ids.h"
+#include NT_WRAPPER_IDS_FILE /* wrapper-ids-MPI.h, generated for this MPI (meson.build) */
 
 #define NT_TLS __thread __attribute__((tls_model("initial-exec")))
 

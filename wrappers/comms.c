@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "comms.h"
-#include "wrapper-ids.h"
+#include NT_WRAPPER_IDS_FILE /* wrapper-ids-MPI.h, generated for this MPI (meson.build) */
 
 enum {
 	COUNTERS = 1024,  /* (members, tag) keys of group constructors, for their counts */

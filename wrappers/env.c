@@ -73,7 +73,8 @@ int nt_env_parse(struct nt_env *env, const char *(*getenv_fn)(const char *), cha
 	/* "mpiio": the old name of "shared", which wrote through MPI-IO */
 	static const char *const logs[] = { "shared", "per-rank", "mpiio", NULL };
 	static const char *const callsites[] = { "cached", "every-call", NULL };
-	static const char *const waits[] = { "mpich", "busy", "adaptive", "sleep", NULL };
+	/* "mpich": the old name of "mpi", the MPI's own blocking calls */
+	static const char *const waits[] = { "mpi", "busy", "adaptive", "sleep", "mpich", NULL };
 	if (errors && size)
 		errors[0] = '\0';
 	*env = (struct nt_env){ .level = NT_PROBE_OS, .mem_bytes = 16u << 20, .out_dir = ".",
@@ -86,7 +87,7 @@ int nt_env_parse(struct nt_env *env, const char *(*getenv_fn)(const char *), cha
 	bad += choice(getenv_fn, "NOISETOOL_LIVE", off_on, &live, errors, size);
 	bad += choice(getenv_fn, "NOISETOOL_CALLSITE", callsites, &callsite, errors, size);
 	bad += choice(getenv_fn, "NOISETOOL_WAIT", waits, &wait, errors, size);
-	env->wait = wait;
+	env->wait = wait == 4 ? 0 : wait; /* mpich = mpi */
 	env->disable = disable;
 	env->level = (enum nt_probe_level)level;
 	env->log_per_rank = log == 1;

@@ -29,8 +29,8 @@ struct nt_env {
 				     * under NOISETOOL_OUT while it runs (default 1; live.h) */
 	bool callsite_every_call;   /* NOISETOOL_CALLSITE=every-call: walk the stack on every call
 				     * as mpiP does (benchmark comparison only; default cached) */
-	int wait;                   /* NOISETOOL_WAIT=mpich|busy|adaptive (enum nt_wait_mode;
-				     * default mpich: MPICH's own blocking calls) */
+	int wait;                   /* NOISETOOL_WAIT=mpi|busy|adaptive|sleep (enum nt_wait_mode;
+				     * default mpi: the MPI's own blocking calls) */
 	bool inject;                /* NOISETOOL_INJECT=SPEC given and valid */
 	struct nt_inject_spec inject_spec;
 };

@@ -15,7 +15,7 @@
 #include "modules.h"
 #include "records.h"
 #include "sites.h"
-#include "wrapper-ids.h"
+#include NT_WRAPPER_IDS_FILE /* wrapper-ids-MPI.h, generated for this MPI (meson.build) */
 
 _Static_assert(NT_FN_COUNT <= NT_LIVE_FNS, "the live header must name every wrapped function");
 _Static_assert(NT_SITE_HIST == NT_LOG_HIST_BINS, "a site's histogram is the log's");

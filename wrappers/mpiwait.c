@@ -32,7 +32,7 @@ static int prefers_sleep; /* the owner's poller prefers sleeping (atomic: votes 
 
 int nt_mpiwait_start(enum nt_wait_mode mode)
 {
-	if (mode == NT_WAIT_MPICH)
+	if (mode == NT_WAIT_MPI)
 		return 0;
 	struct nt_poller_config cfg = NT_POLLER_CONFIG_DEFAULT;
 	cfg.timer_slack_ns = NAP_SLACK_NS;
@@ -49,7 +49,7 @@ int nt_mpiwait_start(enum nt_wait_mode mode)
 
 void nt_mpiwait_stop(void)
 {
-	nt_wait_mode_ = NT_WAIT_MPICH;
+	nt_wait_mode_ = NT_WAIT_MPI;
 	nt_poller_destroy(poller);
 	poller = NULL;
 }

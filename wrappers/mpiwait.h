@@ -16,7 +16,7 @@
 #include <noisetool/common.h>
 
 enum nt_wait_mode {
-	NT_WAIT_MPICH = 0,    /* MPICH's own blocking calls (default) */
+	NT_WAIT_MPI = 0,      /* the MPI's own blocking calls (default; NOISETOOL_WAIT=mpi or mpich) */
 	NT_WAIT_BUSY = 1,     /* nonblocking call + a spinning test loop */
 	NT_WAIT_ADAPTIVE = 2, /* the adaptive choice */
 	NT_WAIT_SLEEP = 3,    /* nonblocking call + a test loop that naps between tests */

@@ -196,7 +196,7 @@ static const char *const agree_name[AGREE_N] = {
 static void agree_value(int what, int v, char *buf, size_t size)
 {
 	static const char *const levels[] = { "timing", "os", "full" };
-	static const char *const waits[] = { "mpich", "busy", "adaptive", "sleep" };
+	static const char *const waits[] = { "mpi", "busy", "adaptive", "sleep" };
 	if (what == AGREE_ON)
 		snprintf(buf, size, "%s", v ? "0" : "1");
 	else if (what == AGREE_LEVEL)

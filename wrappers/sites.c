@@ -6,7 +6,7 @@
 #include "binding.h"
 #include "live.h"
 #include "sites.h"
-#include "wrapper-ids.h"
+#include NT_WRAPPER_IDS_FILE /* wrapper-ids-MPI.h, generated for this MPI (meson.build) */
 
 static struct nt_site *table;
 static size_t mask;  /* the hashed part: capacity - 1 */

@@ -38,9 +38,11 @@ int main(int argc, char **argv)
 	show("ibcast bad root", MPI_Ibcast(&x, 1, MPI_INT, -7, c, &r));
 	show("iallreduce null op", MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_OP_NULL, c, &r));
 	show("iallreduce count -1", MPI_Iallreduce(&x, &y, -1, MPI_INT, MPI_SUM, c, &r));
+#if MPI_VERSION >= 4 /* persistent collectives */
 	show("allreduce_init null op",
 	     MPI_Allreduce_init(&x, &y, 1, MPI_INT, MPI_OP_NULL, c, MPI_INFO_NULL, &r));
 	show("bcast_init bad root", MPI_Bcast_init(&x, 1, MPI_INT, size, c, MPI_INFO_NULL, &r));
+#endif
 	show("reduce bad root", MPI_Reduce(&x, &y, 1, MPI_INT, MPI_SUM, -3, c));
 	show("gather count -1", MPI_Gather(&x, -1, MPI_INT, &y, 1, MPI_INT, 0, c));
 	show("send bad rank", MPI_Send(&x, 1, MPI_INT, size + 3, 0, c));

@@ -4,15 +4,16 @@
 # timeout; exit code and standard output must equal the run without the library. One line per
 # case and mode: PASS, or FAIL with the reason (a hang, the exit code, the output).
 #
-#   test-correct.sh LIB BINDIR CASE...     BINDIR holds the correct-* programs
+#   test-correct.sh LIB PATTERN CASE...    PATTERN names the correct-* programs of the MPI
+#                                           under test, %s for the case (dir/correct-%s-ompi)
 #
 # Cases: nb-order nb-p2p persistent comms comm-churn waitall threads errors abort (one program
 # each), mixed-env (the ranks of one job with different NOISETOOL_* values), arena (one rank
 # cannot reserve its NOISETOOL_MEM).
 set -u
-usage="usage: test-correct.sh LIB BINDIR CASE..."
+usage="usage: test-correct.sh LIB PATTERN CASE..."
 LIB=${1:?$usage}
-BIN=${2:?$usage}
+PATTERN=${2:?$usage}
 shift 2
 [ $# -gt 0 ] || { echo "$usage"; exit 2; }
 . "$(dirname "$0")/../lib.sh"
@@ -23,6 +24,21 @@ mkdir "$tmp/logs"
 PRE=(-genv LD_PRELOAD "$(nt_preload "$LIB")" -genv NOISETOOL_OUT "$tmp/logs")
 ADAPTIVE=(-genv NOISETOOL_WAIT adaptive)
 passed=0 failed=0 skipped=0
+
+# prog_of CASE: the program of a case, for the MPI under test.
+prog_of() {
+	# shellcheck disable=SC2059 # the pattern is ours
+	printf "$PATTERN" "$1"
+}
+
+# The program that mixed-env and arena run: persistent collectives (fresh communicators,
+# persistent and blocking collectives, point-to-point) where the MPI has them (MPI 4), else
+# nonblocking ones completed out of order.
+if [ "${NT_MPI_VERSION:-4}" -ge 4 ]; then
+	MIXED=$(prog_of persistent)
+else
+	MIXED=$(prog_of nb-order)
+fi
 
 # launch RUN ARGS...: mpiexec ARGS under timeout, into $tmp/RUN.out, RUN.err and RUN.rc (stdin
 # from /dev/null: mpiexec forwards its stdin to rank 0 and would eat a caller's here-document).
@@ -95,7 +111,8 @@ judge() {
 
 # standard CASE NP EXPECT: correct-CASE on NP ranks in the three modes.
 standard() {
-	local case=$1 np=$2 expect=$3 prog="$BIN/correct-$1" bind
+	local case=$1 np=$2 expect=$3 prog bind
+	prog=$(prog_of "$case")
 	bind=$(nt_bind "$np")
 	launch "$case.plain" $bind -n "$np" "$prog"
 	reference "$case" "$case.plain" "$expect" || return 0
@@ -106,10 +123,9 @@ standard() {
 }
 
 # mixed-env: rank 0 and rank 1 of one preloaded job with different values of one variable
-# (each way round), running correct-persistent (fresh communicators, persistent and blocking
-# collectives, point-to-point); the output must equal the run without the library.
+# (each way round), running $MIXED; the output must equal the run without the library.
 mixed_env() {
-	local prog="$BIN/correct-persistent" bind name var a b
+	local prog=$MIXED bind name var a b
 	bind=$(nt_bind 2)
 	launch mixed.plain $bind -n 2 "$prog"
 	reference mixed-env mixed.plain zero || return 0
@@ -127,7 +143,7 @@ mixed_env() {
 	done <<-'EOF'
 		disable NOISETOOL_DISABLE 1 -
 		summary NOISETOOL_SUMMARY 0 1
-		wait NOISETOOL_WAIT adaptive mpich
+		wait NOISETOOL_WAIT adaptive mpi
 		level NOISETOOL_LEVEL timing os
 		mem NOISETOOL_MEM 1M 16M
 		inject NOISETOOL_INJECT period=5ms,detour=200us -
@@ -137,7 +153,7 @@ mixed_env() {
 # arena: one rank (rank 0, then rank 1) runs under an address-space limit with
 # NOISETOOL_MEM=4G, so that its arena cannot be reserved although MPICH starts.
 arena() {
-	local prog="$BIN/correct-persistent" bind kib=$((1 << 20)) # 1 GiB
+	local prog=$MIXED bind kib=$((1 << 20)) # 1 GiB
 	if [ -n "${NT_PRELOAD_FIRST:-}" ]; then
 		echo "SKIP arena: a sanitizer's runtime cannot start under an address-space limit"
 		skipped=$((skipped + 1))
@@ -159,7 +175,7 @@ arena() {
 		launch "arena.limited$r" $bind "${seg0[@]}" : "${seg1[@]}"
 		if hung "arena.limited$r" || [ "$(rc_of "arena.limited$r")" -ne 0 ] ||
 			! cmp -s "$tmp/arena.plain.out" "$tmp/arena.limited$r.out"; then
-			echo "SKIP arena rank $r: MPICH itself needs more than $kib KiB of address space here"
+			echo "SKIP arena rank $r: the MPI itself needs more than $kib KiB of address space here"
 			show "arena.limited$r"
 			skipped=$((skipped + 1))
 			continue
@@ -182,7 +198,7 @@ for case in "$@"; do
 		standard "$case" 2 zero
 		;;
 	comms) standard comms 4 zero ;; # MPI_UNDEFINED in a split needs 3 or more ranks
-	abort) standard abort 2 nonzero ;; # hydra's exit code; MPICH's message may be lost
+	abort) standard abort 2 nonzero ;; # the launcher's exit code; the MPI's message may be lost
 	mixed-env) mixed_env ;;
 	arena) arena ;;
 	*)

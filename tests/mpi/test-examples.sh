@@ -10,7 +10,7 @@ nt_need_mpiexec
 nt_tmpdir
 fail=0
 for prog in "$ALLREDUCE" "$COLL"; do
-	name=$(basename "$prog")
+	name=$(basename "$prog" | sed -E "s/-(mpich|ompi)$//") # built once per MPI: NAME-ompi
 	mpiexec -n 1 "$prog" --help >"$tmp/help" 2>&1 && grep -q "^Usage: $name" "$tmp/help" ||
 		{ echo "FAIL: $name --help"; cat "$tmp/help"; fail=1; }
 	mpiexec -n 1 "$prog" --bogus >"$tmp/bad" 2>&1

@@ -8,13 +8,13 @@ NT=${2:?}
 SRC=${3:?}
 . "$(dirname "$0")/../lib.sh"
 nt_need_mpiexec
-# setup.sh installs gfortran and mpich: without mpif90, or when it cannot build a 20-line
+# setup.sh installs gfortran and both MPIs: without the MPI's mpif90, or when it cannot build a 20-line
 # program, the set-up is broken, which is a failure, not a machine that lacks something.
-command -v mpif90 >/dev/null ||
-	{ echo "FAIL: no mpif90 (apt-get install gfortran mpich; ./setup.sh installs both)"; exit 1; }
+command -v "$NT_MPIF90" >/dev/null ||
+	{ echo "FAIL: no $NT_MPIF90 (apt-get install gfortran $NT_MPI_PACKAGES; ./setup.sh installs them)"; exit 1; }
 nt_tmpdir
-mpif90 -g "$SRC" -o "$tmp/inplace" 2>"$tmp/cc.err" ||
-	{ echo "FAIL: mpif90 cannot build $SRC:"; cat "$tmp/cc.err"; exit 1; }
+"$NT_MPIF90" -g "$SRC" -o "$tmp/inplace" 2>"$tmp/cc.err" ||
+	{ echo "FAIL: $NT_MPIF90 cannot build $SRC:"; cat "$tmp/cc.err"; exit 1; }
 run() { timeout 120 mpiexec -n 2 $(nt_bind 2) "$@"; }
 fail=0
 run "$tmp/inplace" >"$tmp/plain" 2>&1 || { echo "FAIL: plain run"; cat "$tmp/plain"; exit 1; }

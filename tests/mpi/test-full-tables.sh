@@ -26,9 +26,11 @@ echo "job's stderr:"
 cat "$tmp/pre.err"
 head -4 "$tmp/report"
 
-"$PY" - "$tmp/report.json" $N <<'PY' || fail=1
+# Persistent collectives are MPI 4: under an MPI 3 (Open MPI 4.1) only the request table fills.
+mpi4=$([ "${NT_MPI_VERSION:-4}" -ge 4 ] && echo 1 || echo 0)
+"$PY" - "$tmp/report.json" $N $mpi4 <<'PY' || fail=1
 import json, sys
-rep, n = json.load(open(sys.argv[1])), int(sys.argv[2])
+rep, n, mpi4 = json.load(open(sys.argv[1])), int(sys.argv[2]), sys.argv[3] == "1"
 losses = rep["losses"]
 calls = {s["function"]: s["calls"] for s in rep["sites"]}
 bad = 0
@@ -37,12 +39,12 @@ def check(ok, what):
     print(("ok: " if ok else "FAIL: ") + what)
     bad |= not ok
 check(rep["partial"] and rep["log_version"] == 3, "the log is version 3 and partial")
-check(losses["untimed_instances"] > 0 and losses["unregistered_persistent"] > 0,
-      f"both tables overflowed: {losses}")
+check(losses["untimed_instances"] > 0 and (losses["unregistered_persistent"] > 0) == mpi4,
+      f"the tables overflowed: {losses}")
 check(calls["MPI_Ibarrier"] + losses["untimed_instances"] == 2 * n,
       f"MPI_Ibarrier: {calls['MPI_Ibarrier']} timed + {losses['untimed_instances']} not = 2 x {n}")
-check(calls["MPI_Barrier_init"] + losses["unregistered_persistent"] == 2 * n,
-      f"MPI_Barrier_init: {calls['MPI_Barrier_init']} starts timed + "
+check(calls.get("MPI_Barrier_init", 0) + losses["unregistered_persistent"] == 2 * n * mpi4,
+      f"MPI_Barrier_init: {calls.get('MPI_Barrier_init', 0)} starts timed + "
       f"{losses['unregistered_persistent']} not registered = 2 x {n}")
 for kind in losses:
     check(losses[kind] == sum(r[kind] for r in rep["rank_times"]), f"{kind}: the ranks' sum")
@@ -50,8 +52,9 @@ sys.exit(bad)
 PY
 
 # The report's lines and rank 0's stderr name the two losses in the same words.
-for what in "nonblocking or persistent collective instances were not timed" \
-	"persistent collectives were not registered"; do
+whats=("nonblocking or persistent collective instances were not timed")
+[ "$mpi4" = 0 ] || whats+=("persistent collectives were not registered")
+for what in "${whats[@]}"; do
 	line=$(grep -o "PARTIAL: [0-9]* $what (.*)" "$tmp/report")
 	[ -n "$line" ] || { echo "FAIL: the report does not say '$what'"; fail=1; continue; }
 	grep -qxF "noisetool: $line" "$tmp/pre.err" ||

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# A program linked with -lnoisetool-mpi (no preload) is recorded just the same.
+# A program linked with -lnoisetool-MPI (no preload) is recorded just the same.
 set -u
 PROG=${1:?usage: test-linked.sh PROGRAM NOISETOOL}
 NT=${2:?}
 . "$(dirname "$0")/../lib.sh"
 nt_need_mpiexec
-ldd "$PROG" | grep -q libnoisetool-mpi || { echo "FAIL: not linked with libnoisetool-mpi"; exit 1; }
+ldd "$PROG" | grep -q "libnoisetool-$NT_MPI\.so" || { echo "FAIL: not linked with libnoisetool-$NT_MPI"; exit 1; }
 nt_tmpdir
 timeout 120 mpiexec -n 2 $(nt_bind 2) -genv NOISETOOL_OUT "$tmp" -genv NOISETOOL_SUMMARY 0 \
 	"$PROG" 500 >"$tmp/out" 2>"$tmp/err" || { echo "FAIL: run"; cat "$tmp/err"; exit 1; }

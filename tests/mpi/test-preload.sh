@@ -107,7 +107,7 @@ rc=$?
 grep -q "MPI_Allreduce .*allreduce-loop.c:$line " "$tmp/run.out" ||
 	{ echo "FAIL: noisetool run report"; cat "$tmp/run.out"; fail=1; }
 grep -q "noisetool:   top call sites" "$tmp/run.err" && { echo "FAIL: duplicate in-job summary"; fail=1; }
-"$NT" run --out "$tmp/run2" -- true >"$tmp/true.out" 2>"$tmp/true.err"
+"$NT" run --mpi "$NT_MPI" --out "$tmp/run2" -- true >"$tmp/true.out" 2>"$tmp/true.err"
 [ $? -eq 1 ] && grep -q "left no log" "$tmp/true.err" || { echo "FAIL: run of a non-MPI command"; fail=1; }
 "$NT" run --level loud -- true 2>/dev/null
 [ $? -eq 2 ] || { echo "FAIL: bad --level must exit 2"; fail=1; }
