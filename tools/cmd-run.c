@@ -17,26 +17,33 @@
 #include <unistd.h>
 
 #include <noisetool/inject.h>
+#include <noisetool/live.h>
 #include <noisetool/outfile.h>
 
 #include "cli.h"
 #include "commands.h"
+#include "mpi-pick.h"
 
 static const char usage[] =
 	"Usage: noisetool run [--out DIR] [--level timing|os|full] [--wait W] [--inject SPEC]\n"
-	"                     [--json FILE] [--top N] [--late N] -- CMD [ARGS...]\n"
+	"                     [--mpi mpich|openmpi] [--json FILE] [--top N] [--late N]\n"
+	"                     -- CMD [ARGS...]\n"
 	"\n"
 	"Run CMD (usually mpiexec ...) with the MPI wrapper library preloaded into every process\n"
-	"it starts, then print the report of the job's log. Example:\n"
-	"  noisetool run --out logs -- mpiexec -n 2 -bind-to core ./app\n"
+	"it starts, then print the report of the job's log. Examples:\n"
+	"  noisetool run --out logs -- mpiexec.mpich -n 2 -bind-to core ./app\n"
+	"  noisetool run -- mpiexec.openmpi -n 2 --bind-to core python3 script.py\n"
 	"\n"
 	"  --out DIR       directory for the job log (created with its parents if missing, before\n"
 	"                  the job starts; default .)\n"
 	"  --level L       timing (counter only), os (default: + OS counters), full (+ hardware)\n"
-	"  --wait W        blocking MPI calls wait by MPICH's own busy progress (mpich, the\n"
-	"                  default), a spinning test loop (busy), or the adaptive loop that\n"
-	"                  sleeps between tests while the CPU is shared (adaptive), or a test\n"
-	"                  loop that always naps between tests (sleep, for comparison)\n"
+	"  --mpi M         the job's MPI: mpich (and its ABI: Intel MPI, MVAPICH) or openmpi;\n"
+	"                  default: found from CMD's launcher, else from what its program is\n"
+	"                  linked with (the line before the job says which and why)\n"
+	"  --wait W        blocking MPI calls wait by the MPI's own progress (mpi, the default;\n"
+	"                  mpich is its old name), a spinning test loop (busy), or the adaptive\n"
+	"                  loop that sleeps between tests while the CPU is shared (adaptive), or\n"
+	"                  a test loop that always naps between tests (sleep, for comparison)\n"
 	"  --inject SPEC   inject noise into the job, e.g.\n"
 	"                  period=10ms,detour=100us,mode=sync|unsync,ranks=1,3,seed=42\n"
 	"                  (a period of 1 ms or more, a detour of at most 90 % of it: each\n"
@@ -50,9 +57,13 @@ static const char usage[] =
 	"  --late N        latest collective instances in the printed report (default 10)\n"
 	"  -h, --help      this text\n"
 	"\n"
-	"The library is found through NOISETOOL_LIB, else next to this program (build tree) or in\n"
-	"the installed library directory, and put first in LD_PRELOAD, after the sanitizer runtime\n"
-	"(libasan, libtsan) that leads LD_PRELOAD or that this program was built with.\n"
+	"The library is the one built for the job's MPI (libnoisetool-mpich.so,\n"
+	"libnoisetool-ompi.so), found next to this program (build tree) or in the installed\n"
+	"library directory, or NOISETOOL_LIB's; it is put first in LD_PRELOAD, after the sanitizer\n"
+	"runtime (libasan, libtsan) that leads LD_PRELOAD or that this program was built with.\n"
+	"Open MPI's mpirun/mpiexec is given -x for LD_PRELOAD and the NOISETOOL_ variables (its\n"
+	"ranks on other nodes get only those); MPICH's and Slurm's srun pass the whole\n"
+	"environment on (srun --export=NONE does not: see doc/noisetool.md).\n"
 	"\n"
 	"The job is given an id (NOISETOOL_JOB) that names its log, so that the report is of this\n"
 	"job even when others write into the same directory. SIGTERM, SIGHUP, SIGQUIT, and SIGINT\n"
@@ -61,14 +72,10 @@ static const char usage[] =
 	"reported from the live files its ranks left, marked partial. Exit status: the job's, or\n"
 	"1 when it left no log, 2 for bad arguments.\n";
 
-/* The wrapper library: NOISETOOL_LIB, the build tree beside this program, the install dir. */
-static int find_library(char *out, size_t size)
+/* The wrapper library built for an MPI: beside this program (build tree: ../wrappers), else
+ * in the installed library directory. 0, or -ENOENT with the last path tried in out. */
+static int find_library(enum mpi_kind kind, char *out, size_t size)
 {
-	const char *env = getenv("NOISETOOL_LIB");
-	if (env && *env) {
-		snprintf(out, size, "%s", env);
-		return access(out, R_OK) == 0 ? 0 : -ENOENT;
-	}
 	char self[PATH_MAX / 2];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
 	if (n > 0) {
@@ -76,13 +83,108 @@ static int find_library(char *out, size_t size)
 		char *slash = strrchr(self, '/');
 		if (slash) {
 			*slash = '\0';
-			snprintf(out, size, "%s/../wrappers/libnoisetool-mpi.so", self);
+			snprintf(out, size, "%s/../wrappers/libnoisetool-%s.so", self,
+				 mpi_kind_lib(kind));
 			if (access(out, R_OK) == 0)
 				return 0;
 		}
 	}
-	snprintf(out, size, "%s/libnoisetool-mpi.so", NT_LIBDIR);
+	snprintf(out, size, "%s/libnoisetool-%s.so", NT_LIBDIR, mpi_kind_lib(kind));
 	return access(out, R_OK) == 0 ? 0 : -ENOENT;
+}
+
+/* The library to preload, into lib, and a line saying which and why on stderr: NOISETOOL_LIB;
+ * else the one for --mpi (named), the MPI of the job's launcher or program (mpi-pick.h), the
+ * only one built, or the MPI of the default `mpiexec`. Fills *pick. NT_EXIT_OK, or one line
+ * and NT_EXIT_FAIL. */
+static int choose_library(const char *cmd, const char *named, char *const *job,
+			  struct mpi_pick *pick, char *lib, size_t size)
+{
+	const char *env = getenv("NOISETOOL_LIB");
+	mpi_pick(job, pick);
+	if (env && *env) {
+		snprintf(lib, size, "%s", env);
+		if (access(lib, R_OK) != 0) {
+			fprintf(stderr, "%s: NOISETOOL_LIB=%s: %s\n", cmd, env, strerror(errno));
+			return NT_EXIT_FAIL;
+		}
+		fprintf(stderr, "%s: preloading %s (NOISETOOL_LIB)\n", cmd, lib);
+		return NT_EXIT_OK;
+	}
+	if (named) {
+		pick->kind = mpi_kind_named(named);
+		snprintf(pick->why, sizeof pick->why, "--mpi %s", named);
+	}
+	if (pick->kind == MPI_KIND_UNKNOWN) {
+		/* the only library built, else the MPI of the default launcher */
+		char mpich[PATH_MAX], ompi[PATH_MAX];
+		bool have_mpich = find_library(MPI_KIND_MPICH, mpich, sizeof mpich) == 0;
+		bool have_ompi = find_library(MPI_KIND_OMPI, ompi, sizeof ompi) == 0;
+		char *const dflt[] = { "mpiexec", NULL };
+		if (have_mpich != have_ompi) {
+			pick->kind = have_mpich ? MPI_KIND_MPICH : MPI_KIND_OMPI;
+			snprintf(pick->why, sizeof pick->why, "the only MPI with a wrapper library here");
+		} else {
+			struct mpi_pick by_default;
+			mpi_pick(dflt, &by_default);
+			if (by_default.kind != MPI_KIND_UNKNOWN) {
+				pick->kind = by_default.kind;
+				snprintf(pick->why, sizeof pick->why,
+					 "neither %s nor its program names an MPI; the default mpiexec "
+					 "is %s's",
+					 job[0], mpi_kind_title(by_default.kind));
+			}
+		}
+	}
+	if (pick->kind == MPI_KIND_UNKNOWN) {
+		fprintf(stderr, "%s: cannot tell which MPI '%s' runs on: say --mpi mpich or "
+				"--mpi openmpi\n",
+			cmd, job[0]);
+		return NT_EXIT_FAIL;
+	}
+	if (find_library(pick->kind, lib, size) != 0) {
+		fprintf(stderr, "%s: the job runs on %s (%s) but its wrapper library is not built "
+				"(tried %s; build with -Dmpi=all, or set NOISETOOL_LIB)\n",
+			cmd, mpi_kind_title(pick->kind), pick->why, lib);
+		return NT_EXIT_FAIL;
+	}
+	fprintf(stderr, "%s: %s (%s): preloading %s\n", cmd, mpi_kind_title(pick->kind),
+		pick->why, lib);
+	return NT_EXIT_OK;
+}
+
+/* The job's command with Open MPI's "-x NAME" for LD_PRELOAD and every NOISETOOL_ variable
+ * after the launcher (its ranks on other nodes get only what -x names); malloc'd, NULL when out
+ * of memory. */
+static char **ompi_command(char **job)
+{
+	extern char **environ;
+	size_t n = 0, nenv = 0;
+	while (job[n])
+		n++;
+	for (char **e = environ; *e; e++)
+		nenv += !strncmp(*e, "NOISETOOL_", 10);
+	char **out = calloc(n + 2 * (nenv + 1) + 1, sizeof *out);
+	if (!out)
+		return NULL;
+	size_t k = 0;
+	out[k++] = job[0];
+	out[k++] = "-x";
+	out[k++] = "LD_PRELOAD";
+	for (char **e = environ; *e; e++) {
+		if (strncmp(*e, "NOISETOOL_", 10))
+			continue;
+		char *name = strndup(*e, strcspn(*e, "="));
+		if (!name) {
+			free(out);
+			return NULL;
+		}
+		out[k++] = "-x";
+		out[k++] = name; /* lives until exec */
+	}
+	for (size_t i = 1; i < n; i++)
+		out[k++] = job[i];
+	return out;
 }
 
 /* Whether a path names a sanitizer's runtime (GCC's libasan, libtsan, ..., clang's
@@ -203,6 +305,50 @@ static int find_job_log(const char *dir, const char *id, char *out, size_t size)
 	return found;
 }
 
+/* Whether a rank's live file names a process of this host that still runs. */
+static bool rank_alive(const char *path, const char *host)
+{
+	struct nt_live_header h;
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return false;
+	bool ok = fread(&h, sizeof h, 1, f) == 1;
+	fclose(f);
+	if (!ok || memcmp(h.magic, NT_LIVE_MAGIC, sizeof h.magic) || h.pid == 0 ||
+	    strncmp(h.host, host, sizeof h.host))
+		return false;
+	return kill((pid_t)h.pid, 0) == 0 || errno == EPERM;
+}
+
+/* A launcher may end before its ranks do (Open MPI's mpirun, signalled, exits while its ranks
+ * still finish their current calls): before the live files are read, wait until no rank of
+ * this host that left one still runs, for at most limit_ms. Returns the ms waited. */
+static long wait_for_ranks(const char *live_dir, long limit_ms)
+{
+	char host[64] = "";
+	gethostname(host, sizeof host - 1);
+	long waited = 0;
+	for (;;) {
+		DIR *d = opendir(live_dir);
+		if (!d)
+			return waited;
+		bool any = false;
+		for (struct dirent *e; !any && (e = readdir(d));) {
+			char path[PATH_MAX];
+			if (strncmp(e->d_name, "rank-", 5) ||
+			    snprintf(path, sizeof path, "%s/%s", live_dir, e->d_name) >= (int)sizeof path)
+				continue;
+			any = rank_alive(path, host);
+		}
+		closedir(d);
+		if (!any || waited >= limit_ms)
+			return waited;
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+		waited += 10;
+	}
+}
+
 /* The signal the job was sent on our behalf (0: none). */
 static volatile sig_atomic_t job_pid, forwarded;
 
@@ -249,6 +395,7 @@ int cmd_run(int argc, char **argv)
 {
 	const char *cmd = "noisetool run";
 	const char *out = ".", *level = NULL, *json_path = NULL, *inject = NULL, *wait = NULL;
+	const char *mpi = NULL;
 	size_t top = 20, late = 10;
 	int dashdash = -1;
 	for (int i = 0; i < argc; i++)
@@ -266,11 +413,15 @@ int cmd_run(int argc, char **argv)
 			out = cli_value(&c);
 		} else if (cli_is(&c, "--wait")) {
 			wait = cli_value(&c);
-			if (strcmp(wait, "mpich") && strcmp(wait, "busy") && strcmp(wait, "adaptive") &&
-			    strcmp(wait, "sleep"))
+			if (strcmp(wait, "mpi") && strcmp(wait, "mpich") && strcmp(wait, "busy") &&
+			    strcmp(wait, "adaptive") && strcmp(wait, "sleep"))
 				cli_usage_error(&c,
-						"--wait: expected mpich, busy, adaptive or sleep, got '%s'",
+						"--wait: expected mpi, busy, adaptive or sleep, got '%s'",
 						wait);
+		} else if (cli_is(&c, "--mpi")) {
+			mpi = cli_value(&c);
+			if (mpi_kind_named(mpi) == MPI_KIND_UNKNOWN)
+				cli_usage_error(&c, "--mpi: expected mpich or openmpi, got '%s'", mpi);
 		} else if (cli_is(&c, "--inject")) {
 			inject = cli_value(&c);
 			struct nt_inject_spec spec;
@@ -296,11 +447,9 @@ int cmd_run(int argc, char **argv)
 	char **job = argv + dashdash + 1;
 
 	char lib[PATH_MAX];
-	if (find_library(lib, sizeof lib) != 0) {
-		fprintf(stderr, "%s: cannot find libnoisetool-mpi.so (tried %s; set NOISETOOL_LIB)\n",
-			cmd, lib);
+	struct mpi_pick pick;
+	if (choose_library(cmd, mpi, job, &pick, lib, sizeof lib) != NT_EXIT_OK)
 		return NT_EXIT_FAIL;
-	}
 	char abs_lib[PATH_MAX];
 	if (!realpath(lib, abs_lib))
 		snprintf(abs_lib, sizeof abs_lib, "%s", lib);
@@ -332,6 +481,10 @@ int cmd_run(int argc, char **argv)
 		setenv("NOISETOOL_INJECT", inject, 1);
 	if (wait)
 		setenv("NOISETOOL_WAIT", wait, 1);
+	if (pick.ompi_launcher && !(job = ompi_command(job))) {
+		fprintf(stderr, "%s: out of memory\n", cmd);
+		return NT_EXIT_FAIL;
+	}
 
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -362,6 +515,15 @@ int cmd_run(int argc, char **argv)
 
 	char log_path[PATH_MAX + 512];
 	int rc = find_job_log(abs_out, id, log_path, sizeof log_path);
+	size_t len = rc == 0 ? strlen(log_path) : 0;
+	if (len > 5 && !strcmp(log_path + len - 5, ".live")) {
+		long waited = wait_for_ranks(log_path, 10000);
+		if (waited > 0) {
+			fprintf(stderr, "%s: the job's ranks outlived its launcher by %ld ms\n", cmd,
+				waited);
+			rc = find_job_log(abs_out, id, log_path, sizeof log_path); /* a log now? */
+		}
+	}
 	if (rc != 0) {
 		fprintf(stderr, "%s: the job (exit status %d) left no log in %s; was it an MPI program "
 				"(MPI_Init ... MPI_Finalize)?\n",
