@@ -301,10 +301,163 @@ def wait_requests(kind, name, params):
     return (reqs, ints[0])
 
 
+# Fortran entry points (Open MPI only: its Fortran binding calls the PMPI_ C functions, so a
+# Fortran call never reaches the C wrappers; MPICH's binding calls MPI_ and needs none). Each
+# takes the Fortran arguments (all addresses) and passes them untouched to the binding's own
+# pmpi_x_, found by dlsym: buffers, MPI_IN_PLACE and statuses stay the binding's business. The
+# tool converts only the handles it books, with the MPI's f2c functions.
+F_NO_WRAPPER = ("string",)
+# Written by hand in fortran.c, around the binding's own init and finalize.
+F_MANUAL = ("MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Abort", "MPI_Pcontrol",
+            "MPI_Comm_free", "MPI_Type_free", "MPI_Request_free")  # Fortran passes hidden string lengths: not generated
+
+
+def fortran_ok(kind, name, params):
+    return (kind != "manual" and not name.endswith("_c") and
+            not any(p.cls in F_NO_WRAPPER for p in params))
+
+
+def f_int(p):
+    return f"(int)*(const MPI_Fint *){p}"
+
+
+def f_expr(kind, name, params, expr):
+    """A C wrapper's expression with each parameter aN replaced by its C value: handles through
+    f2c, integers read, buffers compared with Fortran's MPI_IN_PLACE."""
+    by_name = {p.name: p for p in params}
+
+    def sub(m):
+        p = by_name.get(m.group(0))
+        if p is None:
+            return m.group(0)
+        if p.cls == "comm":
+            return f"MPI_Comm_f2c(*(const MPI_Fint *){p.name})"
+        if p.cls == "type":
+            return f"MPI_Type_f2c(*(const MPI_Fint *){p.name})"
+        if p.cls == "int":
+            return f_int(p.name)
+        if p.cls == "buf":
+            return f"({p.name} == NT_F_IN_PLACE ? MPI_IN_PLACE : {p.name})"
+        sys.exit(f"gen-wrappers: {name}: no Fortran conversion for parameter {p.name} ({p.cls})")
+    return re.sub(r"\ba\d+\b", sub, expr)
+
+
+def fortran_wrapper(kind, name, params, protos, decls):
+    """The Fortran entry point of name; decls gets the binding functions it calls."""
+    lname = name.lower()
+    fparams = ", ".join([f"void *{p.name}" for p in params] + ["MPI_Fint *ierr"])
+    fargs = ", ".join([p.name for p in params] + ["ierr"])
+    comm = instance_comm(kind, name, params)
+    comm = "MPI_COMM_NULL" if comm == "MPI_COMM_NULL" else f_expr(kind, name, params, comm)
+    count, dtype = buffer_size(kind, name, params)
+    count, dtype = f_expr(kind, name, params, count), f_expr(kind, name, params, dtype)
+    pre, post, nbreq = [], [], "NULL"
+    if nonblocking_request(kind, name, params) != "NULL":
+        r = nonblocking_request(kind, name, params)
+        post.append(f"MPI_Request nt_creq = *ierr == MPI_SUCCESS ? "
+                    f"MPI_Request_f2c(*(const MPI_Fint *){r}) : MPI_REQUEST_NULL;")
+        nbreq = "&nt_creq"
+    reqs, n = wait_requests(kind, name, params)
+    done = "(struct nt_done){ 0 }"
+    if reqs != "NULL":
+        n = "1" if n == "1" else f_int(n)
+        pre.append(f"int nt_n = nt_f_requests({reqs}, {n}, &nt_creqs);")
+        post.append(f"nt_f_requests({reqs}, nt_n, &nt_creqs);")
+        if name in ("MPI_Wait", "MPI_Waitall"):
+            done = "(struct nt_done){ .all = 1 }"
+        elif name in ("MPI_Test", "MPI_Testall"):
+            done = f"(struct nt_done){{ .all = *(const MPI_Fint *){wait_ints(name, params)['flag']} }}"
+        elif name in ("MPI_Waitany", "MPI_Testany"):
+            r = wait_ints(name, params)
+            flag = f"*(const MPI_Fint *){r['flag']} && " if "flag" in r else ""
+            post.append(f"int nt_index = nt_f_index(*(const MPI_Fint *){r['index']});")
+            done = f"(struct nt_done){{ .index = {flag}nt_index != MPI_UNDEFINED ? &nt_index : NULL }}"
+        else:
+            r = wait_ints(name, params)
+            post.append(f"const int *nt_indices = nt_f_indices({r['indices']}, "
+                        f"*(const MPI_Fint *){r['outcount']});")
+            done = (f"(struct nt_done){{ .outcount = nt_indices ? {r['outcount']} : NULL, "
+                    f".indices = nt_indices }}")
+    created_call = "(void)0"
+    if kind == "comm":
+        c = created(kind, name, params, "*ierr")
+        newcomm = one_of_class(name, params, "newcomm", "MPI_Comm *")
+        post_c = (f"MPI_Comm nt_cnew = *ierr == MPI_SUCCESS ? "
+                  f"MPI_Comm_f2c(*(const MPI_Fint *){newcomm}) : MPI_COMM_NULL;")
+        c = c.replace(newcomm, "&nt_cnew")
+        for p in params:
+            if p.cls == "comm":
+                c = re.sub(rf"\b{p.name}\b", f"MPI_Comm_f2c(*(const MPI_Fint *){p.name})", c)
+            elif p.cls == "int":
+                c = re.sub(rf"\b{p.name}\b", f_int(p.name), c)
+        created_call = "{ " + post_c + " " + c + "; }"
+    # A collective with a nonblocking twin votes with the others as its C wrapper does
+    # (NOISETOOL_WAIT: one rank calling from C, another from Fortran, must agree) and, when
+    # told to, starts the binding's twin and waits for it in the adaptive loop.
+    decls[lname] = fparams
+    twin = twin_call(kind, name, params, protos) if kind == "collective" else None
+    if twin:
+        tname = "p" + ("MPI_I" + name[4].lower() + name[5:]).lower() + "_"
+        targs = ", ".join([p.name for p in params] + ["&nt_freq", "ierr"])
+        real = (f"if (NT_LIKELY(nt_blocking)) {{ NT_F_CALL({lname}, {fargs}); }} else {{ "
+                f"MPI_Fint nt_freq; NT_F_CALL({tname[1:-1]}, {targs}); "
+                f"MPI_Request nt_req = MPI_Request_f2c(nt_freq); "
+                f"*ierr = nt_mpiwait_request(*ierr, &nt_req, MPI_STATUS_IGNORE); }}")
+        choice_expr = f"nt_coll_blocking({comm}, &call.t0_cyc)"
+        decls[tname[1:-1]] = ", ".join([f"void *{p.name}" for p in params] +
+                                       ["MPI_Fint *", "MPI_Fint *"])
+    else:
+        real = f"NT_F_CALL({lname}, {fargs});"
+        choice_expr = "true"
+    nl = "\n\t"
+    creqs = "MPI_Request *nt_creqs = NULL;\n\t" if reqs != "NULL" else ""
+    return f"""
+/* {name} from Fortran ({kind}). */
+NT_MPI_API void {lname}_({fparams});
+NT_MPI_API void {lname}_({fparams})
+{{
+	struct nt_call call;
+	if (NT_UNLIKELY(!nt_call_begin(&call))) {{
+		NT_F_CALL({lname}, {fargs});
+		{created_call};
+		return;
+	}}
+	struct nt_reqsnap snap;
+	{creqs}{nl.join(pre) + nl if pre else ""}nt_wait_before(&snap, {"nt_creqs, nt_n" if reqs != "NULL" else "NULL, 0"});
+	call.t0_cyc = nt_clock_now_cyc();
+	bool nt_blocking __attribute__((unused)) = {choice_expr};
+	{real}
+	call.t1_cyc = nt_clock_now_cyc();
+	{created_call};
+	{nl.join(post) + nl if post else ""}nt_wait_after(&snap, {"nt_creqs, nt_n" if reqs != "NULL" else "NULL, 0"}, call.t1_cyc, (int)*ierr, {done});
+	nt_call_end(&call, NT_FN_{name}, __builtin_return_address(0), {comm}, {nbreq}, NULL,
+		    (uint64_t){count}, {dtype});
+}}
+"""
+
+
+def write_fortran(path, kept, protos):
+    bodies, decls, names = [], {}, []
+    for kind, name in kept:
+        params = parse_params(name, protos[name])
+        if fortran_ok(kind, name, params):
+            bodies.append(fortran_wrapper(kind, name, params, protos, decls))
+            names.append(name.lower() + "_")
+    with open(path, "w") as f:
+        f.write("/* Generated by gen-wrappers.py: the Fortran entry points (Open MPI). */\n")
+        f.write('#include <mpi.h>\n\n#include <noisetool/clock.h>\n\n#include "call.h"\n'
+                '#include "fortran.h"\n\n')
+        f.write("/* The binding's own entry points (pmpi_x_), found on first use. */\n")
+        for lname, params in decls.items():
+            f.write(f"NT_F_REAL({lname}, {params});\n")
+        f.write("".join(bodies))
+    return names
+
+
 def main():
-    if len(sys.argv) != 7:
-        sys.exit("usage: gen-wrappers.py LIST MPI_H_I TEMPLATE OUT_C OUT_H OUT_SYMBOLS")
-    lst, mpi_i, tmpl_path, out_c, out_h, out_syms = sys.argv[1:]
+    if len(sys.argv) not in (7, 8):
+        sys.exit("usage: gen-wrappers.py LIST MPI_H_I TEMPLATE OUT_C OUT_H OUT_SYMBOLS [OUT_FORTRAN]")
+    lst, mpi_i, tmpl_path, out_c, out_h, out_syms = sys.argv[1:7]
     wanted = read_list(lst)
     protos = read_prototypes(mpi_i)
     template = open(tmpl_path).read()
@@ -366,6 +519,9 @@ def main():
                     .replace("@TYPE@", buffer_size(kind, name, params)[1]))
             c.write("\n" + body)
 
+    if len(sys.argv) == 8:
+        fortran = write_fortran(sys.argv[7], kept, protos)
+        exported += fortran + [n.lower() + "_" for n in F_MANUAL]
     with open(out_syms, "w") as s:
         s.write("\n".join(sorted(exported)) + "\n")
     print(f"gen-wrappers: {len(kept)} generated wrappers, {len(exported)} exported MPI_ symbols")

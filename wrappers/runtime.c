@@ -487,24 +487,33 @@ static void report_losses(void)
 	}
 }
 
-NT_MPI_API int MPI_Init(int *argc, char ***argv)
+void nt_init_begin(void)
 {
 	nt_clock_calibration_start(); /* the calibration's 10 ms pass during PMPI_Init */
-	int rc = PMPI_Init(argc, argv);
-	if (rc == MPI_SUCCESS) {
-		int provided = MPI_THREAD_SINGLE;
-		PMPI_Query_thread(&provided);
+}
+
+void nt_init_end(int rc, int provided)
+{
+	if (rc == MPI_SUCCESS)
 		runtime_start(provided);
-	}
+}
+
+NT_MPI_API int MPI_Init(int *argc, char ***argv)
+{
+	nt_init_begin();
+	int rc = PMPI_Init(argc, argv);
+	int provided = MPI_THREAD_SINGLE;
+	if (rc == MPI_SUCCESS)
+		PMPI_Query_thread(&provided);
+	nt_init_end(rc, provided);
 	return rc;
 }
 
 NT_MPI_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-	nt_clock_calibration_start();
+	nt_init_begin();
 	int rc = PMPI_Init_thread(argc, argv, required, provided);
-	if (rc == MPI_SUCCESS)
-		runtime_start(*provided);
+	nt_init_end(rc, rc == MPI_SUCCESS ? *provided : MPI_THREAD_SINGLE);
 	return rc;
 }
 
@@ -522,7 +531,7 @@ static void finish_live(bool written)
 		nt_logwrite_unreserve(nt_rt.log_name);
 }
 
-NT_MPI_API int MPI_Finalize(void)
+void nt_finalize_begin(void)
 {
 	__atomic_store_n(&nt_active_, 0, __ATOMIC_RELAXED);
 	nt_inject_stop();
@@ -562,18 +571,28 @@ NT_MPI_API int MPI_Finalize(void)
 		nt_rt.has_comm = 0;
 		PMPI_Comm_free(&nt_rt.comm);
 	}
+}
+
+NT_MPI_API int MPI_Finalize(void)
+{
+	nt_finalize_begin();
 	return PMPI_Finalize();
+}
+
+void nt_abort_begin(int code)
+{
+	__atomic_store_n(&nt_active_, 0, __ATOMIC_RELAXED);
+	nt_live_abort(code); /* the report says which rank aborted the job */
 }
 
 NT_MPI_API int MPI_Abort(MPI_Comm comm, int errorcode)
 {
-	__atomic_store_n(&nt_active_, 0, __ATOMIC_RELAXED);
-	nt_live_abort(errorcode); /* the report says which rank aborted the job */
+	nt_abort_begin(errorcode);
 	return PMPI_Abort(comm, errorcode);
 }
 
 /* mpiP's levels: 0 stops recording, 1 resumes it, 2 resets the aggregates. */
-NT_MPI_API int MPI_Pcontrol(const int level, ...)
+void nt_pcontrol(int level)
 {
 	if (nt_rt.started) {
 		if (level == 0)
@@ -583,30 +602,53 @@ NT_MPI_API int MPI_Pcontrol(const int level, ...)
 		else if (level == 2)
 			nt_sites_reset();
 	}
+}
+
+NT_MPI_API int MPI_Pcontrol(const int level, ...)
+{
+	nt_pcontrol(level);
 	return PMPI_Pcontrol(level);
 }
 
 /* A freed datatype's handle may come back as another type: the sites' size caches forget it. */
+void nt_type_freeing(MPI_Datatype type)
+{
+	if (nt_rt.started)
+		nt_sites_forget_type(type);
+}
+
 NT_MPI_API int MPI_Type_free(MPI_Datatype *datatype)
 {
-	if (nt_rt.started && datatype)
-		nt_sites_forget_type(*datatype);
+	if (datatype)
+		nt_type_freeing(*datatype);
 	return PMPI_Type_free(datatype);
 }
 
 /* A freed request's handle may come back as another request. */
+void nt_request_freeing(MPI_Request request)
+{
+	if (nt_rt.started && (nt_requests_tracked() > 0))
+		nt_requests_forget(request);
+}
+
 NT_MPI_API int MPI_Request_free(MPI_Request *request)
 {
-	if (nt_rt.started && request && (nt_requests_tracked() > 0))
-		nt_requests_forget(*request);
+	if (request)
+		nt_request_freeing(*request);
 	return PMPI_Request_free(request);
+}
+
+void nt_comm_freeing(MPI_Comm comm)
+{
+	if (nt_rt.started) {
+		nt_comms_forget(comm);
+		__atomic_fetch_add(&nt_comm_gen_, 1, __ATOMIC_RELEASE);
+	}
 }
 
 NT_MPI_API int MPI_Comm_free(MPI_Comm *comm)
 {
-	if (nt_rt.started && comm) {
-		nt_comms_forget(*comm);
-		__atomic_fetch_add(&nt_comm_gen_, 1, __ATOMIC_RELEASE);
-	}
+	if (comm)
+		nt_comm_freeing(*comm);
 	return PMPI_Comm_free(comm);
 }

@@ -28,4 +28,16 @@ struct nt_runtime {
 
 extern struct nt_runtime nt_rt;
 
+/* The tool's part of the calls written by hand, shared by the C wrappers (runtime.c) and the
+ * Fortran ones (fortran.c): before the MPI's init and after it (its return code, the thread
+ * level provided); before its finalize; MPI_Abort, MPI_Pcontrol and the frees of handles. */
+void nt_init_begin(void);
+void nt_init_end(int rc, int provided);
+void nt_finalize_begin(void);
+void nt_abort_begin(int code);
+void nt_pcontrol(int level);
+void nt_type_freeing(MPI_Datatype type);
+void nt_request_freeing(MPI_Request request);
+void nt_comm_freeing(MPI_Comm comm);
+
 #endif /* WRAPPERS_RUNTIME_H */

@@ -1,5 +1,6 @@
 ! Allreduce with MPI_IN_PLACE from Fortran: the result must be identical with and without the
-! noisetool library, and the calls must be recorded through MPICH's C entry points.
+! noisetool library, and the calls recorded: through the C entry points (MPICH) or the library's own
+! Fortran entry points (Open MPI, whose binding calls PMPI_ directly).
 program inplace
   use mpi
   implicit none

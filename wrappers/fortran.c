@@ -1,0 +1,120 @@
+/* Fortran entry points for Open MPI (fortran.h): the calls written by hand (init, finalize,
+ * abort, pcontrol, the frees of handles) around the binding's own, and the helpers the
+ * generated ones use. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <mpi.h>
+
+#include "call.h"
+#include "fortran.h"
+#include "runtime.h"
+
+void *nt_f_resolve(void **slot, const char *symbol)
+{
+	void *f = dlsym(RTLD_NEXT, symbol);
+	if (!f) {
+		fprintf(stderr, "noisetool: %s is not in this process's MPI Fortran library: %s\n",
+			symbol, dlerror());
+		abort();
+	}
+	__atomic_store_n(slot, f, __ATOMIC_RELAXED);
+	return f;
+}
+
+#define NT_F_MAX 1024 /* requests and indices converted per call */
+static NT_TLS MPI_Request f_requests[NT_F_MAX];
+static NT_TLS int f_indices[NT_F_MAX];
+
+int nt_f_requests(const void *f, int n, MPI_Request **c)
+{
+	*c = f_requests;
+	if (n <= 0 || n > NT_F_MAX)
+		return 0;
+	const MPI_Fint *fr = f;
+	for (int i = 0; i < n; i++)
+		f_requests[i] = MPI_Request_f2c(fr[i]);
+	return n;
+}
+
+const int *nt_f_indices(const void *f, MPI_Fint outcount)
+{
+	if (outcount == MPI_UNDEFINED || outcount < 0 || outcount > NT_F_MAX)
+		return NULL;
+	const MPI_Fint *fi = f;
+	for (int i = 0; i < outcount; i++)
+		f_indices[i] = (int)fi[i] - 1;
+	return f_indices;
+}
+
+NT_MPI_API void mpi_init_(MPI_Fint *ierr);
+NT_MPI_API void mpi_init_thread_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr);
+NT_MPI_API void mpi_finalize_(MPI_Fint *ierr);
+NT_MPI_API void mpi_abort_(MPI_Fint *comm, MPI_Fint *code, MPI_Fint *ierr);
+NT_MPI_API void mpi_pcontrol_(MPI_Fint *level);
+NT_MPI_API void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr);
+NT_MPI_API void mpi_type_free_(MPI_Fint *type, MPI_Fint *ierr);
+NT_MPI_API void mpi_request_free_(MPI_Fint *request, MPI_Fint *ierr);
+
+NT_F_REAL(mpi_init, MPI_Fint *);
+NT_F_REAL(mpi_init_thread, MPI_Fint *, MPI_Fint *, MPI_Fint *);
+NT_F_REAL(mpi_finalize, MPI_Fint *);
+NT_F_REAL(mpi_abort, MPI_Fint *, MPI_Fint *, MPI_Fint *);
+NT_F_REAL(mpi_pcontrol, MPI_Fint *);
+NT_F_REAL(mpi_comm_free, MPI_Fint *, MPI_Fint *);
+NT_F_REAL(mpi_type_free, MPI_Fint *, MPI_Fint *);
+NT_F_REAL(mpi_request_free, MPI_Fint *, MPI_Fint *);
+
+NT_MPI_API void mpi_init_(MPI_Fint *ierr)
+{
+	nt_init_begin();
+	NT_F_CALL(mpi_init, ierr);
+	int provided = MPI_THREAD_SINGLE;
+	if (*ierr == MPI_SUCCESS)
+		PMPI_Query_thread(&provided);
+	nt_init_end((int)*ierr, provided);
+}
+
+NT_MPI_API void mpi_init_thread_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
+{
+	nt_init_begin();
+	NT_F_CALL(mpi_init_thread, required, provided, ierr);
+	nt_init_end((int)*ierr, *ierr == MPI_SUCCESS ? (int)*provided : MPI_THREAD_SINGLE);
+}
+
+NT_MPI_API void mpi_finalize_(MPI_Fint *ierr)
+{
+	nt_finalize_begin();
+	NT_F_CALL(mpi_finalize, ierr);
+}
+
+NT_MPI_API void mpi_abort_(MPI_Fint *comm, MPI_Fint *code, MPI_Fint *ierr)
+{
+	nt_abort_begin((int)*code);
+	NT_F_CALL(mpi_abort, comm, code, ierr);
+}
+
+NT_MPI_API void mpi_pcontrol_(MPI_Fint *level)
+{
+	nt_pcontrol((int)*level);
+	NT_F_CALL(mpi_pcontrol, level);
+}
+
+NT_MPI_API void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr)
+{
+	nt_comm_freeing(MPI_Comm_f2c(*comm));
+	NT_F_CALL(mpi_comm_free, comm, ierr);
+}
+
+NT_MPI_API void mpi_type_free_(MPI_Fint *type, MPI_Fint *ierr)
+{
+	nt_type_freeing(MPI_Type_f2c(*type));
+	NT_F_CALL(mpi_type_free, type, ierr);
+}
+
+NT_MPI_API void mpi_request_free_(MPI_Fint *request, MPI_Fint *ierr)
+{
+	nt_request_freeing(MPI_Request_f2c(*request));
+	NT_F_CALL(mpi_request_free, request, ierr);
+}
