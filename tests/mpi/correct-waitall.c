@@ -18,6 +18,7 @@ struct batch {
 	int *big_out, *big_in;
 	MPI_Comm a, b;
 	int sum, max, root_value, mid_sum;
+	int x; /* the send buffer of the allreduces: it must live until they complete */
 };
 
 /* Fill the request array. The peer is the partner rank (or this rank itself when it has none,
@@ -45,21 +46,22 @@ static void post(struct batch *bt, int round)
 		MPI_Irecv(&bt->in[i], 1, MPI_INT, peer, i, MPI_COMM_WORLD, &bt->req[i]);
 		MPI_Isend(&bt->out[i], 1, MPI_INT, peer, i, MPI_COMM_WORLD, &bt->req[i + 1]);
 	}
-	int x = rank + round;
+	int *x = &bt->x;
+	*x = rank + round;
 	bt->root_value = rank == 0 ? 4000 + round : -1;
 	/* Even ranks start B's before A's, odd ranks A's before B's. */
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == rank % 2) {
-			MPI_Iallreduce(&x, &bt->mid_sum, 1, MPI_INT, MPI_SUM, bt->b,
+			MPI_Iallreduce(x, &bt->mid_sum, 1, MPI_INT, MPI_SUM, bt->b,
 				       &bt->req[MID_COLL]);
 			MPI_Ibcast(&bt->root_value, 1, MPI_INT, 0, bt->b, &bt->req[FIRST_COLL + 2]);
 		} else {
 			MPI_Ibarrier(bt->a, &bt->req[FIRST_COLL]);
-			MPI_Iallreduce(&x, &bt->sum, 1, MPI_INT, MPI_SUM, bt->a,
+			MPI_Iallreduce(x, &bt->sum, 1, MPI_INT, MPI_SUM, bt->a,
 				       &bt->req[FIRST_COLL + 1]);
 		}
 	}
-	MPI_Iallreduce(&x, &bt->max, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &bt->req[FIRST_COLL + 3]);
+	MPI_Iallreduce(x, &bt->max, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &bt->req[FIRST_COLL + 3]);
 	MPI_Ibarrier(MPI_COMM_WORLD, &bt->req[FIRST_COLL + 4]);
 }
 
