@@ -84,7 +84,7 @@ if [ "$what" != asan ]; then
 		wrappers/noisetool-mpi tests/unit/unit-test-recpolicy)
 	meson compile -C "$TSAN_BUILD" "${targets[@]}" >/dev/null ||
 		{ meson compile -C "$TSAN_BUILD" "${targets[@]}"; exit 1; }
-	run_setup tsan "$TSAN_BUILD" 3 --no-rebuild --suite mpi --suite unit thread-multiple \
+	run_setup tsan "$TSAN_BUILD" 3 --no-rebuild --suite mpi-mpich --suite unit thread-multiple \
 		correct-threads recpolicy
 	summary+=("tsan $ok passed, $fail failed, $skip skipped")
 	[ "$fail" -eq 0 ] || status=1

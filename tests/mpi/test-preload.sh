@@ -107,6 +107,22 @@ rc=$?
 grep -q "MPI_Allreduce .*allreduce-loop.c:$line " "$tmp/run.out" ||
 	{ echo "FAIL: noisetool run report"; cat "$tmp/run.out"; fail=1; }
 grep -q "noisetool:   top call sites" "$tmp/run.err" && { echo "FAIL: duplicate in-job summary"; fail=1; }
+# The MPI's own launcher, named as a user would (not tests/launch/mpiexec): noisetool run
+# finds the library from it and says so; Open MPI's gets -x for the preload.
+case "$NT_MPI" in
+mpich) title=MPICH ;;
+ompi) title="Open MPI" ;;
+esac
+timeout 120 "$NT" run --out "$tmp/real" -- "$NT_MPIEXEC" -n 2 "$PROG" 1000 >"$tmp/real.out" 2>"$tmp/real.err" ||
+	{ echo "FAIL: noisetool run -- $NT_MPIEXEC"; cat "$tmp/real.err"; fail=1; }
+grep -q "noisetool run: $title (the launcher $NT_MPIEXEC is $title's): preloading .*libnoisetool-$NT_MPI.so" "$tmp/real.err" ||
+	{ echo "FAIL: noisetool run did not say it preloads $title's library"; cat "$tmp/real.err"; fail=1; }
+grep -q "MPI_Allreduce .*allreduce-loop.c:$line " "$tmp/real.out" ||
+	{ echo "FAIL: noisetool run -- $NT_MPIEXEC: report"; cat "$tmp/real.out"; fail=1; }
+other=$([ "$NT_MPI" = mpich ] && echo openmpi || echo mpich)
+"$NT" run --mpi "$other" --out "$tmp/run3" -- true 2>"$tmp/other.err" >/dev/null
+grep -q "(--mpi $other): preloading" "$tmp/other.err" ||
+	{ echo "FAIL: --mpi $other is not what noisetool run preloads"; cat "$tmp/other.err"; fail=1; }
 "$NT" run --mpi "$NT_MPI" --out "$tmp/run2" -- true >"$tmp/true.out" 2>"$tmp/true.err"
 [ $? -eq 1 ] && grep -q "left no log" "$tmp/true.err" || { echo "FAIL: run of a non-MPI command"; fail=1; }
 "$NT" run --level loud -- true 2>/dev/null
