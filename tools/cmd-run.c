@@ -61,9 +61,9 @@ static const char usage[] =
 	"libnoisetool-ompi.so), found next to this program (build tree) or in the installed\n"
 	"library directory, or NOISETOOL_LIB's; it is put first in LD_PRELOAD, after the sanitizer\n"
 	"runtime (libasan, libtsan) that leads LD_PRELOAD or that this program was built with.\n"
-	"Open MPI's mpirun/mpiexec is given -x for LD_PRELOAD and the NOISETOOL_ variables (its\n"
-	"ranks on other nodes get only those); MPICH's and Slurm's srun pass the whole\n"
-	"environment on (srun --export=NONE does not: see doc/noisetool.md).\n"
+	"Open MPI's mpirun/mpiexec is given -x for LD_PRELOAD and the NOISETOOL_ variables, in\n"
+	"every part of an MPMD job (its ranks on other nodes get only those); MPICH's and Slurm's\n"
+	"srun pass the whole environment on (srun --export=NONE does not: doc/noisetool.md).\n"
 	"\n"
 	"The job is given an id (NOISETOOL_JOB) that names its log, so that the report is of this\n"
 	"job even when others write into the same directory. SIGTERM, SIGHUP, SIGQUIT, and SIGINT\n"
@@ -154,36 +154,39 @@ static int choose_library(const char *cmd, const char *named, char *const *job,
 }
 
 /* The job's command with Open MPI's "-x NAME" for LD_PRELOAD and every NOISETOOL_ variable
- * after the launcher (its ranks on other nodes get only what -x names); malloc'd, NULL when out
- * of memory. */
+ * after the launcher and after every ':' of an MPMD job (Open MPI applies an -x to the app
+ * context it is in, and its ranks on other nodes get only what -x names); malloc'd, NULL when
+ * out of memory. */
 static char **ompi_command(char **job)
 {
 	extern char **environ;
-	size_t n = 0, nenv = 0;
+	size_t n = 0, nenv = 1, contexts = 1;
 	while (job[n])
-		n++;
+		contexts += !strcmp(job[n++], ":");
 	for (char **e = environ; *e; e++)
 		nenv += !strncmp(*e, "NOISETOOL_", 10);
-	char **out = calloc(n + 2 * (nenv + 1) + 1, sizeof *out);
-	if (!out)
+	char **names = calloc(nenv, sizeof *names);
+	char **out = calloc(n + 2 * nenv * contexts + 1, sizeof *out);
+	if (!names || !out) {
+		free(names);
+		free(out);
 		return NULL;
-	size_t k = 0;
-	out[k++] = job[0];
-	out[k++] = "-x";
-	out[k++] = "LD_PRELOAD";
-	for (char **e = environ; *e; e++) {
-		if (strncmp(*e, "NOISETOOL_", 10))
-			continue;
-		char *name = strndup(*e, strcspn(*e, "="));
-		if (!name) {
-			free(out);
-			return NULL;
-		}
-		out[k++] = "-x";
-		out[k++] = name; /* lives until exec */
 	}
-	for (size_t i = 1; i < n; i++)
-		out[k++] = job[i];
+	size_t k = 0;
+	names[k++] = "LD_PRELOAD";
+	for (char **e = environ; *e; e++)
+		if (!strncmp(*e, "NOISETOOL_", 10) && (names[k] = strndup(*e, strcspn(*e, "="))))
+			k++; /* the names live until exec */
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		out[m++] = job[i];
+		if (i == 0 || !strcmp(job[i], ":"))
+			for (size_t v = 0; v < k; v++) {
+				out[m++] = "-x";
+				out[m++] = names[v];
+			}
+	}
+	free(names);
 	return out;
 }
 
