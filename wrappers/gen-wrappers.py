@@ -397,14 +397,14 @@ def fortran_wrapper(kind, name, params, protos, decls):
     decls[lname] = fparams
     twin = twin_call(kind, name, params, protos) if kind == "collective" else None
     if twin:
-        tname = "p" + ("MPI_I" + name[4].lower() + name[5:]).lower() + "_"
+        tname = ("mpi_i" + name[4:]).lower()  # MPI_Allreduce -> mpi_iallreduce
         targs = ", ".join([p.name for p in params] + ["&nt_freq", "ierr"])
         real = (f"if (NT_LIKELY(nt_blocking)) {{ NT_F_CALL({lname}, {fargs}); }} else {{ "
-                f"MPI_Fint nt_freq; NT_F_CALL({tname[1:-1]}, {targs}); "
+                f"MPI_Fint nt_freq; NT_F_CALL({tname}, {targs}); "
                 f"MPI_Request nt_req = MPI_Request_f2c(nt_freq); "
                 f"*ierr = nt_mpiwait_request(*ierr, &nt_req, MPI_STATUS_IGNORE); }}")
         choice_expr = f"nt_coll_blocking({comm}, &call.t0_cyc)"
-        decls[tname[1:-1]] = ", ".join([f"void *{p.name}" for p in params] +
+        decls[tname] = ", ".join([f"void *{p.name}" for p in params] +
                                        ["MPI_Fint *", "MPI_Fint *"])
     else:
         real = f"NT_F_CALL({lname}, {fargs});"
