@@ -21,7 +21,7 @@ TSAN_BUILD=${TSAN_BUILD:-build-tsan}
 # Every feature the runs need is enabled: a missing dependency stops here instead of leaving a
 # smaller suite. UBSan stops at its first report, as ASan does. GCC 12 at -O2 with ASan warns
 # of uninitialized members inside libstdc++'s std::function in Catch2's main (-Werror).
-common=(-Dwerror=true -Dbuildtype=debugoptimized -Db_lundef=false -Dtests=enabled
+common=(-Dwerror=true -Dbuildtype=debugoptimized -Db_lundef=false -Dtests=enabled -Dmpi=all
 	-Dwrappers=enabled -Dlibunwind=enabled -Dexamples=true)
 asan_opts=("${common[@]}" -Db_sanitize=address,undefined
 	-Dc_args=-fno-sanitize-recover=undefined

@@ -72,27 +72,6 @@ static const char usage[] =
 	"reported from the live files its ranks left, marked partial. Exit status: the job's, or\n"
 	"1 when it left no log, 2 for bad arguments.\n";
 
-/* The wrapper library built for an MPI: beside this program (build tree: ../wrappers), else
- * in the installed library directory. 0, or -ENOENT with the last path tried in out. */
-static int find_library(enum mpi_kind kind, char *out, size_t size)
-{
-	char self[PATH_MAX / 2];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n > 0) {
-		self[n] = '\0';
-		char *slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(out, size, "%s/../wrappers/libnoisetool-%s.so", self,
-				 mpi_kind_lib(kind));
-			if (access(out, R_OK) == 0)
-				return 0;
-		}
-	}
-	snprintf(out, size, "%s/libnoisetool-%s.so", NT_LIBDIR, mpi_kind_lib(kind));
-	return access(out, R_OK) == 0 ? 0 : -ENOENT;
-}
-
 /* The library to preload, into lib, and a line saying which and why on stderr: NOISETOOL_LIB;
  * else the one for --mpi (named), the MPI of the job's launcher or program (mpi-pick.h), the
  * only one built, or the MPI of the default `mpiexec`. Fills *pick. NT_EXIT_OK, or one line
@@ -118,8 +97,8 @@ static int choose_library(const char *cmd, const char *named, char *const *job,
 	if (pick->kind == MPI_KIND_UNKNOWN) {
 		/* the only library built, else the MPI of the default launcher */
 		char mpich[PATH_MAX], ompi[PATH_MAX];
-		bool have_mpich = find_library(MPI_KIND_MPICH, mpich, sizeof mpich) == 0;
-		bool have_ompi = find_library(MPI_KIND_OMPI, ompi, sizeof ompi) == 0;
+		bool have_mpich = mpi_library(MPI_KIND_MPICH, mpich, sizeof mpich) == 0;
+		bool have_ompi = mpi_library(MPI_KIND_OMPI, ompi, sizeof ompi) == 0;
 		char *const dflt[] = { "mpiexec", NULL };
 		if (have_mpich != have_ompi) {
 			pick->kind = have_mpich ? MPI_KIND_MPICH : MPI_KIND_OMPI;
@@ -142,7 +121,7 @@ static int choose_library(const char *cmd, const char *named, char *const *job,
 			cmd, job[0]);
 		return NT_EXIT_FAIL;
 	}
-	if (find_library(pick->kind, lib, size) != 0) {
+	if (mpi_library(pick->kind, lib, size) != 0) {
 		fprintf(stderr, "%s: the job runs on %s (%s) but its wrapper library is not built "
 				"(tried %s; build with -Dmpi=all, or set NOISETOOL_LIB)\n",
 			cmd, mpi_kind_title(pick->kind), pick->why, lib);

@@ -1,7 +1,10 @@
 /* Which MPI a job runs on (mpi-pick.h): by its launcher, else by what its program links. */
 #include "mpi-pick.h"
 
+#include "nt-config.h"
+
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,4 +149,23 @@ void mpi_pick(char *const *job, struct mpi_pick *out)
 			return;
 		}
 	}
+}
+
+int mpi_library(enum mpi_kind kind, char *out, size_t size)
+{
+	char self[PATH_MAX / 2];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(out, size, "%s/../wrappers/libnoisetool-%s.so", self,
+				 mpi_kind_lib(kind));
+			if (access(out, R_OK) == 0)
+				return 0;
+		}
+	}
+	snprintf(out, size, "%s/libnoisetool-%s.so", NT_LIBDIR, mpi_kind_lib(kind));
+	return access(out, R_OK) == 0 ? 0 : -ENOENT;
 }

@@ -31,4 +31,8 @@ const char *mpi_kind_lib(enum mpi_kind kind);
  * MPI_KIND_UNKNOWN. */
 void mpi_pick(char *const *job, struct mpi_pick *out);
 
+/* The wrapper library built for an MPI: beside this program (build tree: ../wrappers), else in
+ * the installed library directory. 0, or -ENOENT with the last path tried in out. */
+int mpi_library(enum mpi_kind kind, char *out, size_t size);
+
 #endif

@@ -2,13 +2,16 @@
  * simulate what the noise does to collectives at scale. */
 #include "nt-config.h"
 
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <noisetool/clock.h>
 #include <noisetool/probe.h>
 
 #include "cli.h"
+#include "mpi-pick.h"
 #include "commands.h"
 
 static const char usage[] =
@@ -42,6 +45,17 @@ static int cmd_version(int argc, char **argv)
 	printf("noisetool %s\n", NT_VERSION);
 	printf("features: papi %s, libunwind %s, mpi %s\n", NT_HAVE_PAPI ? "yes" : "no",
 	       NT_HAVE_LIBUNWIND ? "yes" : "no", NT_HAVE_MPI ? "yes" : "no");
+	printf("wrapper libraries:");
+	int libs = 0;
+	for (enum mpi_kind k = MPI_KIND_MPICH; k <= MPI_KIND_OMPI; k++) {
+		char path[PATH_MAX];
+		if (mpi_library(k, path, sizeof path) == 0) {
+			char real[PATH_MAX];
+			printf("%s %s %s", libs++ ? "," : "", mpi_kind_title(k),
+			       realpath(path, real) ? real : path);
+		}
+	}
+	printf("%s\n", libs ? "" : " none found (noisetool run needs one: build with -Dmpi)");
 	printf("clock: %s %.3f MHz (+-%.2f ppm), read %.1f ns, %s, clocksource %s\n",
 	       nt_clock_source_name(ci->source), ci->hz / 1e6, ci->calib_error_ppm,
 	       ci->read_cost_ns, ci->constant_tsc ? "invariant" : "not invariant",
