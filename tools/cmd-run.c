@@ -428,6 +428,8 @@ int cmd_run(int argc, char **argv)
 		cli_usage_error(&c, "no command: use noisetool run [OPTIONS] -- CMD [ARGS...]");
 	char **job = argv + dashdash + 1;
 
+	if (prepare_outputs(cmd, out, json_path, inject) != 0)
+		return NT_EXIT_FAIL;
 	char lib[PATH_MAX];
 	struct mpi_pick pick;
 	if (choose_library(cmd, mpi, job, &pick, lib, sizeof lib) != NT_EXIT_OK)
@@ -435,8 +437,6 @@ int cmd_run(int argc, char **argv)
 	char abs_lib[PATH_MAX];
 	if (!realpath(lib, abs_lib))
 		snprintf(abs_lib, sizeof abs_lib, "%s", lib);
-	if (prepare_outputs(cmd, out, json_path, inject) != 0)
-		return NT_EXIT_FAIL;
 	char abs_out[PATH_MAX];
 	if (!realpath(out, abs_out)) {
 		fprintf(stderr, "%s: cannot write in '%s': %s\n", cmd, out, strerror(errno));

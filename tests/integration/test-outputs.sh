@@ -24,13 +24,18 @@ no_temporaries() { ls -A "$1" | grep -q '\.tmp\.' && fail "temporary file left i
 # ms: a monotonic clock in milliseconds.
 ms() { echo $(($(date +%s%N) / 1000000)); }
 
-# noisetool run needs the wrapper library (a build with -Dwrappers=enabled).
+# noisetool run needs a wrapper library (a build with -Dwrappers=enabled); these commands name
+# no MPI, so the cases say which library to preload (--mpi), as a user would.
 have_run=1
-"$NT" run --out "$tmp" -- true >/dev/null 2>"$tmp/err"
-if grep -q "cannot find libnoisetool-mpi.so" "$tmp/err"; then
+libs=$("$NT" version | sed -n 's/^wrapper libraries: //p')
+case "$libs" in
+*MPICH*) run_mpi=mpich ;;
+*"Open MPI"*) run_mpi=openmpi ;;
+*)
 	have_run=
 	skipped+=("no wrapper library in this build: the noisetool run cases were not run")
-fi
+	;;
+esac
 # run_checks CMD...: CMD when noisetool run can run here.
 run_checks() { [ -z "$have_run" ] || "$@"; }
 
@@ -126,7 +131,7 @@ for out in "$tmp/t.tsv" "$tmp/t-hard.tsv" "$tmp/t-soft.tsv"; do
 	expect_status 1 sim --signature "$tmp/t.tsv" --json "$out"
 	grep -q "is the input '$tmp/t.tsv'" "$tmp/err" && ok || { fail "simulate: $out: message"; cat "$tmp/err"; }
 done
-run_checks expect_status 1 "$NT" run --inject "trace=$tmp/t.tsv" --json "$tmp/t-soft.tsv" -- touch "$tmp/marker-inject"
+run_checks expect_status 1 "$NT" run --mpi "${run_mpi:-}" --inject "trace=$tmp/t.tsv" --json "$tmp/t-soft.tsv" -- touch "$tmp/marker-inject"
 run_checks test ! -e "$tmp/marker-inject" && ok || fail "run --json INJECTED-TRACE started the job"
 cmp -s "$tmp/t.tsv" "$tmp/t.orig" && [ -L "$tmp/t-soft.tsv" ] && ok || fail "the input trace changed"
 cmp -s "$log" "$tmp/job.orig" && ok || fail "the log changed"
@@ -141,7 +146,7 @@ grep -q "is a directory" "$tmp/err" && ok || { fail "directory: message"; cat "$
 expect_status 1 "$NT" ftq --seconds 5 --cpu "$cpu" --trace "$tmp/d"
 expect_status 1 sim --noise freq=1kHz,period=1us --json "$tmp/d"
 expect_status 1 report --json "$tmp/d"
-run_checks expect_status 1 "$NT" run --json "$tmp/d" -- touch "$tmp/marker-dir"
+run_checks expect_status 1 "$NT" run --mpi "${run_mpi:-}" --json "$tmp/d" -- touch "$tmp/marker-dir"
 [ ! -e "$tmp/marker-dir" ] && ok || fail "run --json DIR started the job"
 [ -z "$(ls -A "$tmp/d")" ] && ok || fail "something was written into the directory"
 
@@ -153,16 +158,16 @@ for sub in detour ftq; do
 	[ $t -lt 1000 ] && ok || fail "$sub --json /nonexistent/x.json failed after $t ms"
 	grep -q "directory '/nonexistent' does not exist" "$tmp/err" && ok || { fail "$sub: message"; cat "$tmp/err"; }
 done
-run_checks expect_status 1 "$NT" run --json /nonexistent/r.json -- touch "$tmp/marker-missing"
+run_checks expect_status 1 "$NT" run --mpi "${run_mpi:-}" --json /nonexistent/r.json -- touch "$tmp/marker-missing"
 [ ! -e "$tmp/marker-missing" ] && ok || fail "run --json /nonexistent/r.json started the job"
 
 # --- noisetool run --out: created with its parents before the job (a job that writes no log
 # then ends the run with status 1, after the directory exists); a file in the way is refused
 # before the job.
 if [ -n "$have_run" ]; then
-	"$NT" run --out "$tmp/a/b" -- touch "$tmp/ran" >/dev/null 2>"$tmp/err"
+	"$NT" run --mpi "${run_mpi:-}" --out "$tmp/a/b" -- touch "$tmp/ran" >/dev/null 2>"$tmp/err"
 	[ -d "$tmp/a/b" ] && [ -e "$tmp/ran" ] && ok || { fail "run --out a/b: not created"; cat "$tmp/err"; }
-	expect_status 1 "$NT" run --out "$tmp/t.orig/sub" -- touch "$tmp/marker-out"
+	expect_status 1 "$NT" run --mpi "${run_mpi:-}" --out "$tmp/t.orig/sub" -- touch "$tmp/marker-out"
 	[ ! -e "$tmp/marker-out" ] && ok || fail "run --out FILE/sub started the job"
 fi
 
