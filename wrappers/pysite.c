@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -84,6 +85,15 @@ void nt_pysite_init(int rank)
 	tstate_fn ts = (tstate_fn)dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
 	if (!ts)
 		return; /* not a Python process */
+	/* NOISETOOL_PYTHON_SITES=0: the extension modules' C call sites, as without this file
+	 * (bench/bench-python.sh measures what the frame reads cost against them). */
+	const char *want = getenv("NOISETOOL_PYTHON_SITES");
+	if (want && strcmp(want, "1") != 0) {
+		if (strcmp(want, "0") != 0 && rank == 0)
+			fprintf(stderr, "noisetool: NOISETOOL_PYTHON_SITES=%.32s: expected 0 or 1; "
+					"Python call sites are off\n", want);
+		return;
+	}
 	/* Py_Version (3.11 on) is the running interpreter's PY_VERSION_HEX; before 3.11 it does
 	 * not exist, and the version string says which. */
 	const unsigned long *hex = dlsym(RTLD_DEFAULT, "Py_Version");
