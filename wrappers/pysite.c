@@ -20,7 +20,6 @@
 
 enum {
 	POOL_PER_SITE = 96,         /* bytes of names per site-table slot */
-	POOL_MAX = 1 << 20,         /* and at most this much */
 	MAX_FRAMES = 64,            /* incomplete frames skipped at most */
 	MAX_INSTR = 1 << 20,        /* code units of a code object a key can name */
 };
@@ -34,8 +33,7 @@ static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 
 size_t nt_pysite_pool_bytes(size_t capacity)
 {
-	size_t n = capacity * POOL_PER_SITE;
-	return n < POOL_MAX ? n : POOL_MAX;
+	return capacity * POOL_PER_SITE; /* linear: the arena plans in bytes per slot */
 }
 
 void nt_pysite_pool_init(void *mem, size_t bytes)
