@@ -17,7 +17,7 @@ BUILD_DIR=${BUILD_DIR:-build}
 # tests name mpicc.mpich, mpiexec.openmpi, ... explicitly); mpi4py (built on Open MPI) for the
 # Python call sites.
 PACKAGES=(gcc g++ gfortran pkg-config meson ninja-build mpich libmpich-dev openmpi-bin
-          libopenmpi-dev python3-mpi4py libpapi-dev libunwind-dev catch2 zlib1g-dev binutils bc
+          libopenmpi-dev python3-mpi4py python3-dev libpapi-dev libunwind-dev catch2 zlib1g-dev binutils bc
           clang-14 libclang-rt-14-dev)
 
 usage() {

@@ -135,6 +135,11 @@ static int open_rank(struct rank_file *r, char *err, size_t errsz)
 		 !fields_fit(h->record_fields, NT_LRF_COUNT, h->record_bytes, NULL, 0) ||
 		 h->site_fields[NT_LSF_HIST].size != NT_LOG_HIST_BINS * 8)
 		why = "field descriptors outside their structures";
+	else if (h->py_names_bytes &&
+		 (!part_fits(r, h->py_names_offset, 1, h->py_names_bytes) ||
+		  !fields_fit(&h->py_name_field, 1, h->site_bytes, NULL, 0) ||
+		  !fields_fit(&h->py_line_field, 1, h->site_bytes, NULL, 0)))
+		why = "Python names outside the file or their structures";
 	if (why) {
 		say(err, errsz, "%s: not a readable live file: %s", r->path, why);
 		return -EINVAL;
@@ -204,6 +209,24 @@ static uint64_t cyc_ns(double hz, uint64_t cyc)
 	return ns < 1.8e19 ? (uint64_t)ns : UINT64_MAX;
 }
 
+/* A Python site's name in the pool (an offset in the log's pool), or SIZE_MAX for a C site:
+ * "python:FUNCTION:FILE", NUL-terminated inside the file's pool. */
+static size_t python_name(struct pool *p, const struct rank_file *f, const unsigned char *s)
+{
+	const struct nt_live_header *h = f->h;
+	if (!h->py_names_bytes)
+		return SIZE_MAX;
+	uint64_t at = get(s, h->py_name_field);
+	if (at == 0 || at - 1 >= h->py_names_bytes)
+		return SIZE_MAX;
+	const char *name = (const char *)f->bytes + h->py_names_offset + at - 1;
+	size_t room = (size_t)(h->py_names_bytes - (at - 1));
+	if (strnlen(name, room) == room || strncmp(name, NT_LOG_PYTHON_PREFIX,
+						   strlen(NT_LOG_PYTHON_PREFIX)) != 0)
+		return SIZE_MAX;
+	return intern(p, name, room);
+}
+
 /* One rank's block from its file. 0 or -ENOMEM. */
 static int rebuild_rank(const struct rank_file *f, struct pool *p, struct nt_log_rank *out)
 {
@@ -239,12 +262,16 @@ static int rebuild_rank(const struct rank_file *f, struct pool *p, struct nt_log
 			continue;
 		struct nt_log_site *o = &out->sites[nsites];
 		uint64_t fn = get(s, sf[NT_LSF_FN]);
+		size_t py;
 		o->function = AS_OFFSET(intern(p, fn < h->nfns ? h->fn_names[fn] : "?",
 					       NT_LIVE_FN_NAME));
 		if (ret == 1) { /* the function's merged site */
 			o->module = AS_OFFSET(intern(p, "[other call sites: the site table was full]",
 						     64));
 			o->offset = 0;
+		} else if ((py = python_name(p, f, s)) != SIZE_MAX) {
+			o->module = AS_OFFSET(py);
+			o->offset = get(s, h->py_line_field);
 		} else {
 			o->module = AS_OFFSET(locate(p, h, ret - 1, &o->offset));
 		}

@@ -754,3 +754,21 @@ void nt_log_free(struct nt_log *log)
 	free(log->storage_);
 	memset(log, 0, sizeof *log);
 }
+
+bool nt_log_python_site(const char *module, const char **function, size_t *function_len,
+			const char **file)
+{
+	size_t n = strlen(NT_LOG_PYTHON_PREFIX);
+	if (!module || strncmp(module, NT_LOG_PYTHON_PREFIX, n) != 0)
+		return false;
+	const char *fn = module + n, *colon = strchr(fn, ':');
+	if (!colon || !colon[1])
+		return false;
+	if (function)
+		*function = fn;
+	if (function_len)
+		*function_len = (size_t)(colon - fn);
+	if (file)
+		*file = colon + 1;
+	return true;
+}

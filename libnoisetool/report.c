@@ -151,8 +151,18 @@ int nt_report_build(const struct nt_log *log, nt_symbolize_fn symbolize, void *c
 			;
 		struct nt_report_site *o = &merged[nmerged];
 		merge_site(o, &refs[i], j - i, log->nranks);
-		if (!symbolize || symbolize(ctx, o->module, o->offset, o->location,
-					    sizeof o->location) != 0) {
+		const char *py_fn, *py_file;
+		size_t py_fn_len;
+		if (nt_log_python_site(o->module, &py_fn, &py_fn_len, &py_file)) {
+			/* A Python site: its file and line, never addr2line. */
+			const char *base = strrchr(py_file, '/') ? strrchr(py_file, '/') + 1 : py_file;
+			snprintf(o->location, sizeof o->location, "%s:%llu", base,
+				 (unsigned long long)o->offset);
+			snprintf(o->caller, sizeof o->caller, "%.*s",
+				 (int)(py_fn_len < sizeof o->caller ? py_fn_len : sizeof o->caller - 1),
+				 py_fn);
+		} else if (!symbolize || symbolize(ctx, o->module, o->offset, o->location,
+						   sizeof o->location) != 0) {
 			const char *base = strrchr(o->module, '/') ? strrchr(o->module, '/') + 1
 								   : o->module;
 			snprintf(o->location, sizeof o->location, "%s+0x%llx", base,
@@ -593,6 +603,13 @@ static void write_json(struct nt_json *j, const struct nt_report *rep, const cha
 		nt_json_string(j, "location", s->location);
 		nt_json_string(j, "module", s->module);
 		nt_json_uint(j, "offset", s->offset);
+		const char *py_file;
+		if (nt_log_python_site(s->module, NULL, NULL, &py_file)) {
+			nt_json_string(j, "language", "python");
+			nt_json_string(j, "file", py_file);
+			nt_json_uint(j, "line", s->offset);
+			nt_json_string(j, "caller", s->caller);
+		}
 		nt_json_uint(j, "calls", s->calls);
 		nt_json_uint(j, "time_ns_total", s->time_ns_total);
 		nt_json_uint(j, "time_ns_max", s->time_ns_max);

@@ -19,7 +19,10 @@ static int seen(const char *const *names, size_t n, const char *s)
 /* Check one module; 1 when a line was written. */
 static int check(FILE *err, const char *cmd, const char *path, const struct nt_log *log)
 {
-	if (!path[0] || path[0] == '[')
+	const char *py_file;
+	if (nt_log_python_site(path, NULL, NULL, &py_file))
+		path = py_file; /* a Python site: its .py file (doc/python.md) */
+	if (!path[0] || path[0] == '[' || path[0] == '<')
 		return 0;
 	struct stat st;
 	if (stat(path, &st) != 0) {

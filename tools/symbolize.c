@@ -411,6 +411,8 @@ int symbolize_addr2line(void *ctx, const char *module, uint64_t offset, char *ou
 {
 	if (!module || !*module || !out || !size)
 		return -1;
+	if (strncmp(module, "python:", 7) == 0) /* NT_LOG_PYTHON_PREFIX (ntlog.h): a Python */
+		return -1; /* site's file and line (doc/python.md), nothing for addr2line */
 	if (ctx)
 		return lookup(ctx, module, offset, out, size);
 	struct symbolizer *once;

@@ -19,6 +19,7 @@
 
 _Static_assert(NT_FN_COUNT <= NT_LIVE_FNS, "the live header must name every wrapped function");
 _Static_assert(NT_SITE_HIST == NT_LOG_HIST_BINS, "a site's histogram is the log's");
+_Static_assert(sizeof(struct nt_live_header) <= NT_LIVE_HEADER_BYTES, "the header fits its place");
 
 static struct nt_live_header *hdr; /* NULL: no live file */
 static size_t mapped;              /* the header and the arena */
@@ -118,6 +119,17 @@ void nt_live_describe(size_t sites_at, size_t site_slots, size_t records_at, siz
 	hdr->record_slots = record_slots;
 	hdr->record_bytes = sizeof(struct nt_record);
 	hdr->level = level;
+}
+
+void nt_live_python_names(const void *mem, size_t bytes)
+{
+	const char *base = (const char *)hdr, *at = mem;
+	if (!hdr || !mem || at < base || bytes > mapped || (size_t)(at - base) > mapped - bytes)
+		return;
+	hdr->py_name_field = FIELD(struct nt_site, py_name);
+	hdr->py_line_field = FIELD(struct nt_site, py_line);
+	hdr->py_names_offset = (uint64_t)(at - base);
+	hdr->py_names_bytes = bytes;
 }
 
 void nt_live_clock(uint64_t init_cyc, int64_t init_global_ns, uint64_t clock_error_ns)

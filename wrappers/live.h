@@ -22,6 +22,9 @@ void *nt_live_create(const char *name, int rank, int size, size_t arena_bytes, c
 void nt_live_describe(size_t sites_at, size_t site_slots, size_t records_at, size_t record_slots,
 		      unsigned level);
 
+/* The pool of Python call sites' names (pysite.h), when it lies in the live file. */
+void nt_live_python_names(const void *mem, size_t bytes);
+
 /* After the clocks are synchronized: the rank's MPI_Init on its counter and on global time. */
 void nt_live_clock(uint64_t init_cyc, int64_t init_global_ns, uint64_t clock_error_ns);
 

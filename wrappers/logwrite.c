@@ -21,6 +21,7 @@
 #include "call.h"
 #include "logwrite.h"
 #include "modules.h"
+#include "pysite.h"
 #include "records.h"
 #include "sites.h"
 #include "window.h"
@@ -74,9 +75,13 @@ struct rank_block {
 static void describe_site(const struct nt_site *s, struct nt_log_site *o)
 {
 	o->function = s->fn < NT_FN_COUNT ? nt_fn_name[s->fn] : "?";
+	const char *py = nt_pysite_module(s);
 	if (s->ret == NT_SITE_OVERFLOW) {
 		o->module = "[other call sites: the site table was full]";
 		o->offset = 0;
+	} else if (py) { /* "python:FUNCTION:FILE", and the line (doc/ntlog-format.md) */
+		o->module = py;
+		o->offset = s->py_line;
 	} else {
 		locate(s->ret - 1, &o->module, &o->offset);
 	}

@@ -17,6 +17,7 @@
 
 #include "arena.h"
 #include "binding.h"
+#include "pysite.h"
 #include "call.h"
 #include "comms.h"
 #include "records.h"
@@ -114,6 +115,8 @@ struct nt_site *nt_call_site_miss(struct nt_thread *t, enum nt_fn fn, void *ret)
 
 struct nt_site *nt_call_binding_site(enum nt_fn fn, struct nt_site *binding_site)
 {
+	if (binding_site->binding == NT_SITE_CALLER_PYTHON)
+		return nt_pysite_site((unsigned)fn, binding_site);
 	uintptr_t caller = nt_binding_caller();
 	if (!caller)
 		return binding_site;
@@ -431,6 +434,7 @@ static void runtime_start(int provided)
 	if (!nt_rt.env.disable) {
 		nt_clock_init();
 		nt_binding_init();
+		nt_pysite_init(nt_rt.rank);
 		if (nt_rt.rank == 0)
 			out_rc = nt_logwrite_reserve(nt_rt.env.out_dir, nt_rt.env.job, nt_rt.log_name,
 						     sizeof nt_rt.log_name);
@@ -549,6 +553,12 @@ void nt_finalize_begin(void)
 		if (nt_rt.env.summary)
 			nt_summary_write(&nt_rt);
 		report_losses();
+		if (nt_pysite_unnamed())
+			fprintf(stderr,
+				"noisetool: rank %d: %llu calls from Python are counted at the Python "
+				"extension's C call sites: no room for more Python names (raise "
+				"NOISETOOL_MEM)\n",
+				nt_rt.rank, (unsigned long long)nt_pysite_unnamed());
 		char path[4096 + 16];
 		nt_live_finalizing();
 		int rc = nt_logwrite(&nt_rt, path, sizeof path);

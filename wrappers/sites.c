@@ -5,6 +5,7 @@
 
 #include "binding.h"
 #include "live.h"
+#include "pysite.h"
 #include "sites.h"
 #include NT_WRAPPER_IDS_FILE /* wrapper-ids-MPI.h, generated for this MPI (meson.build) */
 
@@ -21,7 +22,8 @@ static size_t nused;
 
 size_t nt_sites_table_bytes(size_t capacity)
 {
-	return (capacity + NT_FN_COUNT) * (sizeof *table + sizeof *used);
+	return (capacity + NT_FN_COUNT) * (sizeof *table + sizeof *used) +
+	       nt_pysite_pool_bytes(capacity);
 }
 
 void nt_sites_init(void *mem, size_t capacity, bool is_threaded, uint64_t abs_cyc)
@@ -34,6 +36,7 @@ void nt_sites_init(void *mem, size_t capacity, bool is_threaded, uint64_t abs_cy
 	overflow = 0;
 	mask = capacity - 1;
 	nt_sites_threaded_ = is_threaded;
+	nt_pysite_pool_init(used + total, nt_pysite_pool_bytes(capacity));
 }
 
 void nt_sites_fini(void)
@@ -41,26 +44,48 @@ void nt_sites_fini(void)
 	table = NULL;
 	used = NULL;
 	nused = 0;
+	nt_pysite_pool_init(NULL, 0);
 }
 
-static size_t slot_of(unsigned fn, uintptr_t ret)
+static size_t slot_of(unsigned fn, uintptr_t ret, uintptr_t key)
 {
-	uint64_t h = ((uint64_t)ret ^ ((uint64_t)fn << 48)) * 0x9e3779b97f4a7c15ull;
+	uint64_t h = ((uint64_t)ret ^ ((uint64_t)fn << 48) ^ (uint64_t)key) * 0x9e3779b97f4a7c15ull;
 	return (size_t)(h >> 20) & mask;
 }
 
-struct nt_site *nt_sites_lookup(unsigned fn, uintptr_t ret)
+/* At most MAX_PROBES slots: a miss in a full table must not scan all of it on every call
+ * (5,000 sites in a 4,096-entry table made each call 1.24 us instead of 0.47 us). */
+static size_t probe_limit(void)
+{
+	return mask + 1 < MAX_PROBES ? mask + 1 : MAX_PROBES;
+}
+
+struct nt_site *nt_sites_find(unsigned fn, uintptr_t ret, uintptr_t key)
 {
 	if (!table)
 		return NULL;
-	size_t i = slot_of(fn, ret);
-	/* At most MAX_PROBES slots: a miss in a full table must not scan all of it on every call
-	 * (5,000 sites in a 4,096-entry table made each call 1.24 us instead of 0.47 us). */
-	size_t limit = mask + 1 < MAX_PROBES ? mask + 1 : MAX_PROBES;
+	size_t i = slot_of(fn, ret, key), limit = probe_limit();
 	for (size_t probes = 0; probes < limit; probes++, i = (i + 1) & mask) {
 		struct nt_site *s = &table[i];
 		uintptr_t r = __atomic_load_n(&s->ret, __ATOMIC_ACQUIRE);
-		if (r == ret && s->fn == fn)
+		if (r == ret && s->fn == fn && s->key == key)
+			return s;
+		if (r == 0)
+			return NULL;
+	}
+	return NULL;
+}
+
+/* The site of (fn, ret, key), created on first sight (named py_name, py_line), else NULL
+ * after MAX_PROBES slots. */
+static struct nt_site *find_or_add(unsigned fn, uintptr_t ret, uintptr_t key, uint32_t py_name,
+				   uint32_t py_line)
+{
+	size_t i = slot_of(fn, ret, key), limit = probe_limit();
+	for (size_t probes = 0; probes < limit; probes++, i = (i + 1) & mask) {
+		struct nt_site *s = &table[i];
+		uintptr_t r = __atomic_load_n(&s->ret, __ATOMIC_ACQUIRE);
+		if (r == ret && s->fn == fn && s->key == key)
 			return s;
 		if (r != 0)
 			continue;
@@ -69,12 +94,20 @@ struct nt_site *nt_sites_lookup(unsigned fn, uintptr_t ret)
 		r = __atomic_load_n(&s->ret, __ATOMIC_ACQUIRE);
 		if (r == 0) {
 			s->fn = fn;
+			s->key = key;
+			s->py_name = py_name;
+			s->py_line = py_line;
 			s->min_cyc = UINT64_MAX;
 			s->pending_cyc = NT_SITE_NONE;
 			s->type = MPI_DATATYPE_NULL;
 			nt_recpolicy_init(&s->rec, abs_floor_cyc);
 			s->depth = nt_stack_walk(s->stack, NT_STACK_DEPTH);
-			s->binding = nt_binding_contains(ret);
+			/* A Python site is the program's own: only the extension's C site is
+			 * looked through (pysite.h), once per return address. */
+			s->binding = key ? NT_SITE_CALLER_C
+				 : nt_binding_contains(ret) ? NT_SITE_CALLER_FORTRAN
+				 : nt_pysite_is_python(ret) ? NT_SITE_CALLER_PYTHON
+							    : NT_SITE_CALLER_C;
 			used[nused] = s;
 			__atomic_store_n(&nused, nused + 1, __ATOMIC_RELEASE);
 			__atomic_store_n(&s->ret, ret, __ATOMIC_RELEASE);
@@ -83,9 +116,25 @@ struct nt_site *nt_sites_lookup(unsigned fn, uintptr_t ret)
 			return s;
 		}
 		pthread_mutex_unlock(&insert_lock);
-		if (r == ret && s->fn == fn)
+		if (r == ret && s->fn == fn && s->key == key)
 			return s;
 	}
+	return NULL;
+}
+
+struct nt_site *nt_sites_lookup(unsigned fn, uintptr_t ret)
+{
+	return nt_sites_lookup_py(fn, ret, 0, 0, 0);
+}
+
+struct nt_site *nt_sites_lookup_py(unsigned fn, uintptr_t ret, uintptr_t key, uint32_t py_name,
+				   uint32_t py_line)
+{
+	if (!table)
+		return NULL;
+	struct nt_site *s = find_or_add(fn, ret, key, py_name, py_line);
+	if (s)
+		return s;
 	/* Full: the call is counted at its function's overflow site, which merges every site
 	 * the table had no room for. */
 	__atomic_fetch_add(&overflow, 1, __ATOMIC_RELAXED);

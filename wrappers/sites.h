@@ -1,4 +1,5 @@
-/* Call sites: (function, return address) -> aggregates, in a fixed table reserved at init.
+/* Call sites: (function, return address, key) -> aggregates, in a fixed table reserved at init
+ * (the key tells apart the Python call sites behind one return address: pysite.h).
  * Lookups are lock-free; inserts take a lock; updates are atomic only when several threads
  * may call MPI at once (MPI_THREAD_MULTIPLE). */
 #ifndef WRAPPERS_SITES_H
@@ -26,6 +27,9 @@
 struct nt_site {
 	uintptr_t ret;        /* return address: the call site; 0 = free slot */
 	unsigned fn;          /* enum nt_fn */
+	uint32_t py_line;     /* a Python site's line */
+	uintptr_t key;        /* 0, or a Python site's (code object, instruction) (pysite.c) */
+	uint32_t py_name;     /* a Python site's name in the pool (pysite.c): offset + 1, else 0 */
 	uint64_t calls;
 	uint64_t total_cyc;
 	uint64_t pending_cyc; /* the latest call, not yet in min, max and hist (NT_SITE_NONE) */
@@ -38,13 +42,15 @@ struct nt_site {
 					  * collective instance; else phases) before its blocking
 					  * calls */
 	struct nt_rec_thresholds rec;    /* which of its instances are kept as records */
-	int binding;                     /* ret is inside a language binding (Fortran) */
+	int binding;                     /* ret is inside a language binding: enum
+					  * nt_site_caller (Fortran, Python), else 0 */
 	int nonblocking;                 /* a nonblocking collective: times run to completion */
 	int depth;                       /* frames in stack */
 	uintptr_t stack[NT_STACK_DEPTH]; /* captured once, when the site was first seen */
 };
 
-/* Bytes a table of capacity sites takes, with the merged site of every function. */
+/* Bytes a table of capacity sites takes, with the merged site of every function and the pool of
+ * Python names (pysite.h). */
 size_t nt_sites_table_bytes(size_t capacity);
 
 /* Keep a table of capacity sites (a power of two) at mem (nt_sites_table_bytes, zeroed); abs_cyc:
@@ -57,6 +63,15 @@ void nt_sites_fini(void);
 /* The site of (fn, ret), created on first sight; when the table is full, fn's overflow site
  * (the calls that land there are counted: nt_sites_overflow). */
 struct nt_site *nt_sites_lookup(unsigned fn, uintptr_t ret);
+
+/* A Python site (key != 0) of fn called from ret, or NULL when it is not in the table yet.
+ * Lock-free. */
+struct nt_site *nt_sites_find(unsigned fn, uintptr_t ret, uintptr_t key);
+
+/* The same, created on first sight with its name (pool offset + 1) and line; when the table is
+ * full, fn's overflow site. */
+struct nt_site *nt_sites_lookup_py(unsigned fn, uintptr_t ret, uintptr_t key, uint32_t py_name,
+				   uint32_t py_line);
 
 extern bool nt_sites_threaded_;
 void nt_sites_add_atomic(struct nt_site *s, uint64_t d_cyc, uint64_t bytes);

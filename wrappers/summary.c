@@ -12,7 +12,10 @@
 
 #include <noisetool/clock.h>
 
+#include <noisetool/ntlog.h>
+
 #include "call.h"
+#include "pysite.h"
 #include "sites.h"
 #include "summary.h"
 #include "toolwait.h"
@@ -25,9 +28,19 @@ static uint64_t site_key(const struct nt_site *s, char *loc, size_t size)
 {
 	Dl_info info;
 	uintptr_t addr = s->ret - 1; /* inside the call instruction, not after it */
-	const char *module = "?";
+	const char *module = "?", *py_file;
 	uintptr_t offset = addr;
-	bool found = dladdr((void *)addr, &info) && info.dli_fname;
+	bool found = false;
+	if (nt_log_python_site(nt_pysite_module(s), NULL, NULL, &py_file)) {
+		/* A Python site: file.py:line (the file is the same on every rank). */
+		module = strrchr(py_file, '/') ? strrchr(py_file, '/') + 1 : py_file;
+		offset = s->py_line;
+		if (loc)
+			snprintf(loc, size, "%s:%u", module, s->py_line);
+		loc = NULL;
+	} else {
+		found = dladdr((void *)addr, &info) && info.dli_fname;
+	}
 	if (found) {
 		module = strrchr(info.dli_fname, '/') ? strrchr(info.dli_fname, '/') + 1
 						      : info.dli_fname;

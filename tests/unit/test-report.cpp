@@ -237,3 +237,57 @@ TEST_CASE("report: several reports are one JSON array, each naming its log", "[r
 	nt_report_free(&ra);
 	nt_report_free(&rb);
 }
+
+TEST_CASE("report: a Python call site is its file and line, never symbolized", "[report]")
+{
+	const char *py = "python:Solver.step:/home/u/run: 1/script.py";
+	const char *fn = nullptr, *file = nullptr;
+	size_t fn_len = 0;
+	SECTION("the module names the function and the file (which may hold colons)")
+	{
+		REQUIRE(nt_log_python_site(py, &fn, &fn_len, &file));
+		CHECK(std::string(fn, fn_len) == "Solver.step");
+		CHECK(std::string(file) == "/home/u/run: 1/script.py");
+		CHECK_FALSE(nt_log_python_site("/usr/lib/libpython.so", &fn, &fn_len, &file));
+		CHECK_FALSE(nt_log_python_site("python:nofile", nullptr, nullptr, nullptr));
+		CHECK_FALSE(nt_log_python_site("python:f:", nullptr, nullptr, nullptr));
+		CHECK_FALSE(nt_log_python_site(nullptr, nullptr, nullptr, nullptr));
+	}
+	SECTION("text and JSON name file.py:line and the function; the symbolizer is not asked")
+	{
+		mem_log m(2);
+		for (uint32_t r = 0; r < 2; r++) {
+			m.site(r, "MPI_Allreduce", py, 12).total_ns = 2000;
+			m.site(r, "MPI_Bcast", "/bin/app", 0x40).total_ns = 1000;
+		}
+		int asked = 0;
+		auto sym = [](void *ctx, const char *module, uint64_t, char *out, size_t size) {
+			++*static_cast<int *>(ctx);
+			CHECK(std::strncmp(module, "python:", 7) != 0);
+			std::snprintf(out, size, "app.c:7");
+			return 0;
+		};
+		nt_report rep;
+		REQUIRE(nt_report_build(m.get(), sym, &asked, &rep) == 0);
+		CHECK(asked == 1);
+		REQUIRE(rep.nsites == 2);
+		CHECK(std::string(rep.sites[0].location) == "script.py:12");
+		CHECK(std::string(rep.sites[0].caller) == "Solver.step");
+		CHECK(std::string(rep.sites[1].location) == "app.c:7");
+		CHECK(std::string(rep.sites[1].caller).empty());
+		CHECK(text_of(rep).find("MPI_Allreduce            script.py:12") != std::string::npos);
+		char *buf = nullptr;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		REQUIRE(f);
+		CHECK(nt_report_write_json(f, &rep) == 0);
+		std::fclose(f);
+		std::string j(buf, len);
+		std::free(buf);
+		CHECK(j.find("\"language\": \"python\"") != std::string::npos);
+		CHECK(j.find("\"file\": \"/home/u/run: 1/script.py\"") != std::string::npos);
+		CHECK(j.find("\"line\": 12") != std::string::npos);
+		CHECK(j.find("\"caller\": \"Solver.step\"") != std::string::npos);
+		nt_report_free(&rep);
+	}
+}

@@ -102,6 +102,11 @@ struct nt_live_header {
 				   * hi 0 and is skipped */
 	char fn_names[NT_LIVE_FNS][NT_LIVE_FN_NAME];
 	struct nt_live_module modules[NT_LIVE_MODULES];
+	/* Python call sites (all 0 in the files of builds without them): the pool of their names
+	 * in the file (NUL-terminated "python:FUNCTION:FILE" strings), and where a site keeps its
+	 * name (offset + 1 in the pool; 0: a C site) and its line. */
+	uint64_t py_names_offset, py_names_bytes;
+	struct nt_live_field py_name_field, py_line_field;
 };
 
 /* Read the live files of a job (dir: NAME.live) into *log, as if it had written NAME.ntlog:

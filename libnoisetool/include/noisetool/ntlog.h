@@ -33,6 +33,15 @@ struct nt_log_frame {
 	uint64_t offset;
 };
 
+/* A Python call site's module (doc/python.md): "python:FUNCTION:FILE", FILE absolute (or
+ * "<string>" and the like), and its offset is the line. No module file starts so. */
+#define NT_LOG_PYTHON_PREFIX "python:"
+
+/* Whether module names a Python call site: then its function (*function_len bytes, up to the
+ * first colon) and its file point into module. NULL outputs are not filled. */
+NT_API bool nt_log_python_site(const char *module, const char **function, size_t *function_len,
+			       const char **file);
+
 /* One call site of one rank. */
 struct nt_log_site {
 	const char *function;   /* "MPI_Allreduce" */

@@ -26,7 +26,9 @@ struct nt_report_site {
 	const char *function;
 	const char *module;
 	uint64_t offset;
-	char location[256];
+	char location[256];         /* file.c:line, function or module+0xoffset; a Python
+				     * site's file.py:line */
+	char caller[128];           /* a Python site's function (co_qualname), else "" */
 	uint64_t calls;
 	uint64_t time_ns_total;     /* over all ranks */
 	uint64_t time_ns_max;       /* the longest single call on any rank */

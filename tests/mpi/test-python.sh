@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Python call sites (doc/python.md): an mpi4py program's MPI calls are named by the user's
+# file.py:line, not by mpi4py's C code. python-sites.py makes N rounds of comm.Allreduce
+# (site A: 2N calls over 2 ranks) and comm.allreduce (site B, pickled: mpi4py 3.1 makes it of
+# a reduction to rank 0 by MPI_Send/MPI_Recv and two MPI_Bcast, on a duplicate of the
+# communicator made once per rank); every one of those calls must be at its line, in the
+# text report, the JSON report and the report of a killed job's live files, and none at an
+# address inside mpi4py. Results are unchanged. mpi4py is Debian's python3-mpi4py (on Open
+# MPI), run by /usr/bin/python3.
+#
+#   test-python.sh LIB NOISETOOL SCRIPT
+set -u
+LIB=${1:?usage: test-python.sh LIB NOISETOOL SCRIPT}
+NT=${2:?}
+SRC=${3:?}
+N=100
+PY=/usr/bin/python3
+. "$(dirname "$0")/../lib.sh"
+nt_need_mpiexec
+nt_tmpdir
+fail=0
+# setup.sh installs python3-mpi4py: without it the set-up is broken, not the test skipped.
+"$PY" -c 'import mpi4py' 2>/dev/null ||
+	{ echo "FAIL: $PY cannot import mpi4py: apt-get install -y python3-mpi4py"; exit 1; }
+mpi4py_version=$("$PY" -c 'import mpi4py; print(mpi4py.__version__)')
+line_of() { grep -n "# site $1\$" "$SRC" | cut -d: -f1; }
+A=$(line_of A)
+B=$(line_of B)
+C=$(line_of C)
+run() { timeout 120 mpiexec -n 2 $(nt_bind 2) "$@"; }
+pre=(-genv LD_PRELOAD "$(nt_preload "$LIB")" -genv NOISETOOL_SUMMARY 0)
+
+run "$PY" "$SRC" $N >"$tmp/plain" 2>&1 || { echo "FAIL: plain run"; cat "$tmp/plain"; exit 1; }
+mkdir "$tmp/out"
+run "${pre[@]}" -genv NOISETOOL_OUT "$tmp/out" "$PY" "$SRC" $N >"$tmp/pre" 2>"$tmp/pre.err" ||
+	{ echo "FAIL: preloaded run"; cat "$tmp/pre.err"; exit 1; }
+sort -o "$tmp/plain" "$tmp/plain"
+sort -o "$tmp/pre" "$tmp/pre"
+cmp -s "$tmp/plain" "$tmp/pre" || { echo "FAIL: results differ"; diff "$tmp/plain" "$tmp/pre"; fail=1; }
+[ -s "$tmp/pre.err" ] && { echo "FAIL: the preloaded run wrote on stderr:"; cat "$tmp/pre.err"; fail=1; }
+log=$(ls "$tmp"/out/*.ntlog | head -n 1)
+"$NT" report "$log" --top 0 --json "$tmp/report.json" >"$tmp/report" 2>"$tmp/report.err" ||
+	{ echo "FAIL: report"; cat "$tmp/report.err"; exit 1; }
+cat "$tmp/report"
+[ -s "$tmp/report.err" ] && { echo "FAIL: the report wrote on stderr:"; cat "$tmp/report.err"; fail=1; }
+sed -n '/^Call sites by MPI time/,/^$/p' "$tmp/report" >"$tmp/sites"
+
+# calls FILE FUNCTION LINE: the calls of FUNCTION at python-sites.py:LINE in a report's table.
+calls() { awk -v f="$2" -v l="python-sites.py:$3" '$1 == f && $2 == l { n += $3 } END { print n + 0 }' "$1"; }
+# expect WHAT FILE FUNCTION LINE CALLS
+expect() {
+	local got
+	got=$(calls "$2" "$3" "$4")
+	[ "$got" = "$5" ] || { echo "FAIL: $1: $3 at python-sites.py:$4: $got calls, want $5"; fail=1; }
+}
+# sites_at WHAT FILE: every call site of the table is at a line of python-sites.py.
+sites_at() {
+	local other
+	other=$(awk 'NR > 2 && NF && $2 !~ /^python-sites\.py:[0-9]+$/' "$2")
+	[ -z "$other" ] || { echo "FAIL: $1: call sites not named by the Python line:"; echo "$other"; fail=1; }
+}
+expect "log" "$tmp/sites" MPI_Allreduce "$A" $((2 * N))
+sites_at "log" "$tmp/sites"
+case "$mpi4py_version" in
+3.1.*)
+	expect "log" "$tmp/sites" MPI_Bcast "$B" $((4 * N))
+	expect "log" "$tmp/sites" MPI_Send "$B" $((2 * N))
+	expect "log" "$tmp/sites" MPI_Recv "$B" $((2 * N))
+	expect "log" "$tmp/sites" MPI_Comm_dup "$B" 2
+	;;
+*) # another mpi4py makes comm.allreduce of other calls: they must be at its line all the same
+	[ "$(awk -v l="python-sites.py:$B" '$2 == l { n += $3 } END { print n + 0 }' "$tmp/sites")" -ge $((2 * N)) ] ||
+		{ echo "FAIL: log: fewer than $((2 * N)) calls at python-sites.py:$B (mpi4py $mpi4py_version)"; fail=1; }
+	;;
+esac
+
+# The JSON report: the file, line and function of each Python site.
+"$PY" - "$tmp/report.json" "$SRC" "$A" "$B" $((2 * N)) <<'PYEOF' || fail=1
+import json, os, sys
+doc, src, a, b, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+sites = json.load(open(doc))["sites"]
+ok = True
+for s in sites:
+    if s.get("language") != "python" or s["file"] != os.path.abspath(src) or s["caller"] != "rounds" \
+            or s["line"] != s["offset"] or s["location"] != f"python-sites.py:{s['line']}":
+        print(f"FAIL: JSON site {s}")
+        ok = False
+got = sum(s["calls"] for s in sites if s["function"] == "MPI_Allreduce" and s["line"] == a)
+if got != n:
+    print(f"FAIL: JSON: MPI_Allreduce at line {a}: {got} calls, want {n}")
+    ok = False
+if not any(s["line"] == b for s in sites):
+    print(f"FAIL: JSON: no site at line {b}")
+    ok = False
+sys.exit(0 if ok else 1)
+PYEOF
+
+# A killed job: its live files name the same lines.
+mkdir "$tmp/killed"
+run "${pre[@]}" -genv NOISETOOL_OUT "$tmp/killed" "$PY" "$SRC" $N kill >"$tmp/killed.out" 2>&1
+live=$(ls -d "$tmp"/killed/*.live 2>/dev/null | head -n 1)
+if [ -z "$live" ]; then
+	echo "FAIL: killed job: no live files: $(ls "$tmp/killed")"
+	cat "$tmp/killed.out"
+	fail=1
+else
+	"$NT" report "$live" --top 0 >"$tmp/live-report" 2>&1 || { echo "FAIL: report of $live"; cat "$tmp/live-report"; fail=1; }
+	sed -n '/^Call sites by MPI time/,/^$/p' "$tmp/live-report" >"$tmp/live-sites"
+	cat "$tmp/live-sites"
+	expect "live files" "$tmp/live-sites" MPI_Allreduce "$A" $((2 * N))
+	expect "live files" "$tmp/live-sites" MPI_Barrier "$C" 2
+	sites_at "live files" "$tmp/live-sites"
+fi
+[ $fail = 0 ] && echo "PASS: Python call sites at python-sites.py:$A and :$B (mpi4py $mpi4py_version)"
+exit $fail

@@ -1,0 +1,53 @@
+/* Python call sites: an MPI call made from a Python extension module (mpi4py) is sited at the
+ * calling thread's innermost Python frame (file, line, function) instead of the extension's C
+ * code, which is the same for every Python caller (doc/python.md). */
+#ifndef WRAPPERS_PYSITE_H
+#define WRAPPERS_PYSITE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct nt_site;
+
+/* What a site's return address is inside (struct nt_site's binding): the program itself, a
+ * Fortran binding (binding.h), a Python extension module (this file). */
+enum nt_site_caller {
+	NT_SITE_CALLER_C = 0,
+	NT_SITE_CALLER_FORTRAN = 1,
+	NT_SITE_CALLER_PYTHON = 2,
+};
+
+/* Bytes of the Python names' pool kept for a site table of capacity sites (arena.h: a part of
+ * the sites' share of NOISETOOL_MEM). */
+size_t nt_pysite_pool_bytes(size_t capacity);
+
+/* At MPI_Init: whether this process runs a CPython this file can read (3.11, found with dlsym;
+ * the library never links libpython). Any other Python: C call sites, and rank 0 says so in
+ * one line on stderr. Not a Python process: nothing, and no cost on any call. */
+void nt_pysite_init(int rank);
+
+/* Keep the pool at mem (bytes long, zeroed; NULL: none). Called by nt_sites_init. */
+void nt_pysite_pool_init(void *mem, size_t bytes);
+
+/* Whether ret lies inside a Python extension module (a module exporting PyInit_NAME), for a
+ * readable Python: asked once per C call site, when it is created. */
+bool nt_pysite_is_python(uintptr_t ret);
+
+/* The site of the calling thread's innermost Python frame for a call to fn whose C site
+ * c_site is inside a Python extension module; c_site when there is no Python frame or its
+ * name does not fit in the pool (nt_pysite_unnamed counts those). Per call: a few loads and a
+ * one-entry per-thread cache, else the site table's lock-free lookup. */
+struct nt_site *nt_pysite_site(unsigned fn, struct nt_site *c_site);
+
+/* A Python site's module name in the log ("python:FUNCTION:FILE"), or NULL for another site. */
+const char *nt_pysite_module(const struct nt_site *s);
+
+/* Calls of Python call sites not told apart because the pool of names was full (or a name
+ * longer than 4 KiB): counted at the extension's C site instead. */
+uint64_t nt_pysite_unnamed(void);
+
+/* The pool's place, for the live file's header (bytes 0 when there is none). */
+const void *nt_pysite_pool(size_t *bytes);
+
+#endif /* WRAPPERS_PYSITE_H */
