@@ -14,11 +14,11 @@ cd "$(dirname "$0")"
 
 BUILD_DIR=${BUILD_DIR:-build}
 # Both MPIs, side by side (the `mpi` alternatives then point at one of them: the build and the
-# tests name mpicc.mpich, mpiexec.openmpi, ... explicitly); mpi4py (built on Open MPI) for the
-# Python call sites.
+# tests name mpicc.mpich, mpiexec.openmpi, ... explicitly); mpi4py (built on Open MPI) and
+# CPython's headers (python3-dev) for the Python call sites.
 PACKAGES=(gcc g++ gfortran pkg-config meson ninja-build mpich libmpich-dev openmpi-bin
-          libopenmpi-dev python3-mpi4py python3-dev libpapi-dev libunwind-dev catch2 zlib1g-dev binutils bc
-          clang-14 libclang-rt-14-dev)
+          libopenmpi-dev python3-mpi4py python3-dev libpapi-dev libunwind-dev catch2 zlib1g-dev
+          binutils bc clang-14 libclang-rt-14-dev)
 
 usage() {
 	sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
@@ -67,6 +67,7 @@ package_of() {
 	mpi | MPI*) echo "mpich libmpich-dev openmpi-bin libopenmpi-dev" ;;
 	papi) echo libpapi-dev ;;
 	libunwind) echo libunwind-dev ;;
+	python-3.11 | python3*) echo python3-dev ;;
 	threads | m) echo libc6-dev ;;
 	*) echo "$1" ;;
 	esac
