@@ -58,8 +58,9 @@ static const char usage[] =
 	"  --loggp L,o,g,G     network in ns, G in ns per byte (default measured here:\n"
 	"                      22,78,71,0.123)\n"
 	"  --json FILE         also write the results as JSON (doc/simulate.md); - = stdout only\n"
-	"  --calibrate         measure L, o, g, G with a 2-rank MPI ping-pong (mpiexec -n 2\n"
-	"                      -bind-to core) and print the --loggp line\n"
+	"  --calibrate         measure L, o, g, G with a 2-rank MPI ping-pong (mpiexec.mpich\n"
+	"                      -n 2 -bind-to core, or Open MPI's in a build without MPICH) and\n"
+	"                      print the --loggp line\n"
 	"  -h, --help          this text\n"
 	"\n"
 	"Events are message sends + receives + compute phases of one simulated run; events/s\n"
@@ -86,11 +87,11 @@ static int calibrate(const char *cmd)
 			NT_LOGGP_PINGPONG_INSTALLED);
 		return NT_EXIT_FAIL;
 	}
-	char *argv[] = { "mpiexec", "-n", "2", "-bind-to", "core", (char *)prog, NULL };
+	char *argv[] = { NT_LOGGP_MPIEXEC, "-n", "2", NT_LOGGP_BIND, "core", (char *)prog, NULL };
 	pid_t pid;
-	int rc = posix_spawnp(&pid, "mpiexec", NULL, NULL, argv, environ);
+	int rc = posix_spawnp(&pid, NT_LOGGP_MPIEXEC, NULL, NULL, argv, environ);
 	if (rc) {
-		fprintf(stderr, "%s: cannot run mpiexec: %s\n", cmd, strerror(rc));
+		fprintf(stderr, "%s: cannot run %s: %s\n", cmd, NT_LOGGP_MPIEXEC, strerror(rc));
 		return NT_EXIT_FAIL;
 	}
 	int st;
