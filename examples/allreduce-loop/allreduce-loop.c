@@ -10,6 +10,8 @@
 
 #include <mpi.h>
 
+#include "../launch.h"
+
 static const char usage[] =
 	"Usage: allreduce-loop [--calls N] [--compute-us US] [--outliers K]\n"
 	"\n"
@@ -17,8 +19,8 @@ static const char usage[] =
 	"  --compute-us US  busy work between calls, in us (default 0: back to back)\n"
 	"  --outliers K     the K slowest calls listed (default 10)\n"
 	"\n"
-	"Run under mpiexec (-bind-to core); through noisetool run to see why outliers were slow:\n"
-	"  noisetool run -- mpiexec -n 2 -bind-to core ./allreduce-loop\n";
+	"Run under mpiexec, one rank per core; through noisetool run to see why outliers were slow:\n"
+	"  noisetool run -- " EX_MPIEXEC " -n 2 " EX_BIND " ./allreduce-loop\n";
 
 static double now_us(void)
 {

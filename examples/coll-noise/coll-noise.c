@@ -14,6 +14,8 @@
 
 #include <mpi.h>
 
+#include "../launch.h"
+
 #include <noisetool/clock.h>
 #include <noisetool/inject.h>
 
@@ -21,7 +23,7 @@ static const char usage[] =
 	"Usage: coll-noise [--seconds S] [--ratio PCT | --intervals MS,MS,...] [--detours US,...]\n"
 	"                  [--seed N]\n"
 	"\n"
-	"Run under mpiexec, one rank per core (-bind-to core). For each collective (barrier,\n"
+	"Run under " EX_MPIEXEC ", one rank per core (" EX_BIND "). For each collective (barrier,\n"
 	"allreduce and alltoall of 8 bytes per rank) and each detour length, inject noise of the\n"
 	"given ratio (a detour every detour/ratio) on every rank, synchronized and not, and print\n"
 	"the magnification of the mean time per call over the quiet run; then, for every noisy\n"

@@ -16,6 +16,8 @@
 
 #include <mpi.h>
 
+#include "../launch.h"
+
 #include "../common/duty-load.h"
 
 static const char usage[] =
@@ -32,7 +34,7 @@ static const char usage[] =
 	"                 the seed's \"10,10,10,2\" mapping is 0.2. Below 1 the loaded rank\n"
 	"                 waits for the others, and how it waits decides its share of the CPU\n"
 	"\n"
-	"Run with one rank per core: mpiexec -n 2 -bind-to core ./sor --load 100\n";
+	"Run with one rank per core: " EX_MPIEXEC " -n 2 " EX_BIND " ./sor --load 100\n";
 
 static int rank, size;
 
