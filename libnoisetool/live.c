@@ -210,7 +210,8 @@ static uint64_t cyc_ns(double hz, uint64_t cyc)
 }
 
 /* A Python site's name in the pool (an offset in the log's pool), or SIZE_MAX for a C site:
- * "python:FUNCTION:FILE", NUL-terminated inside the file's pool. */
+ * "python:FUNCTION:CALL:FILE" (or, from earlier builds, "python:FUNCTION:FILE"), NUL-terminated
+ * inside the file's pool. */
 static size_t python_name(struct pool *p, const struct rank_file *f, const unsigned char *s)
 {
 	const struct nt_live_header *h = f->h;

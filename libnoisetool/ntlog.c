@@ -755,20 +755,55 @@ void nt_log_free(struct nt_log *log)
 	memset(log, 0, sizeof *log);
 }
 
-bool nt_log_python_site(const char *module, const char **function, size_t *function_len,
-			const char **file)
+/* The parts of a Python site's module: "python:FUNCTION:CALL:FILE", or "python:FUNCTION:FILE"
+ * from builds before call names (its FILE starts with '/' or '<', which a CALL never does). */
+static bool python_parts(const char *module, const char **function, size_t *function_len,
+			 const char **call, size_t *call_len, const char **file)
 {
 	size_t n = strlen(NT_LOG_PYTHON_PREFIX);
 	if (!module || strncmp(module, NT_LOG_PYTHON_PREFIX, n) != 0)
 		return false;
 	const char *fn = module + n, *colon = strchr(fn, ':');
-	if (!colon || !colon[1])
+	if (!colon)
+		return false;
+	const char *rest = colon + 1, *end = strchr(rest, ':');
+	*function = fn;
+	*function_len = (size_t)(colon - fn);
+	*call = rest;
+	*call_len = 0;
+	*file = rest;
+	if (*rest != '/' && *rest != '<' && end) {
+		*call_len = (size_t)(end - rest);
+		*file = end + 1;
+	}
+	return **file != '\0';
+}
+
+bool nt_log_python_site(const char *module, const char **function, size_t *function_len,
+			const char **file)
+{
+	const char *fn, *call, *f;
+	size_t fn_len, call_len;
+	if (!python_parts(module, &fn, &fn_len, &call, &call_len, &f))
 		return false;
 	if (function)
 		*function = fn;
 	if (function_len)
-		*function_len = (size_t)(colon - fn);
+		*function_len = fn_len;
 	if (file)
-		*file = colon + 1;
+		*file = f;
+	return true;
+}
+
+bool nt_log_python_call(const char *module, const char **call, size_t *call_len)
+{
+	const char *fn, *c, *f;
+	size_t fn_len, c_len;
+	if (!python_parts(module, &fn, &fn_len, &c, &c_len, &f))
+		return false;
+	if (call)
+		*call = c;
+	if (call_len)
+		*call_len = c_len;
 	return true;
 }

@@ -161,6 +161,12 @@ int nt_report_build(const struct nt_log *log, nt_symbolize_fn symbolize, void *c
 			snprintf(o->caller, sizeof o->caller, "%.*s",
 				 (int)(py_fn_len < sizeof o->caller ? py_fn_len : sizeof o->caller - 1),
 				 py_fn);
+			const char *call;
+			size_t call_len;
+			if (nt_log_python_call(o->module, &call, &call_len) &&
+			    call_len < sizeof o->python_call)
+				snprintf(o->python_call, sizeof o->python_call, "%.*s", (int)call_len,
+					 call);
 		} else if (!symbolize || symbolize(ctx, o->module, o->offset, o->location,
 						   sizeof o->location) != 0) {
 			const char *base = strrchr(o->module, '/') ? strrchr(o->module, '/') + 1
@@ -258,6 +264,161 @@ static void culprit_header(FILE *f, const char *what)
 }
 
 /* The culprits: ranks, nodes and call sites by the delay they imposed, with the causes in %. */
+/* A site's location for the text table: a Python site's "file.py:line" followed by its call
+ * ("script.py:19 comm.allreduce"), any other as it is. Returns buf. */
+static const char *site_location(const struct nt_report_site *s, char *buf, size_t size)
+{
+	char loc[sizeof s->location], call[sizeof s->python_call];
+	printable(s->location, loc, sizeof loc);
+	if (!s->python_call[0])
+		snprintf(buf, size, "%s", loc);
+	else
+		snprintf(buf, size, "%s %s", loc, printable(s->python_call, call, sizeof call));
+	return buf;
+}
+
+/* The MPI calls of one named Python call site: the merged sites of one module (function, call
+ * and file) and line, whatever their MPI function. */
+struct py_group {
+	size_t first, n;          /* in the index array */
+	uint64_t calls, time_ns;
+};
+
+static int cmp_py_site(const void *a, const void *b)
+{
+	const struct nt_report_site *x = *(const struct nt_report_site *const *)a,
+				    *y = *(const struct nt_report_site *const *)b;
+	int c = strcmp(x->module, y->module);
+	if (c)
+		return c;
+	if (x->offset != y->offset)
+		return x->offset < y->offset ? -1 : 1;
+	return x < y ? -1 : x > y; /* the report's order: by time, largest first */
+}
+
+static int cmp_py_group(const void *a, const void *b)
+{
+	const struct py_group *x = a, *y = b;
+	if (x->time_ns != y->time_ns)
+		return x->time_ns > y->time_ns ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* The named Python calls of rep: *idx the Python sites with a call name, grouped; *groups by MPI
+ * time, largest first. 0 (with *ngroups 0 and nothing to free when there is none) or -ENOMEM. */
+static int python_groups(const struct nt_report *rep, const struct nt_report_site ***idx, struct py_group **groups,
+			 size_t *ngroups)
+{
+	*idx = NULL;
+	*groups = NULL;
+	*ngroups = 0;
+	size_t n = 0;
+	for (size_t i = 0; i < rep->nsites; i++)
+		n += rep->sites[i].python_call[0] != '\0';
+	if (!n)
+		return 0;
+	const struct nt_report_site **ix = calloc(n, sizeof *ix);
+	struct py_group *g = calloc(n, sizeof *g);
+	if (!ix || !g) {
+		free((void *)ix);
+		free(g);
+		return -ENOMEM;
+	}
+	for (size_t i = 0, k = 0; i < rep->nsites; i++)
+		if (rep->sites[i].python_call[0])
+			ix[k++] = &rep->sites[i];
+	qsort(ix, n, sizeof *ix, cmp_py_site);
+	size_t ng = 0;
+	for (size_t i = 0, j; i < n; i = j) {
+		const struct nt_report_site *s = ix[i];
+		g[ng] = (struct py_group){ i, 0, 0, 0 };
+		for (j = i; j < n && ix[j]->offset == s->offset &&
+			    strcmp(ix[j]->module, s->module) == 0;
+		     j++) {
+			g[ng].calls += ix[j]->calls;
+			g[ng].time_ns += ix[j]->time_ns_total;
+		}
+		g[ng++].n = j - i;
+	}
+	qsort(g, ng, sizeof *g, cmp_py_group);
+	*idx = ix;
+	*groups = g;
+	*ngroups = ng;
+	return 0;
+}
+
+/* "MPI calls by Python call": a line per named Python call site, its MPI calls and time
+ * summed, and the MPI functions it is made of. Nothing when no site has a call name. */
+static void write_python_calls_text(FILE *f, const struct nt_report *rep, size_t top)
+{
+	const struct nt_report_site **idx;
+	size_t ng;
+	struct py_group *g;
+	if (python_groups(rep, &idx, &g, &ng) < 0 || !ng)
+		return;
+	size_t shown = top && top < ng ? top : ng;
+	fprintf(f, "\nMPI calls by Python call (the MPI calls each Python call site is made of; "
+		   "how many Python calls they were is not known)\n");
+	fprintf(f, "%-24s %-36s %12s %12s  %s\n", "python call", "location", "MPI calls",
+		"MPI ms", "MPI functions (calls)");
+	for (size_t k = 0; k < shown; k++) {
+		const struct nt_report_site *s = idx[g[k].first];
+		char call[sizeof s->python_call], loc[sizeof s->location], fn[256];
+		fprintf(f, "%-24s %-36s %12llu %12.3f ",
+			printable(s->python_call, call, sizeof call),
+			printable(s->location, loc, sizeof loc), (unsigned long long)g[k].calls,
+			(double)g[k].time_ns / 1e6);
+		for (size_t i = 0; i < g[k].n; i++) {
+			const struct nt_report_site *m = idx[g[k].first + i];
+			fprintf(f, "%s %s %llu", i ? "," : "", printable(m->function, fn, sizeof fn),
+				(unsigned long long)m->calls);
+		}
+		fputc('\n', f);
+	}
+	if (shown < ng)
+		fprintf(f, "(%zu more Python calls; --top 0 shows all)\n", ng - shown);
+	free((void *)idx);
+	free(g);
+}
+
+/* "python_calls": the JSON of write_python_calls_text (all of them). */
+static void write_python_calls_json(struct nt_json *j, const struct nt_report *rep)
+{
+	const struct nt_report_site **idx;
+	size_t ng;
+	struct py_group *g;
+	nt_json_array_begin(j, "python_calls");
+	if (python_groups(rep, &idx, &g, &ng) < 0)
+		j->error = true; /* the document would lie by omission */
+	for (size_t k = 0; k < ng; k++) {
+		const struct nt_report_site *s = idx[g[k].first];
+		const char *py_file = "";
+		nt_log_python_site(s->module, NULL, NULL, &py_file);
+		nt_json_object_begin(j, NULL);
+		nt_json_string(j, "python_call", s->python_call);
+		nt_json_string(j, "location", s->location);
+		nt_json_string(j, "file", py_file);
+		nt_json_uint(j, "line", s->offset);
+		nt_json_string(j, "caller", s->caller);
+		nt_json_uint(j, "mpi_calls", g[k].calls);
+		nt_json_uint(j, "time_ns_total", g[k].time_ns);
+		nt_json_array_begin(j, "mpi_functions");
+		for (size_t i = 0; i < g[k].n; i++) {
+			const struct nt_report_site *m = idx[g[k].first + i];
+			nt_json_object_begin(j, NULL);
+			nt_json_string(j, "function", m->function);
+			nt_json_uint(j, "calls", m->calls);
+			nt_json_uint(j, "time_ns_total", m->time_ns_total);
+			nt_json_object_end(j);
+		}
+		nt_json_array_end(j);
+		nt_json_object_end(j);
+	}
+	nt_json_array_end(j);
+	free((void *)idx);
+	free(g);
+}
+
 static void write_culprits_text(FILE *f, const struct nt_report *rep)
 {
 	const struct nt_attrib *a = &rep->attrib;
@@ -458,15 +619,16 @@ int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_p
 		"total ms", "max/rank ms", "max call us", "cov", "bytes/call");
 	for (size_t i = 0; i < n; i++) {
 		const struct nt_report_site *s = &rep->sites[i];
-		char fn[256], loc[sizeof s->location];
+		char fn[256], loc[sizeof s->location + sizeof s->python_call + 1];
 		fprintf(f, "%-24s %-36s %12llu %12.3f %12.3f %12.1f %6.3f %12.0f\n",
-			printable(s->function, fn, sizeof fn), printable(s->location, loc, sizeof loc),
+			printable(s->function, fn, sizeof fn), site_location(s, loc, sizeof loc),
 			(unsigned long long)s->calls, (double)s->time_ns_total / 1e6,
 			(double)s->time_ns_max_rank / 1e6, (double)s->time_ns_max / 1e3, s->cov,
 			s->calls ? (double)s->bytes / (double)s->calls : 0.0);
 	}
 	if (n < rep->nsites)
 		fprintf(f, "(%zu more call sites; --top 0 shows all)\n", rep->nsites - n);
+	write_python_calls_text(f, rep, top);
 	write_culprits_text(f, rep);
 	return ferror(f) ? -EIO : 0;
 }
@@ -609,6 +771,7 @@ static void write_json(struct nt_json *j, const struct nt_report *rep, const cha
 			nt_json_string(j, "file", py_file);
 			nt_json_uint(j, "line", s->offset);
 			nt_json_string(j, "caller", s->caller);
+			nt_json_string(j, "python_call", s->python_call);
 		}
 		nt_json_uint(j, "calls", s->calls);
 		nt_json_uint(j, "time_ns_total", s->time_ns_total);
@@ -623,6 +786,7 @@ static void write_json(struct nt_json *j, const struct nt_report *rep, const cha
 		nt_json_object_end(j);
 	}
 	nt_json_array_end(j);
+	write_python_calls_json(j, rep);
 	nt_json_object_end(j);
 }
 

@@ -68,14 +68,18 @@ const char *nt_pysite_module(const struct nt_site *s)
 #if NT_HAVE_PYTHON
 /* CPython 3.11's frame layout (_PyInterpreterFrame, _PyCFrame) is in its internal headers. */
 #define Py_BUILD_CORE 1
+#define NEED_OPCODE_TABLES 1 /* our own _PyOpcode_Deopt and _PyOpcode_Caches: not exported */
 #include <Python.h>
 #include <internal/pycore_frame.h>
+#include <internal/pycore_opcode.h>
 
 typedef PyThreadState *(*tstate_fn)(void);
 typedef int (*addr2line_fn)(PyCodeObject *, int);
+typedef int (*addr2loc_fn)(PyCodeObject *, int, int *, int *, int *, int *);
 
 static tstate_fn this_tstate;   /* PyGILState_GetThisThreadState: a TSS read, no GIL */
 static addr2line_fn addr2line;  /* PyCode_Addr2Line: reads co_linetable, allocates nothing */
+static addr2loc_fn addr2loc;    /* PyCode_Addr2Location: the same, with PEP 657 columns */
 
 void nt_pysite_init(int rank)
 {
@@ -108,6 +112,7 @@ void nt_pysite_init(int rank)
 		return;
 	}
 	addr2line = a2l;
+	addr2loc = (addr2loc_fn)dlsym(RTLD_DEFAULT, "PyCode_Addr2Location"); /* NULL: no call names */
 	this_tstate = ts;
 }
 
@@ -231,13 +236,141 @@ static bool put_str(char *out, size_t cap, size_t *at, PyObject *o, bool colon)
 	return true;
 }
 
-/* "python:FUNCTION:FILE" of code into out (cap bytes, NUL-terminated): FILE absolute (a
- * relative one from the working directory), "<string>" and the like as they are. */
-static bool describe(PyCodeObject *code, char *out, size_t cap)
+/* The Python call that a CALL instruction makes, from the bytecode (doc/python.md, "The Python
+ * call"): e.g. "comm.allreduce". Only at the first sight of a site, without the GIL: a code
+ * object is immutable but for co_code_adaptive's opcodes and inline caches, which a thread
+ * holding the GIL may rewrite while we read (specializing, or back to the adaptive form). An
+ * opcode byte is stored whole, and every form of an instruction maps through _PyOpcode_Deopt
+ * to the same base opcode, whose cache count is fixed; opargs are never rewritten; the names
+ * (co_names, co_localsplusnames) and the positions (co_linetable) never change. So the read
+ * sees the instructions the compiler wrote. */
+enum {
+	RING = 256,     /* instructions before the call looked at, at most */
+	CHAIN = 4,      /* names of a receiver chain kept, at most (MPI.COMM_WORLD.allreduce) */
+};
+
+struct insn {
+	int at, op, arg; /* code unit of the opcode (after its EXTENDED_ARGs), base opcode, oparg */
+};
+
+struct pos {
+	int line, col;
+};
+
+static bool pos_of(PyCodeObject *code, int at, struct pos *p)
+{
+	int endline, endcol;
+	return addr2loc(code, at * (int)sizeof(_Py_CODEUNIT), &p->line, &p->col, &endline,
+			&endcol) &&
+	       p->line > 0 && p->col >= 0; /* -X no_debug_ranges: no columns */
+}
+
+/* The name an instruction loads (a variable or an attribute), or NULL. */
+static PyObject *name_of(PyCodeObject *code, const struct insn *i)
+{
+	PyObject *t = code->co_names;
+	int k = i->arg;
+	switch (i->op) {
+	case LOAD_FAST:
+	case LOAD_DEREF: /* 3.11: an index into the fast locals, cells included */
+		t = code->co_localsplusnames;
+		break;
+	case LOAD_GLOBAL:
+		k = i->arg >> 1; /* its low bit: push NULL first */
+		break;
+	case LOAD_NAME:
+	case LOAD_ATTR:
+	case LOAD_METHOD:
+		break;
+	default:
+		return NULL;
+	}
+	if (!t || !PyTuple_Check(t) || k < 0 || k >= PyTuple_GET_SIZE(t))
+		return NULL;
+	return PyTuple_GET_ITEM(t, k);
+}
+
+/* The call made by the instruction at code unit instr into out (cap bytes, no colon, NUL-
+ * terminated; "" when there is none to name): the LOAD_METHOD or LOAD_ATTR nearest before it
+ * that starts where the call starts (before that, only the call's own arguments, which start
+ * later), and the receiver chain of LOAD_ATTRs down to a LOAD_FAST/NAME/GLOBAL/DEREF that
+ * start there too. Anything else (a callee that is no attribute, a computed one, no columns):
+ * "". A computed receiver (f().allreduce) gives the attributes as far as they go. */
+static void call_name(PyCodeObject *code, int instr, char *out, size_t cap)
+{
+	out[0] = '\0';
+	if (!addr2loc || instr >= Py_SIZE(code))
+		return;
+	const _Py_CODEUNIT *units = _PyCode_CODE(code);
+	int op = _PyOpcode_Deopt[_Py_OPCODE(units[instr])];
+	if (op != CALL && op != PRECALL && op != CALL_FUNCTION_EX)
+		return; /* PRECALL: a specialized PRECALL makes the call itself */
+	struct pos target;
+	if (!pos_of(code, instr, &target))
+		return;
+	/* Instruction boundaries only show walking forward: the caches are not instructions. */
+	struct insn ring[RING];
+	int n = 0, ext = 0, at = 0;
+	while (at < instr) {
+		_Py_CODEUNIT w = units[at];
+		int o = _PyOpcode_Deopt[_Py_OPCODE(w)], arg = _Py_OPARG(w) | ext;
+		if (o == 0)
+			return; /* not an instruction: give up */
+		ext = o == EXTENDED_ARG ? arg << 8 : 0;
+		if (o != EXTENDED_ARG)
+			ring[n++ % RING] = (struct insn){ at, o, arg };
+		at += 1 + _PyOpcode_Caches[o];
+	}
+	if (at != instr)
+		return;
+	int stop = n > RING ? n - RING : 0, k = n - 1;
+	struct pos p;
+	for (; k >= stop; k--) {
+		const struct insn *i = &ring[k % RING];
+		if (i->op == PRECALL || i->op == KW_NAMES)
+			continue; /* parts of a call: this one's, or one inside its arguments */
+		if (!pos_of(code, i->at, &p))
+			return;
+		if (p.line == target.line && p.col == target.col)
+			break;
+	}
+	if (k < stop || (ring[k % RING].op != LOAD_METHOD && ring[k % RING].op != LOAD_ATTR))
+		return;
+	PyObject *names[CHAIN];
+	int m = 0;
+	for (; k >= stop && m < CHAIN; k--) {
+		const struct insn *i = &ring[k % RING];
+		if (m > 0 && (!pos_of(code, i->at, &p) || p.line != target.line ||
+			      p.col != target.col))
+			break;
+		PyObject *name = name_of(code, i);
+		if (!name)
+			break;
+		names[m++] = name;
+		if (i->op != LOAD_ATTR && i->op != LOAD_METHOD)
+			break; /* the variable the chain starts from */
+	}
+	size_t len = 0;
+	for (int j = m - 1; j >= 0; j--)
+		if ((j < m - 1 && !put(out, cap, &len, ".", 1, false)) ||
+		    !put_str(out, cap, &len, names[j], false)) {
+			len = 0;
+			break;
+		}
+	out[len < cap ? len : 0] = '\0';
+}
+
+/* "python:FUNCTION:CALL:FILE" of instruction instr of code into out (cap bytes, NUL-
+ * terminated): CALL as call_name says, maybe empty; FILE absolute (a relative one from the
+ * working directory), "<string>" and the like as they are. */
+static bool describe(PyCodeObject *code, int instr, char *out, size_t cap)
 {
 	size_t at = 0;
+	char call[256];
+	call_name(code, instr, call, sizeof call);
 	if (!put(out, cap, &at, NT_LOG_PYTHON_PREFIX, strlen(NT_LOG_PYTHON_PREFIX), true) ||
 	    !put_str(out, cap, &at, code->co_qualname ? code->co_qualname : code->co_name, false) ||
+	    !put(out, cap, &at, ":", 1, true) || !put(out, cap, &at, call, strlen(call), false) ||
 	    !put(out, cap, &at, ":", 1, true))
 		return false;
 	size_t file_at = at;
@@ -329,7 +462,7 @@ struct nt_site *nt_pysite_site(unsigned fn, struct nt_site *c_site)
 		char name[4096 + 512];
 		uint32_t at = 0;
 		if (!__atomic_load_n(&pool_full, __ATOMIC_RELAXED) &&
-		    describe(code, name, sizeof name))
+		    describe(code, instr, name, sizeof name))
 			at = intern(name);
 		if (!at) {
 			__atomic_fetch_add(&unnamed, 1, __ATOMIC_RELAXED);

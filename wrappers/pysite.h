@@ -40,7 +40,8 @@ bool nt_pysite_is_python(uintptr_t ret);
  * one-entry per-thread cache, else the site table's lock-free lookup. */
 struct nt_site *nt_pysite_site(unsigned fn, struct nt_site *c_site);
 
-/* A Python site's module name in the log ("python:FUNCTION:FILE"), or NULL for another site. */
+/* A Python site's module name in the log ("python:FUNCTION:CALL:FILE", CALL the Python call
+ * found in the bytecode at first sight, maybe empty), or NULL for another site. */
 const char *nt_pysite_module(const struct nt_site *s);
 
 /* Calls of Python call sites not told apart because the pool of names was full (or a name

@@ -1,5 +1,6 @@
 # The Python call-site test's program (test-python.sh): N rounds of an upper-case (buffer)
-# Allreduce and a lower-case (pickled) allreduce, each at a line marked "# site X"; prints
+# Allreduce and a lower-case (pickled) allreduce, the latter also through an attribute chain
+# and through a variable (no method call), each at a line marked "# site X"; prints
 # the results, which must be the same with the library preloaded. With "kill" after N, rank 1
 # kills itself after the rounds and rank 0 waits in a barrier until the launcher ends it.
 import os
@@ -17,6 +18,9 @@ def rounds(comm, n):
         one[0] = float(i)
         comm.Allreduce(one, buf, op=MPI.SUM)  # site A
         total += comm.allreduce(i, op=MPI.SUM)  # site B
+        total += MPI.COMM_WORLD.allreduce(i, op=MPI.SUM)  # site D
+        f = comm.allreduce
+        total += f(i, op=MPI.SUM)  # site E
     return buf[0], total
 
 

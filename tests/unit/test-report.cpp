@@ -291,3 +291,98 @@ TEST_CASE("report: a Python call site is its file and line, never symbolized", "
 		nt_report_free(&rep);
 	}
 }
+
+TEST_CASE("report: a Python call site names its Python call; its MPI calls are grouped", "[report]")
+{
+	const char *fn = nullptr, *file = nullptr, *call = nullptr;
+	size_t fn_len = 0, call_len = 0;
+	SECTION("python:FUNCTION:CALL:FILE, and the form before call names")
+	{
+		const char *py = "python:rounds:comm.allreduce:/home/u/run: 1/script.py";
+		REQUIRE(nt_log_python_site(py, &fn, &fn_len, &file));
+		CHECK(std::string(fn, fn_len) == "rounds");
+		CHECK(std::string(file) == "/home/u/run: 1/script.py");
+		REQUIRE(nt_log_python_call(py, &call, &call_len));
+		CHECK(std::string(call, call_len) == "comm.allreduce");
+		// No call name: an empty field.
+		REQUIRE(nt_log_python_site("python:f::<string>", &fn, &fn_len, &file));
+		CHECK(std::string(file) == "<string>");
+		REQUIRE(nt_log_python_call("python:f::<string>", &call, &call_len));
+		CHECK(call_len == 0);
+		// Logs of earlier builds: the file right after the function ('/' or '<').
+		REQUIRE(nt_log_python_site("python:f:/a:b/s.py", &fn, &fn_len, &file));
+		CHECK(std::string(file) == "/a:b/s.py");
+		REQUIRE(nt_log_python_call("python:f:/a:b/s.py", &call, &call_len));
+		CHECK(call_len == 0);
+		REQUIRE(nt_log_python_call("python:<module>:<stdin>", &call, &call_len));
+		CHECK(call_len == 0);
+		CHECK_FALSE(nt_log_python_call("/usr/lib/libpython.so", &call, &call_len));
+		CHECK_FALSE(nt_log_python_site("python:f:comm.allreduce:", nullptr, nullptr, nullptr));
+	}
+	SECTION("the text row reads file.py:line CALL; the grouping sums each Python call's MPI calls")
+	{
+		const char *lower = "python:rounds:comm.allreduce:/u/script.py";
+		const char *upper = "python:rounds:comm.Allreduce:/u/script.py";
+		const char *bare = "python:rounds::/u/script.py";
+		mem_log m(2);
+		auto add = [&m](uint32_t r, const char *fn, const char *module, uint64_t line,
+				uint64_t ns) {
+			nt_log_site &s = m.site(r, fn, module, line);
+			s.calls = 1;
+			s.total_ns = ns;
+		};
+		for (uint32_t r = 0; r < 2; r++) {
+			add(r, "MPI_Allreduce", upper, 18, 9000);
+			add(r, "MPI_Bcast", lower, 19, 3000);
+			add(r, "MPI_Bcast", bare, 21, 500);
+			add(r, "MPI_Barrier", "/bin/app", 0x40, 100);
+		}
+		add(0, "MPI_Recv", lower, 19, 2000);
+		add(1, "MPI_Send", lower, 19, 1000);
+		nt_report rep;
+		REQUIRE(nt_report_build(m.get(), nullptr, nullptr, &rep) == 0);
+		REQUIRE(rep.nsites == 6);
+		CHECK(std::string(rep.sites[0].python_call) == "comm.Allreduce");
+		CHECK(std::string(rep.sites[5].python_call).empty()); // the C site
+		std::string t = text_of(rep);
+		CHECK(t.find("MPI_Bcast                script.py:19 comm.allreduce ") != std::string::npos);
+		CHECK(t.find("MPI_Bcast                script.py:21                ") != std::string::npos);
+		CHECK(t.find("MPI_Barrier              app+0x40") != std::string::npos);
+		// By MPI time: comm.Allreduce 18 us, comm.allreduce 6 + 2 + 1 us over 4 MPI calls.
+		size_t at = t.find("MPI calls by Python call");
+		REQUIRE(at != std::string::npos);
+		std::string g = t.substr(at);
+		size_t a = g.find("comm.Allreduce           script.py:18"),
+		       b = g.find("comm.allreduce           script.py:19");
+		REQUIRE(a != std::string::npos);
+		REQUIRE(b != std::string::npos);
+		CHECK(a < b);
+		CHECK(g.find("MPI_Bcast 2, MPI_Recv 1, MPI_Send 1") != std::string::npos);
+		CHECK(g.find("script.py:21") == std::string::npos); // no call name: not grouped
+		char *buf = nullptr;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		REQUIRE(f);
+		CHECK(nt_report_write_json(f, &rep) == 0);
+		std::fclose(f);
+		nt_jvalue doc;
+		char err[128];
+		REQUIRE(nt_json_parse(buf, len, &doc, err, sizeof err) == 0);
+		std::free(buf);
+		const nt_jvalue *sites = nt_jvalue_get(&doc, "sites");
+		REQUIRE(sites);
+		CHECK(std::string(nt_jvalue_get(&sites->items[0], "python_call")->string) ==
+		      "comm.Allreduce");
+		const nt_jvalue *calls = nt_jvalue_get(&doc, "python_calls");
+		REQUIRE(calls);
+		REQUIRE(calls->n == 2);
+		const nt_jvalue *c = &calls->items[1];
+		CHECK(std::string(nt_jvalue_get(c, "python_call")->string) == "comm.allreduce");
+		CHECK(nt_jvalue_get(c, "line")->number == 19);
+		CHECK(nt_jvalue_get(c, "mpi_calls")->number == 4);
+		CHECK(nt_jvalue_get(c, "time_ns_total")->number == 9000);
+		CHECK(nt_jvalue_get(c, "mpi_functions")->n == 3);
+		nt_jvalue_free(&doc);
+		nt_report_free(&rep);
+	}
+}

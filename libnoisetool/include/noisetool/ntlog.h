@@ -33,14 +33,20 @@ struct nt_log_frame {
 	uint64_t offset;
 };
 
-/* A Python call site's module (doc/python.md): "python:FUNCTION:FILE", FILE absolute (or
- * "<string>" and the like), and its offset is the line. No module file starts so. */
+/* A Python call site's module (doc/python.md): "python:FUNCTION:CALL:FILE", CALL the Python
+ * call the MPI call comes from ("comm.allreduce", or empty: never a colon, '/' or '<'), FILE
+ * absolute (or "<string>" and the like), and its offset is the line. Logs of builds before
+ * call names have "python:FUNCTION:FILE". No module file starts so. */
 #define NT_LOG_PYTHON_PREFIX "python:"
 
-/* Whether module names a Python call site: then its function (*function_len bytes, up to the
- * first colon) and its file point into module. NULL outputs are not filled. */
+/* Whether module names a Python call site (either form): then its function (*function_len
+ * bytes, up to the first colon) and its file point into module. NULL outputs are not filled. */
 NT_API bool nt_log_python_site(const char *module, const char **function, size_t *function_len,
 			       const char **file);
+
+/* A Python call site's call name (*call_len bytes inside module, 0 when it has none or the log
+ * predates call names); false when module names no Python call site. */
+NT_API bool nt_log_python_call(const char *module, const char **call, size_t *call_len);
 
 /* One call site of one rank. */
 struct nt_log_site {

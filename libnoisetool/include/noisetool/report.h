@@ -29,6 +29,7 @@ struct nt_report_site {
 	char location[256];         /* file.c:line, function or module+0xoffset; a Python
 				     * site's file.py:line */
 	char caller[128];           /* a Python site's function (co_qualname), else "" */
+	char python_call[128];      /* a Python site's call ("comm.allreduce"), else "" */
 	uint64_t calls;
 	uint64_t time_ns_total;     /* over all ranks */
 	uint64_t time_ns_max;       /* the longest single call on any rank */
