@@ -1,7 +1,8 @@
 # The Python call-site test's program (test-python.sh): N rounds of an upper-case (buffer)
 # Allreduce and a lower-case (pickled) allreduce, the latter also through an attribute chain
-# and through a variable (no method call), each at a line marked "# site X"; prints
-# the results, which must be the same with the library preloaded. With "kill" after N, rank 1
+# and through a variable (no method call), each at a line marked "# site X"; writes each
+# rank's results to RESULTS/rank-R (the environment's RESULTS; printed without it: the
+# launcher may merge two ranks' lines), which must be the same with the library preloaded. With "kill" after N, rank 1
 # kills itself after the rounds and rank 0 waits in a barrier until the launcher ends it.
 import os
 import signal
@@ -27,7 +28,12 @@ def rounds(comm, n):
 comm = MPI.COMM_WORLD
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 100
 last, total = rounds(comm, n)
-print(f"rank {comm.rank}: last {last} total {total}", flush=True)
+line = f"rank {comm.rank}: last {last} total {total}\n"
+if os.environ.get("RESULTS"):
+    with open(os.path.join(os.environ["RESULTS"], f"rank-{comm.rank}"), "w") as out:
+        out.write(line)
+else:
+    print(line, end="", flush=True)
 if sys.argv[2:] == ["kill"]:
     comm.Barrier()  # site C
     if comm.rank == 1:
