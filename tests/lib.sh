@@ -67,6 +67,14 @@ NT_MPICC=mpicc.$NT_MPI_SUFFIX
 NT_MPIF90=mpif90.$NT_MPI_SUFFIX
 export NT_MPI
 PATH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/launch:$PATH"
+# Under the ASan setup (tests/sanitize.sh), Open MPI 4.1's jobs are not leak-checked: its
+# components leak hundreds of small allocations at exit and are unloaded before LeakSanitizer
+# reports them ("<unknown module>", which no suppression can name), without our library too.
+# ASan and UBSan still check every Open MPI job; leaks are checked under MPICH, with the same
+# library code (Open MPI's adds Fortran entry points, which allocate nothing).
+if [ "$NT_MPI" = ompi ] && [ -n "${ASAN_OPTIONS:-}" ]; then
+	export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"
+fi
 # Open MPI refuses to start as root without both (CI runs as root).
 if [ "$(id -u)" -eq 0 ]; then
 	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
