@@ -143,6 +143,16 @@ for (c, l), g in groups.items():
 sys.exit(0 if ok else 1)
 PYEOF
 
+# As a user runs it: noisetool run with Open MPI's own launcher and python3, which names no MPI:
+# the launcher tells noisetool run which library to preload, and the report names the lines.
+mkdir "$tmp/run"
+timeout 120 "$NT" run --out "$tmp/run" -- "$NT_MPIEXEC" -n 2 "$PY" "$SRC" $N >"$tmp/run.out" 2>"$tmp/run.err" ||
+	{ echo "FAIL: noisetool run -- $NT_MPIEXEC -n 2 $PY"; cat "$tmp/run.err"; fail=1; }
+grep -q "noisetool run: Open MPI (the launcher $NT_MPIEXEC is Open MPI's): preloading .*libnoisetool-ompi.so" "$tmp/run.err" ||
+	{ echo "FAIL: noisetool run did not say it preloads Open MPI's library"; cat "$tmp/run.err"; fail=1; }
+grep -Eq "^MPI_Allreduce +python-sites.py:$A comm.Allreduce +$((2 * N)) " "$tmp/run.out" ||
+	{ echo "FAIL: noisetool run's report does not name python-sites.py:$A"; cat "$tmp/run.out"; fail=1; }
+
 # A killed job: its live files name the same lines.
 mkdir "$tmp/killed"
 run "${pre[@]}" -genv NOISETOOL_OUT "$tmp/killed" "$PY" "$SRC" $N kill >"$tmp/killed.out" 2>&1
