@@ -9,7 +9,7 @@ NT=${3:?}
 SRC=${4:?}
 N=100
 . "$(dirname "$0")/../lib.sh"
-nt_need_mpi4 "persistent collectives (MPI_Allreduce_init)"
+nt_need_mpi4 "MPI_Allreduce_init (persistent collectives)"
 . "$(dirname "$0")/site-report.sh"
 line_of() { grep -n "/\* site $1 \*/" "$SRC" | cut -d: -f1; }
 # The calls here span two lines; the report names the first.
