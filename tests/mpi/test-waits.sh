@@ -28,29 +28,32 @@ run() { # WAIT PROGRAM ARGS... (WAIT none: without the library)
 }
 
 # 1. Every rank shares its CPU with another rank, so the adaptive policy must find the CPU
-#    shared and give it away in its waits (naps or yields), switching out of spinning at least
-#    once: its telemetry line (NOISETOOL_SUMMARY=1) counts both.
+#    shared and give it away in the job's waits (naps or yields): its telemetry lines
+#    (NOISETOOL_SUMMARY=1) count them. Per job, not per rank: a rank that is always the last to
+#    arrive (beside a CPU hog, say) never waits, and measures spinning as the better choice for
+#    its own calls, as it should.
 SUMMARY=1 run adaptive "$LOOP" --calls 2000 --outliers 0 >"$tmp/adaptive" 2>&1 ||
 	{ echo "FAIL: adaptive run"; cat "$tmp/adaptive"; exit 1; }
 grep "waits adaptive" "$tmp/adaptive"
+handed=0
 for r in 0 1 2 3; do
 	# noisetool: rank R waits adaptive: mode M, S switches, ...; N naps, Y yields (L long)
 	counts=$(awk -v r="$r" '$2 == "rank" && $3 == r && $5 == "adaptive:" {
 		for (i = 1; i <= NF; i++) {
-			if ($i ~ /^switches/) s = $(i - 1)
 			if ($i ~ /^naps/) n = $(i - 1)
 			if ($i == "yields") y = $(i - 1)
 		}
-		print s + 0, n + 0, y + 0 }' "$tmp/adaptive")
-	read -r switches naps yields <<<"$counts"
+		print n + 0, y + 0 }' "$tmp/adaptive")
+	read -r naps yields <<<"$counts"
 	if [ -z "$counts" ]; then
 		echo "FAIL: rank $r printed no wait telemetry"
 		fail=1
-	elif [ "$switches" -lt 1 ] || [ $((naps + yields)) -lt 1 ]; then
-		echo "FAIL: rank $r shared its CPU but never handed it over ($switches switches, $naps naps, $yields yields)"
-		fail=1
+	else
+		handed=$((handed + naps + yields))
 	fi
 done
+[ "$handed" -ge 1 ] ||
+	{ echo "FAIL: 4 ranks shared 2 CPUs but no wait handed the CPU over (no nap, no yield)"; fail=1; }
 
 # 2. Same results as without the library: collectives (phases), nonblocking collectives
 #    completed by waits, and SOR's halo exchanges (MPI_Sendrecv) with a loaded rank. Lines
