@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Adaptive MPI waits (NOISETOOL_WAIT=adaptive) with 4 ranks sharing 2 CPUs (all 4 on one CPU
-# when the mask has one): each rank's own wait telemetry shows it handed the CPU over, results
-# and point-to-point traffic are those of the job without the library, and a bad value is
-# refused with one message. The speed-up over MPICH's waits is bench/bench-waits.sh's.
+# when the mask has one): the ranks' own wait telemetry shows the job handed the CPU over,
+# results and point-to-point traffic are those of the job without the library, and a bad value
+# is refused with one message. The speed-up over the MPI's own waits is bench/bench-waits.sh's.
 set -u
 LIB=${1:?usage: test-waits.sh LIB ALLREDUCE_LOOP PHASES NONBLOCKING SOR}
 LOOP=${2:?}
