@@ -615,13 +615,21 @@ int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_p
 	}
 	size_t n = top && top < rep->nsites ? top : rep->nsites;
 	fprintf(f, "\nCall sites by MPI time (cov: spread of the per-rank time across ranks)\n");
-	fprintf(f, "%-24s %-36s %12s %12s %12s %12s %6s %12s\n", "function", "location", "calls",
-		"total ms", "max/rank ms", "max call us", "cov", "bytes/call");
+	/* The location column fits its longest entry (a Python site adds its call), up to 80. */
+	int loc_w = 36;
+	for (size_t i = 0; i < n; i++) {
+		const struct nt_report_site *s = &rep->sites[i];
+		char loc[sizeof s->location + sizeof s->python_call + 1];
+		int len = (int)strlen(site_location(s, loc, sizeof loc));
+		loc_w = len > loc_w ? (len < 80 ? len : 80) : loc_w;
+	}
+	fprintf(f, "%-24s %-*s %12s %12s %12s %12s %6s %12s\n", "function", loc_w, "location",
+		"calls", "total ms", "max/rank ms", "max call us", "cov", "bytes/call");
 	for (size_t i = 0; i < n; i++) {
 		const struct nt_report_site *s = &rep->sites[i];
 		char fn[256], loc[sizeof s->location + sizeof s->python_call + 1];
-		fprintf(f, "%-24s %-36s %12llu %12.3f %12.3f %12.1f %6.3f %12.0f\n",
-			printable(s->function, fn, sizeof fn), site_location(s, loc, sizeof loc),
+		fprintf(f, "%-24s %-*s %12llu %12.3f %12.3f %12.1f %6.3f %12.0f\n",
+			printable(s->function, fn, sizeof fn), loc_w, site_location(s, loc, sizeof loc),
 			(unsigned long long)s->calls, (double)s->time_ns_total / 1e6,
 			(double)s->time_ns_max_rank / 1e6, (double)s->time_ns_max / 1e3, s->cov,
 			s->calls ? (double)s->bytes / (double)s->calls : 0.0);
