@@ -235,7 +235,8 @@ static int rebuild_rank(const struct rank_file *f, struct pool *p, struct nt_log
 	double hz = h->clock_hz;
 	out->rank = h->rank;
 	out->flags = NT_LOG_FLAG_PARTIAL | NT_LOG_FLAG_UNFINISHED |
-		     (h->aborted ? NT_LOG_FLAG_ABORTED : 0);
+		     (h->aborted ? NT_LOG_FLAG_ABORTED : 0) |
+		     (nt_live_process_runs(h) ? NT_LOG_FLAG_RUNNING : 0);
 	out->host = AS_OFFSET(intern(p, h->host, sizeof h->host));
 	uint64_t last = h->last_cyc > h->init_cyc ? h->last_cyc : h->init_cyc;
 	out->init_global_ns = h->init_global_ns;
@@ -381,6 +382,56 @@ static long rank_of(const char *name)
 	char *end;
 	long r = strtol(name + 5, &end, 10);
 	return *end || r < 0 || r > INT32_MAX ? -1 : r;
+}
+
+/* The boot time, in seconds since the epoch (/proc/stat's btime), or 0. */
+static long long boot_time(void)
+{
+	FILE *f = fopen("/proc/stat", "r");
+	if (!f)
+		return 0;
+	char line[256];
+	long long btime = 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "btime %lld", &btime) == 1)
+			break;
+	fclose(f);
+	return btime;
+}
+
+bool nt_live_process_runs(const struct nt_live_header *h)
+{
+	char host[sizeof h->host + 1] = "";
+	if (!h || h->pid == 0 || h->pid > INT32_MAX || gethostname(host, sizeof host - 1) != 0 ||
+	    strncmp(h->host, host, sizeof h->host) != 0)
+		return false;
+	char path[64], stat[1024];
+	snprintf(path, sizeof path, "/proc/%" PRIu64 "/stat", h->pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, stat, sizeof stat - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	stat[n] = '\0';
+	/* "PID (COMM) STATE f4 ... f22=starttime": COMM may hold anything, so from its last ')'. */
+	const char *p = strrchr(stat, ')');
+	char state = 0;
+	unsigned long long start_ticks = 0;
+	if (!p || sscanf(p + 1, " %c", &state) != 1 || state == 'Z' || state == 'X')
+		return false;
+	for (int field = 3; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	long hz = sysconf(_SC_CLK_TCK);
+	long long btime = boot_time();
+	if (p && sscanf(p + 1, "%llu", &start_ticks) == 1 && hz > 0 && btime > 0) {
+		/* Started more than 2 s after the file was made: not the rank, a later process. */
+		long long started = btime + (long long)(start_ticks / (unsigned long long)hz);
+		if (h->created_unix_ns && started > (long long)(h->created_unix_ns / 1000000000u) + 2)
+			return false;
+	}
+	return true;
 }
 
 int nt_live_read_job(const char *dir, struct nt_log *log, char *err, size_t errsz)

@@ -509,13 +509,14 @@ static double probe_pct(const struct nt_log_rank *k)
  * ranks, one per line, each line "PARTIAL: ..." (the first on the line begun). */
 /* The ranks whose block has flag, as "rank 3" or "ranks 0, 1, 5" (the first 20, then "..."),
  * into buf. Returns how many. */
-static uint32_t ranks_with(const struct nt_log *log, uint32_t flag, char *buf, size_t size)
+static uint32_t ranks_with(const struct nt_log *log, uint32_t flag, uint32_t without, char *buf,
+			   size_t size)
 {
 	uint32_t n = 0;
 	size_t len = 0;
 	buf[0] = '\0';
 	for (uint32_t r = 0; r < log->nranks; r++) {
-		if (!(log->ranks[r].flags & flag))
+		if (!(log->ranks[r].flags & flag) || (log->ranks[r].flags & without))
 			continue;
 		if (n < 20 && len < size)
 			len += (size_t)snprintf(buf + len, size - len, "%s%u", n ? ", " : "",
@@ -527,13 +528,20 @@ static uint32_t ranks_with(const struct nt_log *log, uint32_t flag, char *buf, s
 	return n;
 }
 
-/* The ranks of a job read from its live files (noisetool/live.h): those that ended without
- * MPI_Finalize, those that left nothing. Whether it named any. */
+/* The ranks of a job read from its live files (noisetool/live.h): those that still ran, those
+ * that ended without MPI_Finalize, those that left nothing. Whether it named any. */
 static bool write_unfinished_text(FILE *f, const struct nt_log *log)
 {
 	char list[256];
 	bool named = false;
-	uint32_t n = ranks_with(log, NT_LOG_FLAG_UNFINISHED, list, sizeof list);
+	uint32_t n = ranks_with(log, NT_LOG_FLAG_RUNNING, 0, list, sizeof list);
+	if (n) {
+		fprintf(f, "PARTIAL: %s %s still %s on this host: a snapshot of a job in progress "
+			   "(report again once it has ended)\n",
+			n == 1 ? "rank" : "ranks", list, n == 1 ? "runs" : "run");
+		named = true;
+	}
+	n = ranks_with(log, NT_LOG_FLAG_UNFINISHED, NT_LOG_FLAG_RUNNING, list, sizeof list);
 	if (n) {
 		fprintf(f, "PARTIAL: %s %s ended without MPI_Finalize (killed, crashed, aborted or "
 			   "stopped at a time limit): %s calls and records up to then, from the live "
@@ -541,10 +549,10 @@ static bool write_unfinished_text(FILE *f, const struct nt_log *log)
 			n == 1 ? "rank" : "ranks", list, n == 1 ? "its" : "their");
 		named = true;
 	}
-	n = ranks_with(log, NT_LOG_FLAG_ABORTED, list, sizeof list);
+	n = ranks_with(log, NT_LOG_FLAG_ABORTED, 0, list, sizeof list);
 	if (n)
 		fprintf(f, "PARTIAL: %s %s called MPI_Abort\n", n == 1 ? "rank" : "ranks", list);
-	n = ranks_with(log, NT_LOG_FLAG_MISSING, list, sizeof list);
+	n = ranks_with(log, NT_LOG_FLAG_MISSING, 0, list, sizeof list);
 	if (n) {
 		fprintf(f, "PARTIAL: %s %s left no data (no live file: %s never started the tool, or "
 			   "the file was lost)\n",
@@ -666,13 +674,14 @@ static void write_json(struct nt_json *j, const struct nt_report *rep, const cha
 	for (int k = 0; k < NT_LOSS_COUNT; k++)
 		nt_json_uint(j, nt_loss_key((enum nt_loss)k), rep->losses[k]);
 	nt_json_object_end(j);
-	/* The ranks of a job read from its live files that ended without MPI_Finalize, those of
-	 * them that called MPI_Abort, and those that left nothing (all empty for a log
-	 * MPI_Finalize wrote). */
-	const char *const lists[3] = { "unfinished_ranks", "aborted_ranks", "missing_ranks" };
-	const uint32_t flags[3] = { NT_LOG_FLAG_UNFINISHED, NT_LOG_FLAG_ABORTED,
-				    NT_LOG_FLAG_MISSING };
-	for (int l = 0; l < 3; l++) {
+	/* The ranks of a job read from its live files that had not finished MPI_Finalize, those
+	 * of them that called MPI_Abort, those that left nothing, and those whose process still
+	 * ran (all empty for a log MPI_Finalize wrote). */
+	const char *const lists[4] = { "unfinished_ranks", "aborted_ranks", "missing_ranks",
+				       "running_ranks" };
+	const uint32_t flags[4] = { NT_LOG_FLAG_UNFINISHED, NT_LOG_FLAG_ABORTED,
+				    NT_LOG_FLAG_MISSING, NT_LOG_FLAG_RUNNING };
+	for (int l = 0; l < 4; l++) {
 		nt_json_array_begin(j, lists[l]);
 		for (uint32_t r = 0; r < rep->log->nranks; r++)
 			if (rep->log->ranks[r].flags & flags[l])

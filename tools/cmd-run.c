@@ -288,7 +288,7 @@ static int find_job_log(const char *dir, const char *id, char *out, size_t size)
 }
 
 /* Whether a rank's live file names a process of this host that still runs. */
-static bool rank_alive(const char *path, const char *host)
+static bool rank_alive(const char *path)
 {
 	struct nt_live_header h;
 	FILE *f = fopen(path, "rb");
@@ -296,10 +296,7 @@ static bool rank_alive(const char *path, const char *host)
 		return false;
 	bool ok = fread(&h, sizeof h, 1, f) == 1;
 	fclose(f);
-	if (!ok || memcmp(h.magic, NT_LIVE_MAGIC, sizeof h.magic) || h.pid == 0 ||
-	    strncmp(h.host, host, sizeof h.host))
-		return false;
-	return kill((pid_t)h.pid, 0) == 0 || errno == EPERM;
+	return ok && memcmp(h.magic, NT_LIVE_MAGIC, sizeof h.magic) == 0 && nt_live_process_runs(&h);
 }
 
 /* A launcher may end before its ranks do (Open MPI's mpirun, signalled, exits while its ranks
@@ -307,8 +304,6 @@ static bool rank_alive(const char *path, const char *host)
  * this host that left one still runs, for at most limit_ms. Returns the ms waited. */
 static long wait_for_ranks(const char *live_dir, long limit_ms)
 {
-	char host[64] = "";
-	gethostname(host, sizeof host - 1);
 	long waited = 0;
 	for (;;) {
 		DIR *d = opendir(live_dir);
@@ -320,7 +315,7 @@ static long wait_for_ranks(const char *live_dir, long limit_ms)
 			if (strncmp(e->d_name, "rank-", 5) ||
 			    snprintf(path, sizeof path, "%s/%s", live_dir, e->d_name) >= (int)sizeof path)
 				continue;
-			any = rank_alive(path, host);
+			any = rank_alive(path);
 		}
 		closedir(d);
 		if (!any || waited >= limit_ms)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Jobs that end badly keep their measurement (issue 14): SIGKILL of one rank, SIGTERM of
 # mpiexec, `timeout 2` on a 10 s job and MPI_Abort each leave the ranks' live files, from which
-# `noisetool report` prints a report marked partial, naming the ranks that ended without
-# MPI_Finalize, whose MPI_Allreduce count is what the ranks completed (each rank keeps its
+# `noisetool report` prints a report marked partial (while the job runs: saying its ranks still
+# run), once the ranks have ended naming those that ended without MPI_Finalize, whose MPI_Allreduce count is what the ranks completed (each rank keeps its
 # count in a file it maps, exact at its death; the tool counts a call before it returns, so
 # at most one more per rank, within 1 %). A clean run leaves only its log.
 #
@@ -34,9 +34,29 @@ start() {
 	return 1
 }
 
+# ended CASE: wait (at most 20 s) until the job's ranks have ended: a launcher may return
+# before its ranks do (Open MPI's mpirun, signalled), and until then their files still change.
+# A zombie has ended.
+ended() {
+	local case=$1 k pid state
+	for _ in $(seq 400); do
+		local running=0
+		for k in 0 1; do
+			pid=$(cat "$tmp/$case/pid-$k" 2>/dev/null) || continue
+			state=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -c1) || continue
+			case $state in '' | Z | X) ;; *) running=1 ;; esac
+		done
+		[ $running = 0 ] && return 0
+		sleep 0.05
+	done
+	echo "FAIL: $case: the ranks still run 20 s after the launcher ended"
+	fail=1
+}
+
 # judge CASE: the report of what the job left.
 judge() {
 	local case=$1 live
+	ended "$case"
 	live=$(ls -d "$tmp/$case"/out/*.live 2>/dev/null | head -n 1)
 	if [ -z "$live" ]; then
 		echo "FAIL: $case: no live files left: $(ls "$tmp/$case/out")"
@@ -61,6 +81,8 @@ print(f"{case}: the ranks completed {did} MPI_Allreduce calls, the report counts
 bad = 0
 if not r["partial"] or not r["unfinished_ranks"]:
     print(f"FAIL: {case}: the report is not partial naming the unfinished ranks"); bad = 1
+if r["running_ranks"]:
+    print(f"FAIL: {case}: ranks {r['running_ranks']} said to run after they ended"); bad = 1
 if not did <= counted <= did + 2 or abs(counted - did) > 0.01 * did:
     print(f"FAIL: {case}: counts differ by more than the calls in flight"); bad = 1
 sys.exit(bad)
@@ -82,9 +104,18 @@ if start kill 30; then
 	wait $job
 	judge kill
 fi
-# SIGTERM of mpiexec.
+# SIGTERM of mpiexec; before it, a report of the job in progress says its ranks still run.
 if start term 30; then
 	sleep 0.5
+	live=$(ls -d "$tmp/term"/out/*.live | head -n 1)
+	if ! "$NT" report "$live" --json "$tmp/term/snapshot.json" >"$tmp/term/snapshot.txt" 2>&1 ||
+		! grep -q "PARTIAL: ranks 0, 1 still run on this host" "$tmp/term/snapshot.txt" ||
+		! python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["running_ranks"] != [0, 1])' \
+			"$tmp/term/snapshot.json"; then
+		echo "FAIL: term: a report of the running job does not say its ranks still run"
+		cat "$tmp/term/snapshot.txt"
+		fail=1
+	fi
 	kill -TERM $job
 	wait $job
 	judge term

@@ -11,6 +11,7 @@
 #ifndef NOISETOOL_LIVE_H
 #define NOISETOOL_LIVE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -110,11 +111,17 @@ struct nt_live_header {
 };
 
 /* Read the live files of a job (dir: NAME.live) into *log, as if it had written NAME.ntlog:
- * one rank block per rank of the job, rebuilt from each rank's file; a rank that ended without
- * MPI_Finalize is marked NT_LOG_FLAG_UNFINISHED, a rank without a file NT_LOG_FLAG_MISSING
- * (no sites, no records); both make the log partial. On error err says what and where. Returns
+ * one rank block per rank of the job, rebuilt from each rank's file; a rank that has not
+ * finished MPI_Finalize is marked NT_LOG_FLAG_UNFINISHED (and NT_LOG_FLAG_RUNNING while its
+ * process still runs: nt_live_process_runs), a rank without a file NT_LOG_FLAG_MISSING
+ * (no sites, no records); all make the log partial. On error err says what and where. Returns
  * 0, -ENOENT (no rank file), -EINVAL (a file that is not a live file: err names it), -ENOMEM. */
 NT_API int nt_live_read_job(const char *dir, struct nt_log *log, char *err, size_t errsz);
+
+/* Whether the process that writes a live file still runs: it is on this host (h->host), its
+ * pid exists and is not a zombie (a dead rank whose parent has not reaped it yet: its file is
+ * final), and it started before the file was made (not a later process given the same pid). */
+NT_API bool nt_live_process_runs(const struct nt_live_header *h);
 
 #ifdef __cplusplus
 }

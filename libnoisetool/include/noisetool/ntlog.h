@@ -26,6 +26,8 @@ extern "C" {
 				   * without MPI_Finalize (noisetool/live.h) */
 #define NT_LOG_FLAG_MISSING 4u    /* a rank of which nothing is known: no live file */
 #define NT_LOG_FLAG_ABORTED 8u    /* with UNFINISHED: the rank called MPI_Abort */
+#define NT_LOG_FLAG_RUNNING 16u   /* with UNFINISHED: the rank's process still ran on this host
+				   * when its live file was read (a snapshot of a job in progress) */
 
 /* One stack frame: module path and offset inside it (ASLR-safe). */
 struct nt_log_frame {
