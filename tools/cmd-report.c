@@ -6,18 +6,26 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <noisetool/compare.h>
 #include <noisetool/live.h>
 #include <noisetool/ntlog.h>
 #include <noisetool/outfile.h>
+#include <noisetool/perfetto.h>
+#include <noisetool/report-csv.h>
+#include <noisetool/report-page.h>
 #include <noisetool/report.h>
 
 #include "cli.h"
 #include "commands.h"
+#include "html.h"
 #include "modcheck.h"
 #include "symbolize.h"
 
 static const char usage[] =
-	"Usage: noisetool report LOG... [--json FILE] [--top N] [--late N] [--no-symbols]\n"
+	"Usage: noisetool report LOG [--json FILE] [--html FILE] [--perfetto FILE] [--csv DIR]\n"
+	"                        [--top N] [--late N] [--no-symbols]\n"
+	"       noisetool report A B [--json FILE] [--html FILE] [--csv DIR] ...\n"
+	"       noisetool report LOG... --each [--json FILE] ...\n"
 	"\n"
 	"Print the report of a job log (.ntlog) written by the MPI wrapper library, or of a job\n"
 	"that ended without one (killed, crashed, stopped at a time limit): LOG is then its\n"
@@ -29,28 +37,46 @@ static const char usage[] =
 	"information, else function or module+offset: one addr2line (binutils) per module,\n"
 	"reading the module file named in the log (doc/noisetool.md, \"noisetool report\").\n"
 	"\n"
-	"Several logs (logs/prog-*.ntlog) are reported one after the other, in the order given,\n"
-	"each under a heading line '=== log K of N: LOG ==='; a log that cannot be read is one\n"
-	"line on stderr (and 'not reported: WHY' under its heading), the others are still\n"
-	"reported, and the exit status is 1.\n"
+	"Two logs A B (two runs of one program: before, after) are compared: per call site and per\n"
+	"rank what changed (time, calls, spread, culprits), each change against the runs' own\n"
+	"run-to-run spread, marked significant or within noise (doc/compare.md).\n"
 	"\n"
-	"  --json FILE     also write the report as JSON (doc/report-json.md); - = stdout only.\n"
-	"                  With several logs: a JSON array of their reports in the order given,\n"
-	"                  each with \"log\": its path; written only when every log was read\n"
-	"                  (else no FILE, and nothing on stdout with -)\n"
-	"  --top N         print the N largest call sites (default 20, 0 = all)\n"
-	"  --late N        print the N latest collective instances (default 10, 0 = none)\n"
-	"  --no-symbols    do not run addr2line: every call site is named module+offset\n"
-	"  -h, --help      this text\n"
+	"With --each, or three logs or more (logs/prog-*.ntlog), each log is reported in turn,\n"
+	"under a heading line '=== log K of N: LOG ==='; a log that cannot be read is one line on\n"
+	"stderr (and 'not reported: WHY' under its heading), the others are still reported, and\n"
+	"the exit status is 1.\n"
+	"\n"
+	"  --json FILE      also write the report (or the comparison) as JSON (doc/report-json.md);\n"
+	"                   - = stdout only. Logs reported in turn: a JSON array of their reports\n"
+	"                   in the order given, each with \"log\": its path; written only when\n"
+	"                   every log was read (else no FILE, and nothing on stdout with -)\n"
+	"  --html FILE      a self-contained HTML page with plots (doc/html.md; needs Python 3 and\n"
+	"                   matplotlib: apt install python3-matplotlib)\n"
+	"  --perfetto FILE  the job's timeline as Chrome trace-event JSON, for ui.perfetto.dev or\n"
+	"                   chrome://tracing (doc/perfetto.md); one log only\n"
+	"  --csv DIR        the site, rank, culprit and late-instance tables (or the comparison's)\n"
+	"                   as CSV files with a header row in DIR, made if missing\n"
+	"                   (doc/report-csv.md)\n"
+	"  --each           report each log in turn, even two\n"
+	"  --top N          print the N largest call sites (default 20, 0 = all)\n"
+	"  --late N         print the N latest collective instances (default 10, 0 = none)\n"
+	"  --no-symbols     do not run addr2line: every call site is named module+offset\n"
+	"  -h, --help       this text\n"
+	"\n"
+	"Every output is checked before any log is read; a FILE is never one of the logs; '-' is\n"
+	"stdout (then the text report is not printed), for one output at most.\n"
 	"\n"
 	"Exit status: 0 done, 1 a log is unreadable or corrupt (one line says why) or an output\n"
 	"failed, 2 bad arguments.\n";
 
 struct report_opts {
 	const char *cmd;
-	const char *json_path; /* NULL: no JSON; "-": JSON on stdout, no text */
+	const char *json_path;     /* NULL: no JSON; "-": JSON on stdout, no text */
+	const char *html_path;     /* NULL: no page */
+	const char *perfetto_path; /* NULL: no timeline */
+	const char *csv_dir;       /* NULL: no CSV */
 	size_t top, late;
-	bool symbols;
+	bool symbols, each;
 };
 
 /* Whether path names the same file as the JSON output (an input is never an output). */
@@ -194,10 +220,283 @@ static int report_logs(const struct report_opts *o, char *const *logs, size_t nl
 	return status;
 }
 
+/* A log read and reported, for one report or one side of a comparison. */
+struct job {
+	const char *path;
+	struct nt_log log;
+	struct nt_report rep;
+	bool read, built;
+};
+
+/* Read path and build its report (sym may be NULL). One line on stderr when it fails. */
+static int job_open(struct job *j, const char *cmd, const char *path, struct symbolizer *sym,
+		    bool symbols)
+{
+	memset(j, 0, sizeof *j);
+	j->path = path;
+	char err[256];
+	int rc = read_job(path, &j->log, err, sizeof err);
+	if (rc) {
+		fprintf(stderr, "%s: %s: %s\n", cmd, path, err);
+		return rc;
+	}
+	j->read = true;
+	if (symbols)
+		modcheck_warn(stderr, cmd, &j->log);
+	rc = nt_report_build(&j->log, sym ? symbolize_addr2line : NULL, sym, &j->rep);
+	if (rc) {
+		fprintf(stderr, "%s: %s: %s\n", cmd, path, strerror(-rc));
+		return rc;
+	}
+	j->built = true;
+	return 0;
+}
+
+static void job_close(struct job *j)
+{
+	if (j->built)
+		nt_report_free(&j->rep);
+	if (j->read)
+		nt_log_free(&j->log);
+	j->built = j->read = false;
+}
+
+/* The file outputs of one report or comparison, checked and opened before any log is read:
+ * none of them an input, no two the same file, at most one on stdout. */
+struct outputs {
+	struct nt_outfile json, perfetto;
+	struct html_out html;
+	bool json_open, perfetto_open, html_open;
+};
+
+static int outputs_open(struct outputs *out, const struct report_opts *o, char *const *logs,
+			size_t nlogs, const char *html_kind)
+{
+	const char *cmd = o->cmd;
+	memset(out, 0, sizeof *out);
+	const char *names[3] = { "--json", "--html", "--perfetto" };
+	const char *paths[3] = { o->json_path, o->html_path, o->perfetto_path };
+	int to_stdout = 0;
+	for (int i = 0; i < 3; i++) {
+		if (!paths[i])
+			continue;
+		to_stdout += !strcmp(paths[i], "-") || !strcmp(paths[i], "/dev/stdout");
+		for (int k = 0; k < i; k++)
+			if (paths[k] && nt_outfile_collide(paths[i], paths[k])) {
+				fprintf(stderr, "%s: %s and %s name the same file '%s'\n", cmd,
+					names[k], names[i], paths[i]);
+				return NT_EXIT_USAGE;
+			}
+		char why[NT_OUTFILE_WHY_MAX];
+		if (nt_outfile_check(paths[i], (const char *const *)logs, nlogs, why,
+				     sizeof why) != 0) {
+			fprintf(stderr, "%s: %s: %s\n", cmd, names[i], why);
+			return NT_EXIT_FAIL;
+		}
+	}
+	if (to_stdout > 1) {
+		fprintf(stderr, "%s: only one output can go to stdout\n", cmd);
+		return NT_EXIT_USAGE;
+	}
+	if (o->csv_dir) {
+		char why[NT_OUTFILE_WHY_MAX];
+		if (nt_outfile_mkdirs(o->csv_dir, why, sizeof why) != 0) {
+			fprintf(stderr, "%s: --csv: %s\n", cmd, why);
+			return NT_EXIT_FAIL;
+		}
+	}
+	if (o->html_path) {
+		int st = html_open(&out->html, cmd, html_kind, o->html_path,
+				   (const char *const *)logs, nlogs);
+		if (st != NT_EXIT_OK)
+			return st;
+		out->html_open = true;
+	}
+	struct {
+		const char *path, *name;
+		struct nt_outfile *of;
+		bool *open;
+	} files[2] = { { o->json_path, "--json", &out->json, &out->json_open },
+		       { o->perfetto_path, "--perfetto", &out->perfetto, &out->perfetto_open } };
+	for (int i = 0; i < 2; i++) {
+		if (!files[i].path)
+			continue;
+		if (nt_outfile_open(files[i].of, files[i].path, false) != 0) {
+			fprintf(stderr, "%s: %s: %s\n", cmd, files[i].name, files[i].of->why);
+			return NT_EXIT_FAIL;
+		}
+		*files[i].open = true;
+	}
+	return NT_EXIT_OK;
+}
+
+static void outputs_abort(struct outputs *out)
+{
+	if (out->json_open)
+		nt_outfile_abort(&out->json);
+	if (out->perfetto_open)
+		nt_outfile_abort(&out->perfetto);
+	if (out->html_open)
+		html_abort(&out->html);
+	out->json_open = out->perfetto_open = out->html_open = false;
+}
+
+/* Finish a file output written by write(): commit it, or say why not. */
+static int output_finish(const char *cmd, const char *name, struct nt_outfile *of, bool *open,
+			 int write_rc)
+{
+	*open = false;
+	if (write_rc == 0 && nt_outfile_commit(of) == 0)
+		return NT_EXIT_OK;
+	if (write_rc)
+		fprintf(stderr, "%s: %s: writing '%s' failed: %s\n", cmd, name, of->path,
+			strerror(-write_rc));
+	else
+		fprintf(stderr, "%s: %s: %s\n", cmd, name, of->why);
+	nt_outfile_abort(of);
+	return NT_EXIT_FAIL;
+}
+
+static bool on_stdout(const char *path)
+{
+	return path && (!strcmp(path, "-") || !strcmp(path, "/dev/stdout"));
+}
+
+static int write_page(FILE *f, void *ctx)
+{
+	const struct job *j = ctx;
+	return nt_report_write_page_json(f, &j->rep, j->path);
+}
+
+/* One log: the text report unless an output goes to stdout, then each output asked for. */
+static int report_one(const struct report_opts *o, char *log)
+{
+	const char *cmd = o->cmd;
+	struct outputs out;
+	int status = outputs_open(&out, o, &log, 1, "report");
+	if (status != NT_EXIT_OK) {
+		outputs_abort(&out);
+		return status;
+	}
+	struct symbolizer *sym = NULL;
+	if (o->symbols && symbolizer_open(&sym, &(struct symbolizer_config){ .who = cmd }) != 0)
+		fprintf(stderr, "%s: out of memory for symbols; call sites are named module+offset\n",
+			cmd);
+	struct job j;
+	if (job_open(&j, cmd, log, sym, o->symbols) != 0) {
+		job_close(&j);
+		symbolizer_close(sym);
+		outputs_abort(&out);
+		return NT_EXIT_FAIL;
+	}
+	if (!on_stdout(o->json_path) && !on_stdout(o->html_path) && !on_stdout(o->perfetto_path)) {
+		nt_report_write_text(stdout, &j.rep, log, o->top);
+		nt_report_write_late(stdout, &j.rep, o->late);
+		fflush(stdout);
+	}
+	if (out.json_open &&
+	    output_finish(cmd, "--json", &out.json, &out.json_open,
+			  nt_report_write_json(out.json.f, &j.rep)) != NT_EXIT_OK)
+		status = NT_EXIT_FAIL;
+	if (out.perfetto_open &&
+	    output_finish(cmd, "--perfetto", &out.perfetto, &out.perfetto_open,
+			  nt_perfetto_write(out.perfetto.f, &j.rep)) != NT_EXIT_OK)
+		status = NT_EXIT_FAIL;
+	if (o->csv_dir) {
+		char why[NT_OUTFILE_WHY_MAX];
+		if (nt_report_write_csv(&j.rep, o->csv_dir, why, sizeof why) != 0) {
+			fprintf(stderr, "%s: --csv: %s\n", cmd, why);
+			status = NT_EXIT_FAIL;
+		}
+	}
+	if (out.html_open) {
+		out.html_open = false;
+		if (html_write(&out.html, cmd, write_page, &j) != NT_EXIT_OK)
+			status = NT_EXIT_FAIL;
+	}
+	job_close(&j);
+	symbolizer_close(sym);
+	outputs_abort(&out);
+	return status;
+}
+
+struct compared {
+	const struct nt_compare *c;
+	const char *a, *b;
+};
+
+static int write_compare(FILE *f, void *ctx)
+{
+	const struct compared *k = ctx;
+	return nt_compare_write_json(f, k->c, k->a, k->b);
+}
+
+/* Two logs: B compared with A, as text unless an output goes to stdout, and as each output
+ * asked for. */
+static int compare_two(const struct report_opts *o, char **logs)
+{
+	const char *cmd = o->cmd;
+	struct outputs out;
+	int status = outputs_open(&out, o, logs, 2, "compare");
+	if (status != NT_EXIT_OK) {
+		outputs_abort(&out);
+		return status;
+	}
+	struct symbolizer *sym = NULL;
+	if (o->symbols && symbolizer_open(&sym, &(struct symbolizer_config){ .who = cmd }) != 0)
+		fprintf(stderr, "%s: out of memory for symbols; call sites are named module+offset\n",
+			cmd);
+	struct job a, b;
+	struct nt_compare *c = NULL;
+	int rc = job_open(&a, cmd, logs[0], sym, o->symbols);
+	if (rc == 0)
+		rc = job_open(&b, cmd, logs[1], sym, o->symbols);
+	else
+		memset(&b, 0, sizeof b);
+	if (rc == 0) {
+		rc = nt_compare_build(&a.rep, &b.rep, &c);
+		if (rc)
+			fprintf(stderr, "%s: comparing %s with %s: %s\n", cmd, logs[1], logs[0],
+				strerror(-rc));
+	}
+	if (rc == 0) {
+		if (!on_stdout(o->json_path) && !on_stdout(o->html_path))
+			nt_compare_write_text(stdout, c, logs[0], logs[1], o->top);
+		fflush(stdout);
+		if (out.json_open &&
+		    output_finish(cmd, "--json", &out.json, &out.json_open,
+				  nt_compare_write_json(out.json.f, c, logs[0], logs[1])) !=
+			    NT_EXIT_OK)
+			status = NT_EXIT_FAIL;
+		if (o->csv_dir) {
+			char why[NT_OUTFILE_WHY_MAX];
+			if (nt_compare_write_csv(c, o->csv_dir, why, sizeof why) != 0) {
+				fprintf(stderr, "%s: --csv: %s\n", cmd, why);
+				status = NT_EXIT_FAIL;
+			}
+		}
+		if (out.html_open) {
+			struct compared k = { c, logs[0], logs[1] };
+			out.html_open = false;
+			if (html_write(&out.html, cmd, write_compare, &k) != NT_EXIT_OK)
+				status = NT_EXIT_FAIL;
+		}
+	} else {
+		status = NT_EXIT_FAIL;
+	}
+	nt_compare_free(c);
+	job_close(&b);
+	job_close(&a);
+	symbolizer_close(sym);
+	outputs_abort(&out);
+	return status;
+}
+
 int report_print(const char *cmd, const char *log_path, const char *json_path, size_t top,
 		 size_t late, bool symbols)
 {
-	struct report_opts o = { cmd, json_path, top, late, symbols };
+	struct report_opts o = { .cmd = cmd, .json_path = json_path, .top = top, .late = late,
+				 .symbols = symbols };
 	char *logs[] = { (char *)log_path };
 	return report_logs(&o, logs, 1);
 }
@@ -223,7 +522,9 @@ int cmd_report(int argc, char **argv)
 			i--;
 		} else if (argv[i][1] == '-' && strchr(argv[i], '=') == NULL &&
 			   (!strcmp(argv[i], "--json") || !strcmp(argv[i], "--top") ||
-			    !strcmp(argv[i], "--late")) && i + 1 < argc) {
+			    !strcmp(argv[i], "--late") || !strcmp(argv[i], "--html") ||
+			    !strcmp(argv[i], "--perfetto") || !strcmp(argv[i], "--csv")) &&
+			   i + 1 < argc) {
 			i++; /* skip the option's value */
 		}
 	}
@@ -235,6 +536,15 @@ int cmd_report(int argc, char **argv)
 			return NT_EXIT_OK;
 		} else if (cli_is(&c, "--json")) {
 			o.json_path = cli_value(&c);
+		} else if (cli_is(&c, "--html")) {
+			o.html_path = cli_value(&c);
+		} else if (cli_is(&c, "--perfetto")) {
+			o.perfetto_path = cli_value(&c);
+		} else if (cli_is(&c, "--csv")) {
+			o.csv_dir = cli_value(&c);
+		} else if (cli_is(&c, "--each")) {
+			cli_flag(&c);
+			o.each = true;
 		} else if (cli_is(&c, "--top")) {
 			o.top = (size_t)cli_u64(&c, 0, 1000000);
 		} else if (cli_is(&c, "--late")) {
@@ -248,7 +558,14 @@ int cmd_report(int argc, char **argv)
 	}
 	if (!nlogs)
 		cli_usage_error(&c, "no log given");
-	int status = report_logs(&o, logs, nlogs);
+	bool compare = nlogs == 2 && !o.each;
+	if (nlogs > 1 && !compare && (o.html_path || o.perfetto_path || o.csv_dir))
+		cli_usage_error(&c, "--html, --perfetto and --csv take one log (or two to compare)");
+	if (compare && o.perfetto_path)
+		cli_usage_error(&c, "--perfetto takes one log (a timeline of one job)");
+	int status = nlogs == 1 && !o.each ? report_one(&o, logs[0])
+		     : compare	       ? compare_two(&o, logs)
+					       : report_logs(&o, logs, nlogs);
 	free(logs);
 	return status;
 }

@@ -25,6 +25,7 @@ static const char usage[] =
 	"  run        run an MPI job with the wrapper library preloaded, print its report\n"
 	"  report     the report of an MPI job's log (.ntlog)\n"
 	"  simulate   predict what a noise signature does to collectives at 10^5-10^6+ ranks\n"
+	"  plot       draw the page of a JSON document a command wrote (--html)\n"
 	"  version    print the version and the optional features built in\n"
 	"\n"
 	"'noisetool COMMAND --help' describes each command.\n";
@@ -83,6 +84,7 @@ int main(int argc, char **argv)
 	} commands[] = {
 		{ "detour", cmd_detour },
 		{ "ftq", cmd_ftq },
+		{ "plot", cmd_plot },
 		{ "report", cmd_report },
 		{ "run", cmd_run },
 		{ "simulate", cmd_simulate },

@@ -1,0 +1,23 @@
+/* The data of a job's HTML page (noisetool report --html): the report, and what the page draws
+ * besides: call-time histograms, lateness by rank and time, the latest instances with their
+ * causes, probe cost and injected time per rank (doc/html.md). */
+#ifndef NOISETOOL_REPORT_PAGE_H
+#define NOISETOOL_REPORT_PAGE_H
+
+#include <stdio.h>
+
+#include <noisetool/common.h>
+#include <noisetool/report.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The page's JSON document (schema noisetool-page/1) for the plotting helper
+ * (tools/plot/noisetool_plot/report.py). 0, -EINVAL, -EIO, -ENOMEM. */
+NT_API int nt_report_write_page_json(FILE *f, const struct nt_report *rep, const char *log_path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NOISETOOL_REPORT_PAGE_H */
