@@ -95,6 +95,21 @@ nt_need_mpi4() {
 		nt_skip "$NT_MPIEXEC runs MPI ${NT_MPI_VERSION}.x; $1 is MPI 4"
 }
 
+# nt_need_plot: skip unless a Python that draws pages (matplotlib) is here, as noisetool's --html
+# finds it (NOISETOOL_PYTHON, python3, /usr/bin/python3): NT_PYTHON is it, NT_PLOT_DIR the
+# plotting helper's source (tools/plot). Its selenium drives chromium for tests/html/check-page.py.
+nt_need_plot() {
+	NT_PLOT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tools/plot" && pwd)
+	local py
+	for py in ${NOISETOOL_PYTHON:-} python3 /usr/bin/python3; do
+		if command -v "$py" >/dev/null && "$py" -c 'import matplotlib, selenium' 2>/dev/null; then
+			NT_PYTHON=$py
+			return 0
+		fi
+	done
+	nt_skip "no Python with matplotlib and selenium (apt install python3-matplotlib python3-selenium)"
+}
+
 # nt_need_cpus N WHY: skip unless this process may run on N CPUs or more.
 nt_need_cpus() {
 	local have
