@@ -47,6 +47,25 @@ static void json_host(struct nt_json *j, const struct nt_node_noise *r)
 	nt_json_object_end(j);
 }
 
+/* Every kept detour, in time order, as three parallel arrays (the page's time series). */
+static void json_detours(struct nt_json *j, const struct nt_cpu_noise *c)
+{
+	nt_json_object_begin(j, "detours");
+	nt_json_array_begin(j, "start_ns");
+	for (size_t i = 0; i < c->ndetours; i++)
+		nt_json_uint(j, NULL, c->detours[i].start_ns);
+	nt_json_array_end(j);
+	nt_json_array_begin(j, "duration_ns");
+	for (size_t i = 0; i < c->ndetours; i++)
+		nt_json_uint(j, NULL, c->detours[i].duration_ns);
+	nt_json_array_end(j);
+	nt_json_array_begin(j, "preempted");
+	for (size_t i = 0; i < c->ndetours; i++)
+		nt_json_bool(j, NULL, c->detours[i].flags & NT_DETOUR_PREEMPTED);
+	nt_json_array_end(j);
+	nt_json_object_end(j);
+}
+
 static void json_cpu(struct nt_json *j, const struct nt_node_noise *r, const struct nt_cpu_noise *c)
 {
 	const struct nt_detour_stats *st = &c->stats;
@@ -122,6 +141,8 @@ static void json_cpu(struct nt_json *j, const struct nt_node_noise *r, const str
 	}
 	nt_json_array_end(j);
 	nt_json_object_end(j);
+	if (r->with_detours)
+		json_detours(j, c);
 	nt_json_object_end(j);
 }
 

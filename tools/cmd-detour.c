@@ -14,7 +14,8 @@
 
 static const char usage[] =
 	"Usage: noisetool detour [--seconds S] [--threshold-ns N] [--cpu C|LIST|all]\n"
-	"                        [--json FILE] [--trace FILE] [--max-detours N] [--no-classify]\n"
+	"                        [--json FILE] [--json-detours] [--trace FILE] [--html FILE]\n"
+	"                        [--max-detours N] [--no-classify]\n"
 	"\n"
 	"Measure this node's noise with the selfish-detour loop (Beckman et al.): a tight loop reads\n"
 	"the cycle counter back to back and records every gap longer than the threshold. Each detour\n"
@@ -27,15 +28,19 @@ static const char usage[] =
 	"  --cpu C|LIST|all   CPU(s) to measure, one pinned thread each, all at once:\n"
 	"                     a number, a list like 0,2-3, or all allowed CPUs (default all)\n"
 	"  --json FILE        write the signature as JSON (schema: doc/detour-json.md); - = stdout\n"
+	"  --json-detours     the JSON also lists every kept detour (as large as the trace)\n"
 	"  --trace FILE       write raw detours as start_ns<TAB>duration_ns lines (Netgauge selfish,\n"
 	"                     LogGOPSim noise trace); with several CPUs: FILE.cpuN per CPU\n"
+	"  --html FILE        a page with plots per CPU: detour length against time, sorted\n"
+	"                     detour lengths, periodic components (doc/html.md; needs Python 3\n"
+	"                     with matplotlib, checked before the measurement); - = stdout\n"
 	"  --max-detours N    keep at most N detours per CPU (default 50,000 per second)\n"
 	"  --no-classify      skip the schedstat read after each detour (no preempted counts)\n"
 	"  -h, --help         this text\n"
 	"\n"
-	"Outputs (--json, --trace): a new or regular file is replaced atomically, a symlink is\n"
-	"written through, a character device, a FIFO (with a reader) or - is written in place;\n"
-	"a directory, a missing directory, or the JSON and a trace naming one file are refused\n"
+	"Outputs (--json, --trace, --html): a new or regular file is replaced atomically, a\n"
+	"symlink is written through, a character device, a FIFO (with a reader) or - is written\n"
+	"in place; a directory, a missing directory, or two outputs naming one file are refused\n"
 	"before the measurement starts (doc/noisetool.md, \"Outputs\").\n"
 	"\n"
 	"Exit status: 0 done, 1 the measurement or an output failed, 2 bad arguments.\n";
@@ -44,7 +49,7 @@ int cmd_detour(int argc, char **argv)
 {
 	const char *cmd = "noisetool detour";
 	struct nt_detour_config cfg = { .seconds = 5, .threshold_ns = NT_DETOUR_DEFAULT_THRESHOLD_NS };
-	struct noise_outputs out = { 0 };
+	struct noise_outputs out = { .html_kind = "detour" };
 	int cpus[CPU_SETSIZE];
 	size_t ncpus = 0;
 	bool cpus_given = false; /* default: every allowed CPU */
@@ -66,6 +71,11 @@ int cmd_detour(int argc, char **argv)
 			out.json_path = cli_value(&c);
 		} else if (cli_is(&c, "--trace")) {
 			out.trace_path = cli_value(&c);
+		} else if (cli_is(&c, "--html")) {
+			out.html_path = cli_value(&c);
+		} else if (cli_is(&c, "--json-detours")) {
+			cli_flag(&c);
+			out.json_detours = true;
 		} else if (cli_is(&c, "--max-detours")) {
 			cfg.capacity = (size_t)cli_u64(&c, 1, 1ull << 28);
 		} else if (cli_is(&c, "--no-classify")) {

@@ -13,7 +13,8 @@
 
 static const char usage[] =
 	"Usage: noisetool ftq [--seconds S] [--quantum-us Q] [--fwq] [--cpu C|LIST|all]\n"
-	"                     [--threshold-ns N] [--json FILE] [--trace FILE]\n"
+	"                     [--threshold-ns N] [--json FILE] [--json-detours] [--trace FILE]\n"
+	"                     [--html FILE]\n"
 	"\n"
 	"FTQ (fixed time quantum, Sottile & Minnich): count the basic operations done in each\n"
 	"quantum of Q microseconds; a quantum that did less work than the best one lost time to\n"
@@ -27,12 +28,16 @@ static const char usage[] =
 	"  --cpu C|LIST|all   CPU(s) to measure, one pinned thread each (default all)\n"
 	"  --threshold-ns N   lost time that counts as a detour (default 1000)\n"
 	"  --json FILE        write the result as JSON (schema: doc/detour-json.md); - = stdout\n"
+	"  --json-detours     the JSON also lists every kept detour (as large as the trace)\n"
 	"  --trace FILE       write detours as start_ns<TAB>duration_ns; several CPUs: FILE.cpuN\n"
+	"  --html FILE        a page with plots per CPU: detour length against time, sorted\n"
+	"                     detour lengths, periodic components (doc/html.md; needs Python 3\n"
+	"                     with matplotlib, checked before the measurement); - = stdout\n"
 	"  -h, --help         this text\n"
 	"\n"
-	"Outputs (--json, --trace): a new or regular file is replaced atomically, a symlink is\n"
-	"written through, a character device, a FIFO (with a reader) or - is written in place;\n"
-	"a directory, a missing directory, or the JSON and a trace naming one file are refused\n"
+	"Outputs (--json, --trace, --html): a new or regular file is replaced atomically, a\n"
+	"symlink is written through, a character device, a FIFO (with a reader) or - is written\n"
+	"in place; a directory, a missing directory, or two outputs naming one file are refused\n"
 	"before the measurement starts (doc/noisetool.md, \"Outputs\").\n"
 	"\n"
 	"Exit status: 0 done, 1 the measurement or an output failed, 2 bad arguments.\n";
@@ -42,7 +47,7 @@ int cmd_ftq(int argc, char **argv)
 	const char *cmd = "noisetool ftq";
 	struct nt_ftq_config cfg = { .mode = NT_FTQ, .seconds = 5, .quantum_ns = 100000 };
 	uint64_t threshold_ns = 1000;
-	struct noise_outputs out = { 0 };
+	struct noise_outputs out = { .html_kind = "ftq" };
 	int cpus[CPU_SETSIZE];
 	size_t ncpus = 0;
 	bool cpus_given = false; /* default: every allowed CPU */
@@ -69,6 +74,11 @@ int cmd_ftq(int argc, char **argv)
 			out.json_path = cli_value(&c);
 		} else if (cli_is(&c, "--trace")) {
 			out.trace_path = cli_value(&c);
+		} else if (cli_is(&c, "--html")) {
+			out.html_path = cli_value(&c);
+		} else if (cli_is(&c, "--json-detours")) {
+			cli_flag(&c);
+			out.json_detours = true;
 		} else {
 			cli_unknown(&c);
 		}

@@ -1,5 +1,6 @@
 /* Outputs shared by `noisetool detour` and `noisetool ftq`: the table on stdout, the JSON
- * document and the TSV trace, all opened before the run so a bad path fails at once. */
+ * document, the TSV trace and the HTML page, all opened before the run so a bad path (or a
+ * Python without matplotlib, for the page) fails at once. */
 #ifndef TOOLS_NOISE_OUTPUT_H
 #define TOOLS_NOISE_OUTPUT_H
 
@@ -7,10 +8,15 @@
 #include <noisetool/outfile.h>
 
 #include "cli.h"
+#include "html.h"
 
 struct noise_outputs {
 	const char *json_path;
 	const char *trace_path;
+	const char *html_path;  /* the page (kind: the command's name, "detour" or "ftq") */
+	const char *html_kind;
+	bool json_detours;      /* --json-detours: the JSON lists every kept detour too */
+	struct html_out html;
 	struct nt_outfile json;
 	struct nt_outfile *traces; /* one per CPU when several CPUs are measured */
 	size_t ntraces;
@@ -18,13 +24,15 @@ struct noise_outputs {
 
 /* Open every requested output by the rules of <noisetool/outfile.h> (a temporary file for a
  * new or regular file, a device or FIFO in place); with several CPUs the trace is one file per
- * CPU, TRACE.cpuN. Exits 2 for "--trace -" with several CPUs, 1 (with a one-line reason) when
- * an output is refused: a directory, a missing directory, a FIFO without a reader, the JSON and
- * a trace naming the same file. */
+ * CPU, TRACE.cpuN. Exits 2 for "--trace -" with several CPUs or two outputs on stdout, 1 (with
+ * a one-line reason) when an output is refused: a directory, a missing directory, a FIFO
+ * without a reader, two outputs naming the same file, or --html without Python and
+ * matplotlib. */
 void noise_outputs_open(struct noise_outputs *o, const struct cli *c, const int *cpus,
 			size_t ncpus);
 
-/* Print the table, write and commit every output. Returns the exit status. */
+/* Print the table (unless the JSON or the page goes to stdout), write and commit every output;
+ * the page is drawn from the JSON document with every kept detour. Returns the exit status. */
 int noise_outputs_finish(struct noise_outputs *o, const char *cmd, const struct nt_node_noise *r);
 
 /* Remove every temporary file. */

@@ -44,12 +44,14 @@ struct nt_node_noise {
 	struct nt_clock_info clock;
 	size_t ncpus;
 	struct nt_cpu_noise *cpus;
+	bool with_detours;       /* the JSON also lists each CPU's kept detours ("detours") */
 };
 
 /* Fill the analysis (stats, signature) of c from c->detours / c->elapsed_ns. 0 or -errno. */
 NT_API int nt_cpu_noise_analyze(struct nt_cpu_noise *c);
 
-/* The JSON document. Returns 0, or -EIO when writing failed. */
+/* The JSON document; with r->with_detours also every kept detour of each CPU (the time series
+ * the --html page draws). Returns 0, -EINVAL (f or r NULL), or -EIO when writing failed. */
 NT_API int nt_node_noise_write_json(FILE *f, const struct nt_node_noise *r);
 
 /* The human table. Returns 0, or -EIO. */
