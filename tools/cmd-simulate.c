@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "html.h"
 
 extern char **environ;
 
@@ -25,8 +26,9 @@ extern char **environ;
 static const char usage[] =
 	"Usage: noisetool simulate --ranks N[,N...] --collective C [--algorithm A] [--bytes B]\n"
 	"                          (--noise freq=F,period=D | --signature FILE[,FILE...])\n"
-	"                          (--sync | --unsync) [--seed S] [--iterations N]\n"
-	"                          [--compute-us C] [--loggp L,o,g,G] [--json FILE]\n"
+	"                          (--sync | --unsync | --sync-unsync) [--seed S]\n"
+	"                          [--iterations N] [--compute-us C] [--loggp L,o,g,G]\n"
+	"                          [--json FILE] [--html FILE]\n"
 	"       noisetool simulate --calibrate\n"
 	"\n"
 	"Predict what node noise does to a collective at scale: every rank follows the LogGP model\n"
@@ -51,6 +53,8 @@ static const char usage[] =
 	"  --sync              every rank's detours at the same times (a --noise run starts just\n"
 	"                      as a detour ends)\n"
 	"  --unsync            each rank at its own seeded random phase / offset\n"
+	"  --sync-unsync       both, one after the other: two tables, and the JSON is a\n"
+	"                      noisetool-simulate-set/1 holding one document per mode\n"
 	"  --seed S            seed of every random draw (default 1)\n"
 	"  --iterations N      bulk-synchronous loop: N times compute, then the collective\n"
 	"                      (default 1)\n"
@@ -58,6 +62,9 @@ static const char usage[] =
 	"  --loggp L,o,g,G     network in ns, G in ns per byte (default measured here:\n"
 	"                      22,78,71,0.123)\n"
 	"  --json FILE         also write the results as JSON (doc/simulate.md); - = stdout only\n"
+	"  --html FILE         a page with plots: magnification and times against ranks\n"
+	"                      (doc/html.md; needs Python 3 with matplotlib, checked before\n"
+	"                      anything is simulated); - = stdout only\n"
 	"  --calibrate         measure L, o, g, G with a 2-rank MPI ping-pong (mpiexec.mpich\n"
 	"                      -n 2 -bind-to core, or Open MPI's in a build without MPICH) and\n"
 	"                      print the --loggp line\n"
@@ -66,10 +73,10 @@ static const char usage[] =
 	"Events are message sends + receives + compute phases of one simulated run; events/s\n"
 	"counts both runs (noise-free and noisy) per second of wall time.\n"
 	"\n"
-	"Outputs (--json): a new or regular file is replaced atomically, a symlink is\n"
+	"Outputs (--json, --html): a new or regular file is replaced atomically, a symlink is\n"
 	"written through, a character device, a FIFO (with a reader) or - is written in place;\n"
-	"a directory, a missing directory or a --signature file is refused before anything is\n"
-	"read or simulated (doc/noisetool.md, \"Outputs\").\n"
+	"a directory, a missing directory, a --signature file or both naming one file is refused\n"
+	"before anything is read or simulated (doc/noisetool.md, \"Outputs\").\n"
 	"\n"
 	"Exit status: 0 done, 1 a signature file is unreadable or an output failed, 2 bad\n"
 	"arguments (including a malformed signature file).\n";
@@ -127,6 +134,34 @@ static void on_progress(void *ctx, double fraction)
 	fflush(stderr);
 }
 
+/* The results of one or both modes (--sync-unsync). */
+struct sim_doc {
+	const struct nt_sim_report *reps;
+	size_t nreps;
+};
+
+/* The JSON of d: one noisetool-simulate/1 document, or a noisetool-simulate-set/1 holding one
+ * per mode. 0 or -EIO. */
+static int write_doc(FILE *f, void *ctx)
+{
+	const struct sim_doc *d = ctx;
+	if (d->nreps == 1)
+		return nt_sim_write_json(f, &d->reps[0]);
+	fprintf(f, "{\n  \"schema\": \"noisetool-simulate-set/1\",\n  \"runs\": [\n");
+	for (size_t i = 0; i < d->nreps; i++) {
+		if (nt_sim_write_json(f, &d->reps[i]) != 0)
+			return -EIO;
+		fputs(i + 1 < d->nreps ? ",\n" : "", f);
+	}
+	fprintf(f, "  ]\n}\n");
+	return ferror(f) ? -EIO : 0;
+}
+
+static bool on_stdout(const char *path)
+{
+	return path && (!strcmp(path, "-") || !strcmp(path, "/dev/stdout"));
+}
+
 /* Split "a,b,c" into paths (in place). Returns the count. */
 static size_t split_list(char *s, const char **out, size_t max)
 {
@@ -142,8 +177,9 @@ int cmd_simulate(int argc, char **argv)
 	struct nt_sim_config cfg = { .bytes = 8, .loggp = NT_SIM_LOGGP_DEFAULT, .iterations = 1 };
 	uint64_t ranks[NT_SIM_MAX_RANK_COUNTS];
 	int nranks = 0;
-	bool have_coll = false, have_sync = false, sync = false;
-	const char *noise_spec = NULL, *json_path = NULL;
+	bool have_coll = false, have_sync = false, sync = false, both = false;
+	const char *noise_spec = NULL, *json_path = NULL, *html_path = NULL;
+	struct html_out html = { 0 };
 	char *sig_list = NULL;
 	uint64_t seed = 1;
 	char err[512];
@@ -185,8 +221,15 @@ int cmd_simulate(int argc, char **argv)
 			sig_list = strdup(cli_value(&c));
 			if (!sig_list)
 				return NT_EXIT_FAIL;
+		} else if (cli_is(&c, "--sync-unsync")) {
+			cli_flag(&c);
+			if (have_sync && !both)
+				cli_usage_error(&c, "--sync-unsync excludes --sync and --unsync");
+			have_sync = both = true;
 		} else if (cli_is(&c, "--sync") || cli_is(&c, "--unsync")) {
 			cli_flag(&c);
+			if (both)
+				cli_usage_error(&c, "--sync-unsync excludes --sync and --unsync");
 			if (have_sync && sync != cli_is(&c, "--sync"))
 				cli_usage_error(&c, "--sync and --unsync exclude each other");
 			sync = cli_is(&c, "--sync");
@@ -202,6 +245,8 @@ int cmd_simulate(int argc, char **argv)
 				cli_usage_error(&c, "--loggp %s", err);
 		} else if (cli_is(&c, "--json")) {
 			json_path = cli_value(&c);
+		} else if (cli_is(&c, "--html")) {
+			html_path = cli_value(&c);
 		} else {
 			cli_unknown(&c);
 		}
@@ -213,7 +258,9 @@ int cmd_simulate(int argc, char **argv)
 	if (!noise_spec == !sig_list)
 		cli_usage_error(&c, "give one of --noise and --signature");
 	if (!have_sync)
-		cli_usage_error(&c, "give one of --sync and --unsync");
+		cli_usage_error(&c, "give one of --sync, --unsync and --sync-unsync");
+	if (on_stdout(json_path) && on_stdout(html_path))
+		cli_usage_error(&c, "--json and --html cannot both go to stdout");
 	for (int i = 0; i < nranks; i++)
 		if (nt_sim_check(&cfg, ranks[i], err, sizeof err))
 			cli_usage_error(&c, "%s", err);
@@ -230,6 +277,16 @@ int cmd_simulate(int argc, char **argv)
 	 * input it must not replace. */
 	if (json_path && nt_outfile_check(json_path, sigs, rep.nsignatures, err, sizeof err) != 0) {
 		fprintf(stderr, "%s: %s\n", cmd, err);
+		free(sig_list);
+		return NT_EXIT_FAIL;
+	}
+	if (json_path && html_path && nt_outfile_collide(json_path, html_path)) {
+		fprintf(stderr, "%s: --json and --html name the same file '%s'\n", cmd, html_path);
+		free(sig_list);
+		return NT_EXIT_FAIL;
+	}
+	if (html_path && nt_outfile_check(html_path, sigs, rep.nsignatures, err, sizeof err) != 0) {
+		fprintf(stderr, "%s: --html: %s\n", cmd, err);
 		free(sig_list);
 		return NT_EXIT_FAIL;
 	}
@@ -263,9 +320,14 @@ int cmd_simulate(int argc, char **argv)
 				goto out;
 		}
 	}
-	nt_sim_noise_set_sync(noise, sync, seed);
 	cfg.noise = noise;
 
+	/* The page before anything is simulated: its output and a Python that can draw. */
+	if (html_path && html_open(&html, cmd, "simulate", html_path, sigs, rep.nsignatures) !=
+				 NT_EXIT_OK) {
+		status = NT_EXIT_FAIL;
+		goto out;
+	}
 	struct nt_outfile json;
 	if (json_path) {
 		int rc = nt_outfile_open(&json, json_path, false);
@@ -275,7 +337,11 @@ int cmd_simulate(int argc, char **argv)
 			goto out;
 		}
 	}
-	struct nt_sim_result *res = calloc((size_t)nranks, sizeof *res);
+	size_t nmodes = both ? 2 : 1;
+	struct nt_sim_report reps[2] = { rep, rep };
+	reps[0].sync = both ? true : sync;
+	reps[1].sync = false;
+	struct nt_sim_result *res = calloc(nmodes * (size_t)nranks, sizeof *res);
 	if (!res) {
 		status = NT_EXIT_FAIL;
 		goto out_json;
@@ -286,29 +352,38 @@ int cmd_simulate(int argc, char **argv)
 		cfg.progress = on_progress;
 		cfg.progress_ctx = &ps;
 	}
-	for (int i = 0; i < nranks; i++) {
-		ps.ranks = ranks[i];
-		int rc = nt_sim_run(&cfg, ranks[i], &res[i]);
-		if (rc) {
-			progress_done(&ps.p);
-			fprintf(stderr, "%s: %llu ranks: %s\n", cmd, (unsigned long long)ranks[i],
-				rc == -ENOMEM ? "out of memory (24 bytes per rank)" : strerror(-rc));
-			status = NT_EXIT_FAIL;
-			goto out_res;
+	for (size_t m = 0; m < nmodes; m++) {
+		nt_sim_noise_set_sync(noise, reps[m].sync, seed);
+		reps[m].results = res + m * (size_t)nranks;
+		reps[m].nresults = (size_t)nranks;
+		for (int i = 0; i < nranks; i++) {
+			ps.ranks = ranks[i];
+			int rc = nt_sim_run(&cfg, ranks[i], &res[m * (size_t)nranks + (size_t)i]);
+			if (rc) {
+				progress_done(&ps.p);
+				fprintf(stderr, "%s: %llu ranks: %s\n", cmd,
+					(unsigned long long)ranks[i],
+					rc == -ENOMEM ? "out of memory (24 bytes per rank)"
+						      : strerror(-rc));
+				status = NT_EXIT_FAIL;
+				goto out_res;
+			}
 		}
 	}
 	if (ps.p.enabled && nt_clock_monotonic_ns() - ps.t0_ns >= 3000000000u)
 		progress_done(&ps.p);
-	rep.results = res;
-	rep.nresults = (size_t)nranks;
-	if (!json_path || strcmp(json_path, "-") != 0) {
-		if (nt_sim_write_text(stdout, &rep) != 0 || fflush(stdout) != 0) {
-			fprintf(stderr, "%s: writing the table failed\n", cmd);
-			status = NT_EXIT_FAIL;
+	struct sim_doc doc = { reps, nmodes };
+	if (!on_stdout(json_path) && !on_stdout(html_path)) {
+		for (size_t m = 0; m < nmodes; m++) {
+			if ((m && fputc('\n', stdout) == EOF) ||
+			    nt_sim_write_text(stdout, &reps[m]) != 0 || fflush(stdout) != 0) {
+				fprintf(stderr, "%s: writing the table failed\n", cmd);
+				status = NT_EXIT_FAIL;
+			}
 		}
 	}
 	if (json_path) {
-		if (nt_sim_write_json(json.f, &rep) != 0) {
+		if (write_doc(json.f, &doc) != 0) {
 			fprintf(stderr, "%s: writing '%s' failed\n", cmd, json_path);
 			nt_outfile_abort(&json);
 			status = NT_EXIT_FAIL;
@@ -318,12 +393,15 @@ int cmd_simulate(int argc, char **argv)
 		}
 		json_path = NULL;
 	}
+	if (html_path && html_write(&html, cmd, write_doc, &doc) != NT_EXIT_OK)
+		status = NT_EXIT_FAIL;
 out_res:
 	free(res);
 out_json:
 	if (json_path)
 		nt_outfile_abort(&json);
 out:
+	html_abort(&html);
 	nt_sim_noise_free(noise);
 	free(sig_list);
 	return status;
