@@ -5,8 +5,10 @@
  * noise over the mean time without. The three runs of a cell alternate in rounds (quiet, sync,
  * unsync, quiet, ...) and each gives the median of its rounds, so that the machine's own slow
  * spells do not land on one of them only. Then what the injector did: its own count and spun
- * time against the periods that passed and the time each rank spent off its CPU. */
+ * time against the periods that passed and the time each rank spent off its CPU. With --json,
+ * the same tables as a JSON document (`noisetool plot coll-noise` draws it). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +20,11 @@
 
 #include <noisetool/clock.h>
 #include <noisetool/inject.h>
+#include <noisetool/outfile.h>
 
 static const char usage[] =
 	"Usage: coll-noise [--seconds S] [--ratio PCT | --intervals MS,MS,...] [--detours US,...]\n"
-	"                  [--seed N]\n"
+	"                  [--seed N] [--json FILE]\n"
 	"\n"
 	"Run under " EX_MPIEXEC ", one rank per core (" EX_BIND "). For each collective (barrier,\n"
 	"allreduce and alltoall of 8 bytes per rank) and each detour length, inject noise of the\n"
@@ -35,6 +38,8 @@ static const char usage[] =
 	"                  detour lengths x intervals, as Beckman et al.'s Figure 6)\n"
 	"  --detours LIST  detour lengths in us (default 20,100,500)\n"
 	"  --seed N        seed of the unsynchronized phases (default 42)\n"
+	"  --json FILE     also write both tables as JSON (schema noisetool-coll-noise/1,\n"
+	"                  doc/html.md), opened before the first measurement\n"
 	"\n"
 	"A cell whose interval is under 1 ms, or whose detour takes more than 90 % of it, is\n"
 	"skipped with a note (the injector's bounds, doc/environment.md).\n";
@@ -146,6 +151,7 @@ static double measure(enum coll c, long n, const struct nt_inject_spec *spec, in
 struct cell_inj {
 	enum coll c;
 	double detour_us, period_ms;
+	double quiet_us, sync_us, unsync_us; /* medians of the rounds */
 	struct injected mode[2];
 };
 static struct cell_inj cells[NCOLL * 16 * 16];
@@ -169,13 +175,45 @@ static void print_injected(void)
 		}
 }
 
+enum { ROUNDS = 5 };
+
+/* Both tables as JSON (rank 0). 0, or -EIO. */
+static int write_json(FILE *f, double seconds, double ratio_pct, bool grid,
+		      unsigned long long seed)
+{
+	fprintf(f, "{\n  \"schema\": \"noisetool-coll-noise/1\",\n  \"ranks\": %d,\n"
+		   "  \"seconds\": %.10g,\n  \"ratio_pct\": ", size, seconds);
+	if (grid)
+		fputs("null", f);
+	else
+		fprintf(f, "%.10g", ratio_pct);
+	fprintf(f, ",\n  \"seed\": %llu,\n  \"rounds\": %d,\n  \"cells\": [", seed, ROUNDS);
+	for (int i = 0; i < ncells; i++) {
+		const struct cell_inj *c = &cells[i];
+		fprintf(f, "%s\n    { \"collective\": \"%s\", \"detour_us\": %.10g, "
+			   "\"interval_ms\": %.10g,\n      \"quiet_us\": %.10g, \"sync_us\": %.10g, "
+			   "\"unsync_us\": %.10g,\n      \"sync_x\": %.10g, \"unsync_x\": %.10g",
+			i ? "," : "", coll_name[c->c], c->detour_us, c->period_ms, c->quiet_us,
+			c->sync_us, c->unsync_us, c->sync_us / c->quiet_us,
+			c->unsync_us / c->quiet_us);
+		for (int m = 0; m < 2; m++) {
+			const struct injected *j = &c->mode[m];
+			fprintf(f, ",\n      \"%s\": { \"runs\": %.10g, \"periods\": %.10g, "
+				   "\"detours\": %.10g, \"length_ms\": %.10g, \"off_cpu_ms\": %.10g }",
+				m ? "injected_unsync" : "injected_sync", j->runs, j->periods,
+				j->detours, j->spun_us / 1e3, j->off_us / 1e3);
+		}
+		fputs(" }", f);
+	}
+	fputs("\n  ]\n}\n", f);
+	return ferror(f) ? -EIO : 0;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return (x > y) - (x < y);
 }
-
-enum { ROUNDS = 5 };
 
 /* Calls for the next measurement: n, or n refitted to target_us when the last one (per_us a
  * call, the largest over ranks, so the same on every rank) took over twice target_us or under
@@ -213,6 +251,7 @@ int main(int argc, char **argv)
 	unsigned long long seed = 42;
 	double detours_us[16] = { 20, 100, 500 }, intervals_ms[16];
 	int ndetours = 3, nintervals = 0;
+	const char *json_path = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		char *end;
@@ -233,6 +272,8 @@ int main(int argc, char **argv)
 			seed = strtoull(v, &end, 10);
 			if (*end)
 				bad("--seed: expected a whole number");
+		} else if (!strcmp(argv[i], "--json") && v) {
+			json_path = v;
 		} else if (!strcmp(argv[i], "--intervals") && v) {
 			nintervals = 0;
 			for (const char *p = v; *p && nintervals < 16;) {
@@ -259,6 +300,18 @@ int main(int argc, char **argv)
 			bad("unknown option or missing value");
 		}
 		i++;
+	}
+	/* The JSON output is checked and opened before any measurement (rank 0 writes it). */
+	struct nt_outfile json;
+	int json_ok = 1;
+	if (json_path && rank == 0 && nt_outfile_open(&json, json_path, false) != 0) {
+		fprintf(stderr, "coll-noise: --json: %s\n", json.why);
+		json_ok = 0;
+	}
+	MPI_Bcast(&json_ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	if (!json_ok) {
+		MPI_Finalize();
+		return 1;
 	}
 	nt_clock_init();
 	sendbuf = calloc((size_t)size, sizeof *sendbuf);
@@ -320,6 +373,9 @@ int main(int argc, char **argv)
 						 .period_ms = (double)spec.period_ns / 1e6 };
 			MPI_Reduce(inj, ci->mode, 2 * NINJ, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
 			double quiet = median(q), sync = median(s), unsync = median(u);
+			ci->quiet_us = quiet;
+			ci->sync_us = sync;
+			ci->unsync_us = unsync;
 			if (rank == 0) {
 				printf("%-10s %5.0f us %6.2f ms %10.2f %10.2f %10.2f %8.2f %8.2f\n",
 				       coll_name[c], detours_us[d], (double)spec.period_ns / 1e6, quiet,
@@ -328,10 +384,22 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	int status = 0;
 	if (rank == 0)
 		print_injected();
+	if (rank == 0 && json_path) {
+		fflush(stdout);
+		if (write_json(json.f, seconds, ratio_pct, nintervals > 0, seed) != 0) {
+			fprintf(stderr, "coll-noise: --json: writing '%s' failed\n", json_path);
+			nt_outfile_abort(&json);
+			status = 1;
+		} else if (nt_outfile_commit(&json) != 0) {
+			fprintf(stderr, "coll-noise: --json: %s\n", json.why);
+			status = 1;
+		}
+	}
 	free(sendbuf);
 	free(recvbuf);
 	MPI_Finalize();
-	return 0;
+	return status;
 }

@@ -8,7 +8,8 @@
  * The server echoes every datagram's payload unchanged to its sender, after spending W us of
  * CPU on it; its wait loop is an nt_poller with the chosen policy. The matrix forks the server,
  * the client and a competing load pinned to the server's CPU, for every load, size, request
- * shape and policy, and prints RTTs and the competitor's CPU share. */
+ * shape and policy, and prints RTTs and the competitor's CPU share (with --json also as a JSON
+ * document, which `noisetool plot udp-pingpong` draws). */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -27,6 +28,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include <noisetool/outfile.h>
 #include <noisetool/poller.h>
 
 #include "../common/duty-load.h"
@@ -42,7 +44,7 @@ static const char usage[] =
 	"                           [--client-cpu C]\n"
 	"                           [--sizes 4,32768] [--loads none,15,50,100]\n"
 	"                           [--policies busy,timed,blocking,adaptive] [--work-us W]\n"
-	"                           [--backend select|epoll] [--csv FILE]\n"
+	"                           [--backend select|epoll] [--csv FILE] [--json FILE]\n"
 	"\n"
 	"server  echoes each datagram on 127.0.0.1:P to its sender, after W us of CPU work\n"
 	"        (default 0); drops and counts truncated (oversized) ones; on SIGINT or SIGTERM\n"
@@ -57,7 +59,9 @@ static const char usage[] =
 	"        share, and under each row adaptive's mean and p99 over the best fixed policy's\n"
 	"        and its mean over busy's, as ratios taken round by round, then their median\n"
 	"        (the CSV has every run). The client runs on the first CPU of the affinity mask,\n"
-	"        the server on the second (the first when the mask has one), unless given.\n";
+	"        the server on the second (the first when the mask has one), unless given.\n"
+	"        --json FILE writes the table (the medians and ratios) as JSON (schema\n"
+	"        noisetool-udp-pingpong/1, doc/html.md), opened before the first run.\n";
 
 static volatile sig_atomic_t stop;
 
@@ -439,9 +443,15 @@ static int parse_list(const char *opt, const char *v, long *out, int max, long m
  * values compare different machines; a round's policies ran seconds apart. Prints the medians
  * over the rounds of adaptive's mean and p99 over the best fixed policy's, and of its mean
  * over busy's. */
+struct ratios {
+	int n, nb;               /* rounds compared; rounds with busy */
+	double mean, p99, vs_busy; /* medians over the rounds */
+};
+
 static void print_ratios(const enum nt_poll_policy *pols, int npol, struct cell runs[][MAX_REPEAT],
-			 bool ok[][MAX_REPEAT], int repeat)
+			 bool ok[][MAX_REPEAT], int repeat, struct ratios *out)
 {
+	out->n = out->nb = 0;
 	int ad = -1, busy = -1;
 	for (int pi = 0; pi < npol; pi++) {
 		if (pols[pi] == NT_POLICY_ADAPTIVE)
@@ -475,10 +485,16 @@ static void print_ratios(const enum nt_poll_policy *pols, int npol, struct cell 
 	}
 	if (!n)
 		return;
+	out->n = n;
+	out->mean = median_of(mean, n);
+	out->p99 = median_of(p99, n);
 	printf("%-6s adaptive / best fixed, median of %d rounds: mean x%.3f, p99 x%.3f", "", n,
-	       median_of(mean, n), median_of(p99, n));
-	if (nb)
-		printf("; mean / busy x%.3f", median_of(vs_busy, nb));
+	       out->mean, out->p99);
+	if (nb) {
+		out->nb = nb;
+		out->vs_busy = median_of(vs_busy, nb);
+		printf("; mean / busy x%.3f", out->vs_busy);
+	}
 	printf("\n");
 	fflush(stdout);
 }
@@ -504,6 +520,45 @@ static void default_cpus(int *server_cpu, int *client_cpu)
 		*server_cpu = *client_cpu;
 }
 
+/* The JSON document's rows: the table's, as printed. */
+struct json_row {
+	long size, work_us, load_pct;
+	const char *policy;
+	double mean_us, p99_us, p999_us, share;
+	unsigned long long trips;
+};
+struct json_ratio {
+	long size, work_us, load_pct;
+	struct ratios r;
+};
+
+static void json_rows(FILE *f, const struct json_row *rows, int nrows,
+		      const struct json_ratio *ratios, int nratios)
+{
+	fputs(",\n  \"rows\": [", f);
+	for (int i = 0; i < nrows; i++) {
+		const struct json_row *r = &rows[i];
+		fprintf(f, "%s\n    { \"size\": %ld, \"work_us\": %ld, \"load_pct\": %ld, "
+			   "\"policy\": \"%s\", \"mean_us\": %.10g, \"p99_us\": %.10g, "
+			   "\"p999_us\": %.10g, \"trips\": %llu, \"competitor_share\": %.10g }",
+			i ? "," : "", r->size, r->work_us, r->load_pct, r->policy, r->mean_us,
+			r->p99_us, r->p999_us, r->trips, r->share);
+	}
+	fputs("\n  ],\n  \"adaptive\": [", f);
+	for (int i = 0; i < nratios; i++) {
+		const struct json_ratio *r = &ratios[i];
+		fprintf(f, "%s\n    { \"size\": %ld, \"work_us\": %ld, \"load_pct\": %ld, "
+			   "\"rounds\": %d, \"mean_vs_best\": %.10g, \"p99_vs_best\": %.10g, "
+			   "\"mean_vs_busy\": ",
+			i ? "," : "", r->size, r->work_us, r->load_pct, r->r.n, r->r.mean, r->r.p99);
+		if (r->r.nb)
+			fprintf(f, "%.10g }", r->r.vs_busy);
+		else
+			fputs("null }", f);
+	}
+	fputs("\n  ]\n}\n", f);
+}
+
 static int matrix(int argc, char **argv)
 {
 	double seconds = 2, warmup = 0.5;
@@ -514,7 +569,7 @@ static int matrix(int argc, char **argv)
 	enum nt_poll_policy pols[4] = { NT_POLICY_BUSY, NT_POLICY_TIMED, NT_POLICY_BLOCKING,
 					NT_POLICY_ADAPTIVE };
 	enum nt_poll_backend backend = NT_POLL_EPOLL;
-	const char *csv_path = NULL;
+	const char *csv_path = NULL, *json_path = NULL;
 	for (int i = 0; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(o, "--seconds"))
@@ -535,6 +590,8 @@ static int matrix(int argc, char **argv)
 			work = num(o, v, 1, 1000000);
 		else if (!strcmp(o, "--csv") && v)
 			csv_path = v;
+		else if (!strcmp(o, "--json") && v)
+			json_path = v;
 		else if (!strcmp(o, "--backend")) {
 			if (nt_poll_backend_parse(v, &backend))
 				die("--backend: expected select or epoll, got '%s'", v ? v : "");
@@ -552,6 +609,12 @@ static int matrix(int argc, char **argv)
 			die("unknown option '%s'", o);
 		i++;
 	}
+	struct nt_outfile json;
+	if (json_path && nt_outfile_open(&json, json_path, false) != 0)
+		die("--json: %s", json.why);
+	static struct json_row rows[4 * 2 * 8 * 4];
+	static struct json_ratio ratios[4 * 2 * 8];
+	int nrows = 0, nratios = 0;
 	FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
 	if (csv_path && !csv)
 		die("cannot write '%s'", csv_path);
@@ -623,19 +686,42 @@ static int matrix(int argc, char **argv)
 						continue;
 					char load_name[8];
 					snprintf(load_name, sizeof load_name, "%ld%%", loads[li]);
+					struct json_row *jr = &rows[nrows++];
+					*jr = (struct json_row){ sizes[si], w, loads[li],
+								 nt_poll_policy_name(pols[pi]),
+								 median_of(mean, n), median_of(p99, n),
+								 median_of(p999, n), median_of(share, n),
+								 (unsigned long long)trips };
 					printf("%-6s %-9s %10.1f %10.1f %10.1f %10llu %8.2f\n",
-					       loads[li] ? load_name : "none",
-					       nt_poll_policy_name(pols[pi]), median_of(mean, n),
-					       median_of(p99, n), median_of(p999, n),
-					       (unsigned long long)trips, median_of(share, n));
+					       loads[li] ? load_name : "none", jr->policy, jr->mean_us,
+					       jr->p99_us, jr->p999_us, jr->trips, jr->share);
 					fflush(stdout);
 				}
-				print_ratios(pols, npol, runs, ok, repeat);
+				struct json_ratio *ra = &ratios[nratios];
+				*ra = (struct json_ratio){ sizes[si], w, loads[li], { 0 } };
+				print_ratios(pols, npol, runs, ok, repeat, &ra->r);
+				nratios += ra->r.n > 0;
 			}
 		}
 	}
 	if (csv)
 		fclose(csv);
+	if (json_path) {
+		fprintf(json.f, "{\n  \"schema\": \"noisetool-udp-pingpong/1\",\n"
+				"  \"server_cpu\": %d,\n  \"client_cpu\": %d,\n  \"backend\": \"%s\",\n"
+				"  \"seconds\": %.10g,\n  \"warmup_s\": %.10g,\n  \"repeat\": %d",
+			server_cpu, client_cpu, nt_poll_backend_name(backend), seconds, warmup,
+			repeat);
+		json_rows(json.f, rows, nrows, ratios, nratios);
+		if (ferror(json.f)) {
+			fprintf(stderr, "udp-pingpong: --json: writing '%s' failed\n", json_path);
+			nt_outfile_abort(&json);
+			status = 1;
+		} else if (nt_outfile_commit(&json) != 0) {
+			fprintf(stderr, "udp-pingpong: --json: %s\n", json.why);
+			status = 1;
+		}
+	}
 	return status;
 }
 
