@@ -86,12 +86,14 @@ def _time_series(page, cpu, series, member, method, key):
     for i, p in enumerate(periodic):
         ax.axhline(float(p["typical_ns"]) / 1e3, color=COMPONENT_COLORS[i % 8], lw=0.6,
                    ls="--")
-    ax.set_yscale("log")
+    if starts:
+        ax.set_yscale("log")
     ax.set_xlabel("time since the run started (s)")
     ax.set_ylabel("detour length (\u00b5s)")
     ax.set_xlim(0, max(float(cpu.get("elapsed_ns") or 0) / 1e9, 1e-6))
     ax.set_title(f"CPU {cpu['cpu']}: every detour ({len(starts)})")
-    ax.legend(loc="upper right", fontsize=7, markerscale=2, framealpha=0.8)
+    if starts or periodic:
+        ax.legend(loc="upper right", fontsize=7, markerscale=2, framealpha=0.8)
     what = "lossy quanta merged into detours" if method != "detour" else "detours"
     page.figure(fig, f"{key}-time",
                 f"CPU {cpu['cpu']}: {what} against time (Beckman et al. Figs 3-4); a colour "
@@ -107,8 +109,9 @@ def _sorted_lengths(page, cpu, series, key):
     fig, ax = new_figure(8.0, 3.0)
     xs = list(range(1, len(durs) + 1))
     ax.plot(xs, [d / 1e3 for d in durs], color="#1f77b4", lw=1.2, label="detour length")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    if durs:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
     ax.set_xlabel("detours, longest first (rank)")
     ax.set_ylabel("detour length (\u00b5s)")
     total = float(sum(durs)) or 1.0
@@ -185,7 +188,7 @@ def _cpu(page, doc, cpu):
                   "they are in no statistic and no figure.", warning=True)
 
     series = cpu.get("detours")
-    if series and series.get("start_ns"):
+    if series is not None:  # drawn even when empty: a quiet CPU is a result
         member = memberships(series["start_ns"], periodic)
         _time_series(page, cpu, series, member, method, key)
         _sorted_lengths(page, cpu, series, key)
