@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# noisetool report A B on two real runs of allreduce-loop (100 us of work between 8-byte
+# allreduces, one rank per CPU): A as the machine is, B with a CPU hog on rank 1's CPU. Judged
+# on what holds by construction however loaded the machine is: rank 1's lateness and the
+# allreduce site's time per call grew significantly; rank 0 cannot have become significantly
+# later (it now waits for rank 1); the program did the same calls (no site in one run only, the
+# same counts); a site called once a rank is never judged; a log against itself changes
+# nothing. The JSON, the CSV, the text and the page say the same. doc/compare.md.
+#
+#   test-compare.sh WRAPPER_LIB ALLREDUCE_LOOP NOISETOOL
+set -u
+WLIB=${1:?usage: test-compare.sh WRAPPER_LIB ALLREDUCE_LOOP NOISETOOL}
+PROG=${2:?} NT=${3:?}
+. "$(dirname "$0")/../lib.sh"
+CHECK_PAGE=$(dirname "$0")/../html/check-page.py
+nt_need_mpiexec
+nt_need_cpus 2 "one rank per CPU, so that the hog slows rank 1 alone"
+nt_tmpdir
+fail=0
+CALLS=${NT_COMPARE_CALLS:-4000}
+
+# job NAME: one run of the program with the library preloaded; its log in $tmp/NAME.ntlog.
+job() {
+	mkdir "$tmp/$1"
+	timeout 300 mpiexec -n 2 $(nt_bind 2) -genv LD_PRELOAD "$(nt_preload "$WLIB")" \
+		-genv NOISETOOL_OUT "$tmp/$1" "$PROG" --calls "$CALLS" --compute-us 100 \
+		--outliers 0 >"$tmp/$1.out" 2>&1 || { echo "FAIL: run $1"; cat "$tmp/$1.out"; exit 1; }
+	local logs=("$tmp/$1"/*.ntlog)
+	[ ${#logs[@]} = 1 ] && [ -f "${logs[0]}" ] || { echo "FAIL: run $1 wrote no log"; ls "$tmp/$1"; exit 1; }
+	mv "${logs[0]}" "$tmp/$1.ntlog"
+}
+
+job a
+cpu=$(nt_rank_cpu 2 1)
+echo "== B: a CPU hog on rank 1's CPU ($cpu)"
+nt_hog "$cpu"
+job b
+nt_hog_stop
+
+# The page needs a Python with matplotlib (NOISETOOL_PYTHON, as tests/lib.sh's nt_need_plot).
+html=()
+for py in ${NOISETOOL_PYTHON:-} python3 /usr/bin/python3; do
+	if command -v "$py" >/dev/null && "$py" -c 'import matplotlib' 2>/dev/null; then
+		export NOISETOOL_PYTHON=$py
+		html=(--html "$tmp/compare.html")
+		break
+	fi
+done
+timeout 120 "$NT" report "$tmp/a.ntlog" "$tmp/b.ntlog" --json "$tmp/compare.json" \
+	--csv "$tmp/csv" "${html[@]}" >"$tmp/text" 2>"$tmp/err" ||
+	{ echo "FAIL: report A B"; cat "$tmp/err"; exit 1; }
+cat "$tmp/text"
+
+python3 - "$tmp/compare.json" "$tmp/text" "$tmp/csv" <<'EOF' || fail=1
+import csv, json, sys
+doc = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read()
+bad = []
+def check(ok, what):
+    if not ok:
+        bad.append(what)
+assert doc["schema"] == "noisetool-compare/1"
+sites = doc["sites"]
+ar = [s for s in sites if s["function"] == "MPI_Allreduce" and "allreduce-loop.c:" in s["location"]]
+check(len(ar) == 1, f"one MPI_Allreduce site at allreduce-loop.c, got {[s['location'] for s in sites]}")
+if ar:
+    m = ar[0]["mean_ns"]
+    print(f"allreduce: {m['a']:.0f} -> {m['b']:.0f} ns/call, change {m['change']:+.0f} "
+          f"noise {m['noise']:.0f} ({m['change'] / max(m['noise'], 1):.1f} x): {m['verdict']}")
+    check(m["verdict"] == "significant" and m["change"] > 0, "the allreduce site's time is not a significant rise")
+ranks = {r["rank"]: r for r in doc["ranks"]}
+check(sorted(ranks) == [0, 1], f"ranks {sorted(ranks)}")
+for r in sorted(ranks):
+    d = ranks[r]["delay_ns"]
+    print(f"rank {r}: lateness {d['a'] / 1e6:.3f} -> {d['b'] / 1e6:.3f} ms, change "
+          f"{d['change'] / 1e6:+.3f} noise {d['noise'] / 1e6:.3f} ms: {d['verdict']}")
+d1 = ranks.get(1, {}).get("delay_ns", {})
+check(d1.get("verdict") == "significant" and d1.get("change", 0) > 0, "rank 1's lateness is not a significant rise")
+d0 = ranks.get(0, {}).get("delay_ns", {})
+check(not (d0.get("verdict") == "significant" and d0.get("change", 0) > 0),
+      "rank 0 became significantly later beside a hog on rank 1's CPU")
+# The same program: the same sites with the same calls; sites called once a rank not judged.
+for s in sites:
+    check(s["calls_a"] == s["calls_b"], f"{s['function']} {s['location']}: calls {s['calls_a']} != {s['calls_b']}")
+    if s["calls_a"] < 16 * max(s["ranks_a"], 1):
+        check(s["mean_ns"]["verdict"] == "few calls", f"{s['function']}: {s['mean_ns']['verdict']} on {s['calls_a']} calls")
+check(doc["only"] == {"sites_a": 0, "sites_b": 0, "ranks_a": 0, "ranks_b": 0}, f"only: {doc['only']}")
+check(doc["summary"][0].startswith("B is") and "slower in MPI_Allreduce at allreduce-loop.c:" in doc["summary"][0],
+      f"summary: {doc['summary']}")
+check(doc["summary"][0] in text, "the text lacks the summary")
+rows = list(csv.DictReader(open(sys.argv[3] + "/compare-sites.csv")))
+check(len(rows) == len(sites) and [r["verdict"] for r in rows] == [s["mean_ns"]["verdict"] for s in sites],
+      "compare-sites.csv differs from the JSON")
+rows = list(csv.DictReader(open(sys.argv[3] + "/compare-ranks.csv")))
+check({int(r["rank"]): r["verdict"] for r in rows} == {k: v["delay_ns"]["verdict"] for k, v in ranks.items()},
+      "compare-ranks.csv differs from the JSON")
+for b in bad:
+    print("FAIL:", b)
+sys.exit(1 if bad else 0)
+EOF
+
+# A log against itself: every change 0, nothing significant.
+timeout 120 "$NT" report "$tmp/a.ntlog" "$tmp/a.ntlog" --json "$tmp/self.json" >/dev/null 2>"$tmp/err" ||
+	{ echo "FAIL: report A A"; cat "$tmp/err"; fail=1; }
+python3 - "$tmp/self.json" <<'EOF' || { echo "FAIL: A against itself"; fail=1; }
+import json, sys
+doc = json.load(open(sys.argv[1]))
+values = [s["mean_ns"] for s in doc["sites"]] + [r["delay_ns"] for r in doc["ranks"]]
+assert all(v["change"] == 0 and v["verdict"] != "significant" for v in values), values
+assert doc["summary"][0].startswith("no significant change"), doc["summary"]
+EOF
+
+# The page: drawn, its tables and charts there, offline.
+if [ ${#html[@]} -gt 0 ]; then
+	"$NOISETOOL_PYTHON" "$CHECK_PAGE" "$tmp/compare.html" --charts 3 \
+		--expect '#sites-table' significant --expect '#ranks-table' significant \
+		--expect '#summary ~ p' 'MPI_Allreduce' --max-load-s 10
+	rc=$?
+	[ $rc = 0 ] || [ $rc = 77 ] || { echo "FAIL: the comparison page"; fail=1; }
+else
+	echo "(no Python with matplotlib: the page is not checked)"
+fi
+exit $fail
