@@ -129,12 +129,12 @@ struct run {
 	}
 };
 
-// n instances of delay_ns, evenly spread over the first 90 % of the run.
+// n instances of delay_ns, evenly spread over the run (one in the middle of each n-th of it).
 std::vector<std::pair<uint64_t, uint64_t>> spread(size_t n, uint64_t delay_ns, uint64_t wall_ns)
 {
 	std::vector<std::pair<uint64_t, uint64_t>> v;
 	for (size_t i = 0; i < n; i++)
-		v.emplace_back(wall_ns / 100 + i * (wall_ns * 9 / 10 / n), delay_ns);
+		v.emplace_back(wall_ns / n / 2 + i * (wall_ns / n), delay_ns);
 	return v;
 }
 
@@ -240,7 +240,7 @@ TEST_CASE("compare: a rank late all along is significant, and so is the site wai
 	CHECK(r1.delay_ns.b == 200 * 2e6);
 	CHECK(r1.late_b == 200);
 	CHECK(r1.delay_ns.verdict == NT_COMPARE_SIGNIFICANT);
-	// Evenly spread: the noise is the compound-Poisson floor, sqrt(200) x 2 ms.
+	// 20 in each block: the noise is the compound-Poisson floor, sqrt(200) x 2 ms.
 	CHECK(r1.delay_ns.noise_b == Approx(std::sqrt(200.0) * 2e6).epsilon(1e-6));
 	CHECK(r1.causes_b.ns[NT_CAUSE_PREEMPTION] > 0);
 	CHECK(k.rank(0).delay_ns.verdict == NT_COMPARE_WITHIN_NOISE);
