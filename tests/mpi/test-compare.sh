@@ -2,8 +2,7 @@
 # noisetool report A B on two real runs of allreduce-loop (100 us of work between 8-byte
 # allreduces, one rank per CPU): A as the machine is, B with a CPU hog on rank 1's CPU. Judged
 # on what holds by construction however loaded the machine is: rank 1's lateness and the
-# allreduce site's time per call grew significantly; rank 0 cannot have become significantly
-# later (it now waits for rank 1); the program did the same calls (no site in one run only, the
+# allreduce site's time per call grew significantly; the program did the same calls (no site in one run only, the
 # same counts); a site called once a rank is never judged; a log against itself changes
 # nothing. The JSON, the CSV, the text and the page say the same. doc/compare.md.
 #
@@ -17,7 +16,7 @@ nt_need_mpiexec
 nt_need_cpus 2 "one rank per CPU, so that the hog slows rank 1 alone"
 nt_tmpdir
 fail=0
-CALLS=${NT_COMPARE_CALLS:-4000}
+CALLS=${NT_COMPARE_CALLS:-8000}
 
 # job NAME: one run of the program with the library preloaded; its log in $tmp/NAME.ntlog.
 job() {
@@ -30,12 +29,28 @@ job() {
 	mv "${logs[0]}" "$tmp/$1.ntlog"
 }
 
+# The hog: spins 4 ms and sleeps 4 ms, at nice -20 when allowed, so that it takes half of rank 1's
+# CPU whatever else runs there. A plain hog at nice 0 is one more task among those of a loaded
+# machine: on 2 CPUs at load 18 it cost rank 1 a tenth of its CPU, a change the runs' own
+# noise rightly hid (allreduce 546 -> 618 us/call, noise 94 us).
+hog_py='import time
+while True:
+    t = time.perf_counter() + 0.004
+    while time.perf_counter() < t:
+        pass
+    time.sleep(0.004)'
+nice_hog=(nice -n -20)
+"${nice_hog[@]}" true 2>/dev/null || nice_hog=()
+
 job a
 cpu=$(nt_rank_cpu 2 1)
-echo "== B: a CPU hog on rank 1's CPU ($cpu)"
-nt_hog "$cpu"
+echo "== B: a CPU hog (4 ms in 8, ${nice_hog[*]:-nice 0}) on rank 1's CPU ($cpu)"
+"${nice_hog[@]}" taskset -c "$cpu" timeout 900 python3 -c "$hog_py" &
+hog=$!
+nt_on_exit "kill $hog 2>/dev/null; wait $hog 2>/dev/null"
 job b
-nt_hog_stop
+kill "$hog"
+wait "$hog" 2>/dev/null
 
 # The page needs a Python with matplotlib (NOISETOOL_PYTHON, as tests/lib.sh's nt_need_plot).
 html=()
@@ -76,9 +91,9 @@ for r in sorted(ranks):
           f"{d['change'] / 1e6:+.3f} noise {d['noise'] / 1e6:.3f} ms: {d['verdict']}")
 d1 = ranks.get(1, {}).get("delay_ns", {})
 check(d1.get("verdict") == "significant" and d1.get("change", 0) > 0, "rank 1's lateness is not a significant rise")
-d0 = ranks.get(0, {}).get("delay_ns", {})
-check(not (d0.get("verdict") == "significant" and d0.get("change", 0) > 0),
-      "rank 0 became significantly later beside a hog on rank 1's CPU")
+# Rank 0 is not judged: it may be last less often (rank 1 is slower), or more often on a loaded
+# machine, whose other tasks the scheduler moves off the hogged CPU onto rank 0's (seen: rank 0's
+# lateness 231 -> 609 ms, noise 189 ms, at load 10 on 2 CPUs).
 # The same program: the same sites with the same calls; sites called once a rank not judged.
 for s in sites:
     check(s["calls_a"] == s["calls_b"], f"{s['function']} {s['location']}: calls {s['calls_a']} != {s['calls_b']}")
