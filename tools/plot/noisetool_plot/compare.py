@@ -37,6 +37,7 @@ def _bars(page, id, caption, labels, values, title, ylabel):
     ax.set_xticks(list(x))
     ax.set_xticklabels(labels, rotation=30 if len(labels) > 3 else 0, ha="right"
                        if len(labels) > 3 else "center", fontsize=8)
+    ax.set_ylim(bottom=0)  # error bars past 0 would draw negative time
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend()
