@@ -3,6 +3,7 @@
 # them: each reported in turn under its heading, a bad one named on stderr without stopping the
 # others (status 1); with --json a JSON array of the reports in order, each naming its log, and
 # written only when every log was read; a log that is also the JSON output refused untouched.
+# Two logs without --each are compared (doc/compare.md); with --each reported in turn.
 set -u
 NT=${1:?usage: test-report-logs.sh NOISETOOL MAKE-NTLOG PYTHON3}
 MAKE=${2:?} PY=${3:?}
@@ -80,11 +81,11 @@ for rep, log in zip(arr, logs):
     assert {k: v for k, v in rep.items() if k != "log"} == alone, log
 assert [r["ranks"] for r in arr] == [2, 1, 3]
 EOF
-# --json -: the array alone on stdout.
-report "$a" "$b" --no-symbols --json - >"$tmp/out" 2>"$tmp/err"
+# --json -: the array alone on stdout (two logs: --each, else they are compared).
+report "$a" "$b" --each --no-symbols --json - >"$tmp/out" 2>"$tmp/err"
 rc=$?
 [ $rc -eq 0 ] && "$PY" -c 'import json, sys; a = json.load(open(sys.argv[1])); assert [r["ranks"] for r in a] == [2, 1]' "$tmp/out" &&
-	ok || { fail "--json - with two logs: exit $rc"; head -5 "$tmp/out"; cat "$tmp/err"; }
+	ok || { fail "--json - with two logs and --each: exit $rc"; head -5 "$tmp/out"; cat "$tmp/err"; }
 
 # A bad log with --json: no JSON anywhere, every bad log named, the others' text still printed.
 mkdir "$tmp/json"
@@ -95,7 +96,7 @@ grep -qF "$tmp/missing.ntlog: cannot read: No such file" "$tmp/err" && grep -qF 
 	grep -qF "2 of 4 logs could not be read: '$tmp/json/r.json' not written" "$tmp/err" && ok ||
 	{ fail "--json FILE with bad logs: the messages"; cat "$tmp/err"; }
 [ "$(grep -c '^noisetool report: ' "$tmp/out")" -eq 2 ] && ok || fail "--json FILE with bad logs: the text of the good ones"
-report "$a" "$tmp/missing.ntlog" --no-symbols --json - >"$tmp/out" 2>"$tmp/err"
+report "$a" "$tmp/missing.ntlog" --each --no-symbols --json - >"$tmp/out" 2>"$tmp/err"
 rc=$?
 [ $rc -eq 1 ] && [ ! -s "$tmp/out" ] && grep -q "their JSON not written" "$tmp/err" && ok ||
 	{ fail "--json - with a bad log: exit $rc or stdout"; cat "$tmp/err"; }
@@ -103,12 +104,46 @@ rc=$?
 # An input is never an output: a log named as the JSON file is refused before anything.
 cp "$a" "$tmp/keep.ntlog"
 ln -s "$a" "$tmp/link.json"
-expect_status 2 report "$b" "$a" --no-symbols --json "$a"
-expect_status 2 report "$b" "$a" --no-symbols --json "$tmp/link.json"
+expect_status 2 report "$b" "$a" --each --no-symbols --json "$a"
+expect_status 2 report "$b" "$a" --each --no-symbols --json "$tmp/link.json"
+report "$b" "$a" --no-symbols --json "$a" >/dev/null 2>&1 && fail "compared, the JSON output is a log"
+report "$b" "$a" --no-symbols --json "$tmp/link.json" >/dev/null 2>&1 && fail "compared, the JSON output links to a log"
 cmp -s "$a" "$tmp/keep.ntlog" && ok || fail "the log named as the JSON output changed"
 
 # Symbols on (addr2line over modules that are not there): several logs still report, bounded.
-report "$a" "$b" >"$tmp/out" 2>"$tmp/err" && [ "$(grep -c '^noisetool report: ' "$tmp/out")" -eq 2 ] && ok ||
+report "$a" "$b" --each >"$tmp/out" 2>"$tmp/err" && [ "$(grep -c '^noisetool report: ' "$tmp/out")" -eq 2 ] && ok ||
 	{ fail "two logs with symbols"; cat "$tmp/err"; }
+
+# Two logs without --each: B compared with A, as text, JSON and CSV; the ranks only one run has
+# named; a log against itself changes nothing; a bad log is one line and status 1.
+report "$a" "$c" --no-symbols --json "$tmp/cmp.json" --csv "$tmp/cmp" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 0 ] && [ ! -s "$tmp/err" ] && ok || { fail "two logs compared: exit $rc"; cat "$tmp/err"; }
+grep -qx 'noisetool report: B compared with A' "$tmp/out" && ! grep -q '^=== log' "$tmp/out" &&
+	grep -qF "A: $a (2 ranks" "$tmp/out" && grep -qF "B: $c (3 ranks" "$tmp/out" &&
+	grep -qF "the runs have 2 and 3 ranks" "$tmp/out" && ok ||
+	{ fail "the comparison's text"; cat "$tmp/out"; }
+"$PY" - "$tmp/cmp.json" "$tmp/cmp" <<'EOF' && ok || fail "the comparison's JSON and CSV"
+import csv, json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["schema"] == "noisetool-compare/1", doc["schema"]
+assert doc["a"]["ranks"] == 2 and doc["b"]["ranks"] == 3
+assert doc["only"] == {"sites_a": 0, "sites_b": 0, "ranks_a": 0, "ranks_b": 1}, doc["only"]
+ranks = {r["rank"]: r["delay_ns"]["verdict"] for r in doc["ranks"]}
+assert ranks[2] == "only in B", ranks
+assert {s["function"] for s in doc["sites"]} == {"MPI_Allreduce", "MPI_Barrier"}
+assert all(s["mean_ns"]["verdict"] == "few calls" for s in doc["sites"]), doc["sites"]
+rows = list(csv.DictReader(open(sys.argv[2] + "/compare-sites.csv")))
+assert [r["function"] for r in rows] == [s["function"] for s in doc["sites"]]
+rows = list(csv.DictReader(open(sys.argv[2] + "/compare-ranks.csv")))
+assert len(rows) == 3
+EOF
+report "$a" "$a" --no-symbols --json - >"$tmp/self.json" 2>"$tmp/err" &&
+	"$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["summary"][0].startswith("no significant change"); assert all(r["delay_ns"]["change"] == 0 for r in d["ranks"])' "$tmp/self.json" &&
+	ok || { fail "a log compared with itself"; cat "$tmp/err"; }
+report "$a" "$tmp/missing.ntlog" --no-symbols >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -qF "$tmp/missing.ntlog: cannot read" "$tmp/err" && ok ||
+	{ fail "comparing with a missing log: exit $rc"; cat "$tmp/err"; }
 
 summary
