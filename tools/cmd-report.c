@@ -79,15 +79,15 @@ struct report_opts {
 	bool symbols, each;
 };
 
-/* Whether path names the same file as the JSON output (an input is never an output). */
-static bool is_json_output(const char *path, const char *json_path)
+/* Whether path names the same file as an output (an input is never an output). */
+static bool is_output(const char *path, const char *out_path)
 {
-	if (!json_path || !strcmp(json_path, "-"))
+	if (!out_path || !strcmp(out_path, "-"))
 		return false;
-	if (!strcmp(path, json_path))
+	if (!strcmp(path, out_path))
 		return true;
 	struct stat a, b;
-	return stat(path, &a) == 0 && stat(json_path, &b) == 0 && a.st_dev == b.st_dev &&
+	return stat(path, &a) == 0 && stat(out_path, &b) == 0 && a.st_dev == b.st_dev &&
 	       a.st_ino == b.st_ino;
 }
 
@@ -118,7 +118,7 @@ static int report_logs(const struct report_opts *o, char *const *logs, size_t nl
 	bool text = !o->json_path || strcmp(o->json_path, "-") != 0;
 	bool several = nlogs > 1;
 	for (size_t i = 0; i < nlogs; i++) {
-		if (is_json_output(logs[i], o->json_path)) {
+		if (is_output(logs[i], o->json_path)) {
 			fprintf(stderr, "%s: '%s' is both a log to read and the JSON output\n", cmd,
 				logs[i]);
 			return NT_EXIT_USAGE;
@@ -285,6 +285,12 @@ static int outputs_open(struct outputs *out, const struct report_opts *o, char *
 			if (paths[k] && nt_outfile_collide(paths[i], paths[k])) {
 				fprintf(stderr, "%s: %s and %s name the same file '%s'\n", cmd,
 					names[k], names[i], paths[i]);
+				return NT_EXIT_USAGE;
+			}
+		for (size_t l = 0; l < nlogs; l++)
+			if (is_output(logs[l], paths[i])) {
+				fprintf(stderr, "%s: '%s' is both a log to read and the %s output\n",
+					cmd, logs[l], names[i]);
 				return NT_EXIT_USAGE;
 			}
 		char why[NT_OUTFILE_WHY_MAX];
