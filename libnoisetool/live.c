@@ -153,6 +153,7 @@ struct pool {
 	char *buf;
 	size_t len, cap;
 	bool failed; /* out of memory: the reading fails */
+	size_t job_at[3]; /* the previous rank's command, MPI and tool version: offset + 1 */
 };
 
 /* The offset of s (at most max bytes) in the pool, added when it is not there yet; 0 with
@@ -183,6 +184,20 @@ static size_t intern(struct pool *p, const char *s, size_t max)
 	p->buf[p->len + n] = '\0';
 	size_t at = p->len;
 	p->len += n + 1;
+	return at;
+}
+
+/* intern(), trying first the string *last_at (offset + 1, 0: none) names: the ranks of a job
+ * mostly share their command line, which then costs one comparison per rank whatever the pool
+ * holds. */
+static size_t intern_again(struct pool *p, size_t *last_at, const char *s, size_t max)
+{
+	size_t n = strnlen(s, max);
+	const char *last = *last_at ? p->buf + *last_at - 1 : NULL;
+	if (last && strlen(last) == n && memcmp(last, s, n) == 0)
+		return *last_at - 1;
+	size_t at = intern(p, s, max);
+	*last_at = p->failed ? 0 : at + 1;
 	return at;
 }
 
@@ -238,6 +253,11 @@ static int rebuild_rank(const struct rank_file *f, struct pool *p, struct nt_log
 		     (h->aborted ? NT_LOG_FLAG_ABORTED : 0) |
 		     (nt_live_process_runs(h) ? NT_LOG_FLAG_RUNNING : 0);
 	out->host = AS_OFFSET(intern(p, h->host, sizeof h->host));
+	out->command = AS_OFFSET(intern_again(p, &p->job_at[0], h->command, sizeof h->command));
+	out->mpi_library = AS_OFFSET(intern_again(p, &p->job_at[1], h->mpi_library,
+						  sizeof h->mpi_library));
+	out->tool_version = AS_OFFSET(intern_again(p, &p->job_at[2], h->tool_version,
+						   sizeof h->tool_version));
 	uint64_t last = h->last_cyc > h->init_cyc ? h->last_cyc : h->init_cyc;
 	out->init_global_ns = h->init_global_ns;
 	out->clock_error_ns = h->clock_error_ns;
@@ -364,6 +384,9 @@ static void fix_strings(struct nt_log *log, const char *base)
 	for (uint32_t i = 0; i < log->nranks; i++) {
 		struct nt_log_rank *r = &log->ranks[i];
 		FIX(r->host);
+		FIX(r->command);
+		FIX(r->mpi_library);
+		FIX(r->tool_version);
 		for (uint32_t k = 0; k < r->nsites; k++) {
 			FIX(r->sites[k].function);
 			FIX(r->sites[k].module);
@@ -513,6 +536,8 @@ int nt_live_read_job(const char *dir, struct nt_log *log, char *err, size_t errs
 				o->rank = r;
 				o->flags = NT_LOG_FLAG_PARTIAL | NT_LOG_FLAG_MISSING;
 				o->host = AS_OFFSET(intern(&pool, "?", 2));
+				o->command = o->mpi_library = o->tool_version =
+					AS_OFFSET(intern(&pool, "", 1));
 			}
 			log->flags |= o->flags;
 		}

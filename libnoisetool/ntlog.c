@@ -228,6 +228,9 @@ static void encode_payload(struct wbuf *w, const struct nt_log_source *src)
 	w64(w, r->nrecords);
 	for (uint64_t i = 0; i < r->nrecords && w->rc == 0; i++)
 		encode_record(w, &r->records[i]);
+	wstr(w, r->command); /* version 4: the job's identity */
+	wstr(w, r->mpi_library);
+	wstr(w, r->tool_version);
 }
 
 static bool source_valid(const struct nt_log_source *src)
@@ -552,6 +555,13 @@ static int decode_rank(struct rbuf *r, uint32_t version, struct nt_log_rank *out
 				   "rank has %u)", rank, (unsigned long long)i, x->site, out->nsites);
 			return -EINVAL;
 		}
+	}
+	if (version >= 4) {
+		out->command = rstr(&b);
+		out->mpi_library = rstr(&b);
+		out->tool_version = rstr(&b);
+	} else {
+		out->command = out->mpi_library = out->tool_version = "";
 	}
 	if (!b.bad && b.pos != b.len)
 		b.bad = true;

@@ -242,6 +242,92 @@ static const char *printable(const char *s, char *buf, size_t size)
 	return buf;
 }
 
+/* The job as its ranks recorded it (log version 4): the command line, MPI library and tool of
+ * the lowest rank that has one (rank 0 but when it left nothing), how many distinct command
+ * lines the ranks ran (more than 1: an MPMD job) and on how many hosts (of the ranks that left
+ * data). */
+struct job_summary {
+	const char *command, *mpi_library, *tool_version;
+	uint32_t commands, hosts;
+};
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static const char *rank_command(const struct nt_log_rank *k)
+{
+	return k->command;
+}
+
+static const char *rank_host(const struct nt_log_rank *k)
+{
+	return k->host;
+}
+
+/* How many distinct non-empty strings field gives of the ranks (NULL as ""), ranks with a flag
+ * of without excluded. O(n log n). 0 or -ENOMEM. */
+static int count_distinct(const struct nt_log *log,
+			  const char *(*field)(const struct nt_log_rank *), uint32_t without,
+			  uint32_t *count)
+{
+	const char **v = calloc(log->nranks ? log->nranks : 1, sizeof *v);
+	if (!v)
+		return -ENOMEM;
+	size_t n = 0;
+	for (uint32_t r = 0; r < log->nranks; r++) {
+		const char *s = field(&log->ranks[r]);
+		if (s && *s && !(log->ranks[r].flags & without))
+			v[n++] = s;
+	}
+	qsort((void *)v, n, sizeof *v, cmp_str);
+	uint32_t k = n ? 1 : 0;
+	for (size_t i = 1; i < n; i++)
+		k += strcmp(v[i - 1], v[i]) != 0;
+	free((void *)v);
+	*count = k;
+	return 0;
+}
+
+static int job_summary(const struct nt_log *log, struct job_summary *job)
+{
+	*job = (struct job_summary){ "", "", "", 0, 0 };
+	for (uint32_t r = log->nranks; r-- > 0;) { /* the lowest rank's last */
+		const struct nt_log_rank *k = &log->ranks[r];
+		if (k->command && *k->command)
+			job->command = k->command;
+		if (k->mpi_library && *k->mpi_library)
+			job->mpi_library = k->mpi_library;
+		if (k->tool_version && *k->tool_version)
+			job->tool_version = k->tool_version;
+	}
+	int rc = count_distinct(log, rank_command, 0, &job->commands);
+	if (rc == 0)
+		rc = count_distinct(log, rank_host, NT_LOG_FLAG_MISSING, &job->hosts);
+	return rc;
+}
+
+/* The job's lines of the text report: its command line and MPI library, each cut to a line. */
+static void write_job_text(FILE *f, const struct nt_log *log)
+{
+	struct job_summary job;
+	if (job_summary(log, &job) != 0)
+		return;
+	char buf[120];
+	if (*job.command) {
+		printable(job.command, buf, sizeof buf);
+		fprintf(f, "command: %s%s", buf, strlen(buf) < strlen(job.command) ? " ..." : "");
+		if (job.commands > 1)
+			fprintf(f, " (one of %u different command lines: an MPMD job)", job.commands);
+		fputc('\n', f);
+	}
+	if (*job.mpi_library) {
+		printable(job.mpi_library, buf, sizeof buf);
+		fprintf(f, "MPI: %s%s\n", buf, strlen(buf) < strlen(job.mpi_library) ? " ..." : "");
+	}
+}
+
 static const char *level_name(uint32_t level)
 {
 	return level == 0 ? "timing" : level == 1 ? "os" : level == 2 ? "full" : "?";
@@ -605,8 +691,10 @@ int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_p
 		return -EINVAL;
 	const struct nt_log *log = rep->log;
 	char path[4096];
-	fprintf(f, "noisetool report: %s\n%u rank%s, level %s, ",
-		printable(log_path, path, sizeof path), rep->nranks, rep->nranks == 1 ? "" : "s", level_name(rep->level));
+	fprintf(f, "noisetool report: %s\n", printable(log_path, path, sizeof path));
+	write_job_text(f, log);
+	fprintf(f, "%u rank%s, level %s, ", rep->nranks, rep->nranks == 1 ? "" : "s",
+		level_name(rep->level));
 	write_losses_text(f, rep);
 	fputc('\n', f);
 	fprintf(f, "%6s  %-20s %12s %12s %8s %10s %8s %12s\n", "rank", "host", "wall s", "MPI s",
@@ -689,6 +777,17 @@ static void write_json(struct nt_json *j, const struct nt_report *rep, const cha
 		nt_json_array_end(j);
 	}
 	nt_json_string(j, "level", level_name(rep->level));
+	struct job_summary job;
+	if (job_summary(rep->log, &job) != 0)
+		j->error = true; /* the document would lie by omission */
+	nt_json_object_begin(j, "job");
+	nt_json_string(j, "command", job.command);
+	nt_json_uint(j, "commands", job.commands);
+	nt_json_string(j, "mpi", job.mpi_library);
+	nt_json_string(j, "tool_version", job.tool_version);
+	nt_json_uint(j, "created_unix_ns", rep->log->created_unix_ns);
+	nt_json_uint(j, "hosts", job.hosts);
+	nt_json_object_end(j);
 	nt_json_array_begin(j, "rank_times");
 	for (uint32_t r = 0; r < rep->nranks; r++) {
 		const struct nt_log_rank *k = &rep->log->ranks[r];

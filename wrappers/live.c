@@ -132,6 +132,15 @@ void nt_live_python_names(const void *mem, size_t bytes)
 	hdr->py_names_bytes = bytes;
 }
 
+void nt_live_job(const char *command, const char *mpi_library, const char *tool_version)
+{
+	if (!hdr)
+		return;
+	snprintf(hdr->command, sizeof hdr->command, "%s", command);
+	snprintf(hdr->mpi_library, sizeof hdr->mpi_library, "%s", mpi_library);
+	snprintf(hdr->tool_version, sizeof hdr->tool_version, "%s", tool_version);
+}
+
 void nt_live_clock(uint64_t init_cyc, int64_t init_global_ns, uint64_t clock_error_ns)
 {
 	if (!hdr)

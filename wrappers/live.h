@@ -25,6 +25,9 @@ void nt_live_describe(size_t sites_at, size_t site_slots, size_t records_at, siz
 /* The pool of Python call sites' names (pysite.h), when it lies in the live file. */
 void nt_live_python_names(const void *mem, size_t bytes);
 
+/* The job as this rank sees it (jobinfo.h), before nt_live_clock makes the file readable. */
+void nt_live_job(const char *command, const char *mpi_library, const char *tool_version);
+
 /* After the clocks are synchronized: the rank's MPI_Init on its counter and on global time. */
 void nt_live_clock(uint64_t init_cyc, int64_t init_global_ns, uint64_t clock_error_ns);
 

@@ -141,6 +141,9 @@ static void rank_fields(const struct nt_runtime *rt, struct rank_block *b)
 	gethostname(b->host, sizeof b->host - 1);
 	r->rank = (uint32_t)rt->rank;
 	r->host = b->host;
+	r->command = rt->job.command;
+	r->mpi_library = rt->job.mpi_library;
+	r->tool_version = rt->job.tool_version;
 	r->wall_ns = (uint64_t)nt_clock_cyc_to_ns(rt->finalize_cyc - rt->init_cyc);
 	struct global_base g = global_base(rt);
 	r->init_global_ns = (int64_t)llround(g.init_global_ns);

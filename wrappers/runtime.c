@@ -22,6 +22,7 @@
 #include "comms.h"
 #include "records.h"
 #include "env.h"
+#include "jobinfo.h"
 #include "live.h"
 #include "logwrite.h"
 #include "runtime.h"
@@ -445,6 +446,8 @@ static void runtime_start(int provided)
 		return;
 	}
 	nt_slow_extras_ = nt_rt.env.callsite_every_call;
+	nt_job_collect(&nt_rt.job);
+	nt_live_job(nt_rt.job.command, nt_rt.job.mpi_library, nt_rt.job.tool_version);
 	clock_start();
 	double local_init = nt_clocksync_local_ns(nt_rt.init_cyc);
 	nt_live_clock(nt_rt.init_cyc,

@@ -8,6 +8,7 @@
 
 #include "clocksync.h"
 #include "env.h"
+#include "jobinfo.h"
 
 struct nt_runtime {
 	struct nt_env env;
@@ -23,6 +24,7 @@ struct nt_runtime {
 	double origin_ns;             /* rank 0's local clock at its MPI_Init: global time 0 */
 	struct nt_clock_params rank0; /* rank 0's clock, for NOISETOOL_TEST_CLOCK's truth */
 	int clock_hook;               /* NOISETOOL_TEST_CLOCK is set */
+	struct nt_job job;            /* this rank's command line, MPI library, tool version */
 	volatile uintptr_t walk_sink; /* keeps the every-call stack walk from being optimised out */
 };
 

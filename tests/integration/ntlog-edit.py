@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Damages a job log on purpose, from the layout in doc/ntlog-format.md (read independently of
 # the C reader): cut it, flip a byte, or set one field and fix the checksums so that only the
-# value is wrong; or rewrites it as an older version wrote it (`as-version 2`, `as-version 1`).
+# value is wrong; or rewrites it as an older version wrote it (`as-version 3`, `2` or `1`).
 # `where` prints the byte offsets of the header, blocks, payloads and records.
 import json
 import struct
@@ -49,8 +49,9 @@ def layout(b):
             for _ in range(depth):
                 q += 4 + struct.unpack_from("<I", b, q)[0] + 8
         (nrec,) = struct.unpack_from("<Q", b, q + 8)
+        recs_end = q + 16 + nrec * record_bytes(version)
         ranks.append({"block": pos, "payload": p, "payload_len": plen, "records": q + 16,
-                      "nrecords": nrec})
+                      "nrecords": nrec, "job": recs_end if version >= 4 else None})
         pos = p + plen
     return {"header": 0, "version": version, "end": pos, "ranks": ranks}
 
@@ -63,17 +64,21 @@ def fix_crcs(b, lay):
 
 
 def as_version(b, version):
-    """The log as a build writing that version (1 or 2) wrote it: without the loss counts, and
-    for 1 without the interval fields; lengths and checksums fixed."""
+    """The log as a build writing that version (1, 2 or 3) wrote it: without the job's command
+    line, MPI library and tool version, for 2 also without the loss counts, and for 1 also
+    without the interval fields; lengths and checksums fixed."""
     lay = layout(b)
-    assert lay["version"] == 3 and version in (1, 2)
+    assert lay["version"] == 4 and version in (1, 2, 3)
     out = bytearray(b[:64])
     struct.pack_into("<I", out, 8, version)
     for r in lay["ranks"]:
         p, n = r["payload"], r["payload_len"]
         payload = bytearray(b[p:p + n])
-        recs = r["records"] - p - LOSS_COUNTS[1]    # where they start after the cut below
-        del payload[LOSS_COUNTS[0]:LOSS_COUNTS[0] + LOSS_COUNTS[1]]
+        del payload[r["job"] - p:]                  # the job's three strings end the payload
+        recs = r["records"] - p
+        if version <= 2:
+            recs -= LOSS_COUNTS[1]                  # where they start after the cut below
+            del payload[LOSS_COUNTS[0]:LOSS_COUNTS[0] + LOSS_COUNTS[1]]
         if version == 1:
             for k in reversed(range(r["nrecords"])):
                 at = recs + k * 140 + INTERVAL[0]

@@ -105,21 +105,25 @@ done
 
 # Another version (the header checksum fixed, so that only the version is wrong): one this
 # reader does not know, or an older one the blocks were not written in.
-edit "$tmp/v4.ntlog" set header version 4 &&
-	bad_log "$tmp/v4.ntlog" "written by a newer noisetool \(log version 4\); this one reads versions 1 to 3: report it with the noisetool that wrote it"
+edit "$tmp/v5.ntlog" set header version 5 &&
+	bad_log "$tmp/v5.ntlog" "written by a newer noisetool \(log version 5\); this one reads versions 1 to 4: report it with the noisetool that wrote it"
 edit "$tmp/v0.ntlog" set header version 0 && bad_log "$tmp/v0.ntlog" "log version 0 is unknown"
 edit "$tmp/v2-header.ntlog" set header version 2 &&
 	bad_log "$tmp/v2-header.ntlog" "rank 0: malformed block contents \(read as version 2\)"
-# Logs that builds of versions 1 and 2 wrote are read: the same report, but for what they lack
-# (no loss counts; in version 1 no intervals, so the late rank's record lost its interval).
-for v in 1 2; do
+edit "$tmp/v3-header.ntlog" set header version 3 &&
+	bad_log "$tmp/v3-header.ntlog" "rank 0: malformed block contents \(read as version 3\)"
+# Logs that builds of versions 1 to 3 wrote are read: the same report, but for what they lack
+# (no job identity; before 3 no loss counts; in version 1 no intervals, so the late rank's
+# record lost its interval).
+for v in 1 2 3; do
 	edit "$tmp/old$v.ntlog" as-version $v &&
 		report "$tmp/old$v.ntlog" --json "$tmp/old$v.json" >"$tmp/out" 2>"$tmp/err" &&
 		grep -q "^2 ranks, level os, complete" "$tmp/out" &&
 		"$PY" -c '
 import json, sys
 old, new = (json.load(open(p)) for p in sys.argv[1:3])
-assert old["log_version"] == int(sys.argv[3]) and new["log_version"] == 3, old
+assert old["log_version"] == int(sys.argv[3]) and new["log_version"] == 4, old
+assert old["job"]["command"] == "" and old["job"]["commands"] == 0, old["job"]
 assert old["sites"] == new["sites"] and old["rank_times"] == new["rank_times"], old
 assert old["late_instances"][0]["delay_ns"] == new["late_instances"][0]["delay_ns"], old
 ' "$tmp/old$v.json" "$tmp/good.json" $v && ok || { fail "a version $v log"; cat "$tmp/err"; }

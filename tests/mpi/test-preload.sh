@@ -43,6 +43,25 @@ if "$NT" report "${logs[0]}" --json "$tmp/report.json" >"$tmp/report.txt" 2>&1; 
 		{ echo "FAIL: report does not name allreduce-loop.c:$line"; fail=1; }
 	grep -q "\"calls\": $((2 * N))," "$tmp/report.json" || { echo "FAIL: JSON calls"; fail=1; }
 	grep -q '"partial": false' "$tmp/report.json" || { echo "FAIL: JSON partial"; fail=1; }
+	# The job as its ranks recorded it (log version 4): the program and its argument exactly,
+	# the MPI the test was built for, this noisetool, one command line on one host.
+	case "$NT_MPI" in mpich) want_mpi=MPICH ;; *) want_mpi="Open MPI" ;; esac
+	python3 - "$tmp/report.json" "$PROG $N" "$want_mpi" "$("$NT" --version | head -n 1)" <<'PY' ||
+import json, sys
+job = json.load(open(sys.argv[1]))["job"]
+want = {"command": sys.argv[2], "commands": 1, "hosts": 1,
+        "tool_version": sys.argv[4].split()[-1]}
+bad = {k: (job.get(k), v) for k, v in want.items() if job.get(k) != v}
+if not job["mpi"].startswith(sys.argv[3]):
+    bad["mpi"] = (job["mpi"], sys.argv[3] + "...")
+if bad:
+    sys.exit(f"FAIL: the report's job: {bad} (got, want)")
+print(f"job: {job['command']!r} on {job['mpi']!r}")
+PY
+		fail=1
+	grep -qxF "command: $PROG $N" "$tmp/report.txt" ||
+		{ echo "FAIL: the text report does not name the command line"; fail=1; }
+	grep -q "^MPI: $want_mpi" "$tmp/report.txt" || { echo "FAIL: the text report does not name the MPI"; fail=1; }
 else
 	echo "FAIL: noisetool report"; cat "$tmp/report.txt"; fail=1
 fi

@@ -69,8 +69,8 @@ judge() {
 		fail=1
 		return
 	fi
-	sed -n 2p "$tmp/$case/report.txt"
-	python3 - "$tmp/$case" "$case" <<'PY' || fail=1
+	grep -m1 "ranks, level" "$tmp/$case/report.txt"
+	python3 - "$tmp/$case" "$case" "$PROG" <<'PY' || fail=1
 import json, struct, sys
 d, case = sys.argv[1:3]
 r = json.load(open(d + "/report.json"))
@@ -85,6 +85,9 @@ if r["running_ranks"]:
     print(f"FAIL: {case}: ranks {r['running_ranks']} said to run after they ended"); bad = 1
 if not did <= counted <= did + 2 or abs(counted - did) > 0.01 * did:
     print(f"FAIL: {case}: counts differ by more than the calls in flight"); bad = 1
+# The job's command line, from the live files (the program, then the directory it counts in).
+if not r["job"]["command"].startswith(f"{sys.argv[3]} {d} ") or r["job"]["commands"] != 1:
+    print(f"FAIL: {case}: the report's job {r['job']} does not name {sys.argv[3]} {d} ..."); bad = 1
 sys.exit(bad)
 PY
 	grep -q "ended without MPI_Finalize" "$tmp/$case/report.txt" ||

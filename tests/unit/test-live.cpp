@@ -294,3 +294,46 @@ TEST_CASE("damaged live files are refused, naming the file", "[live]")
 		CHECK(std::string(err).find("ranks") != std::string::npos);
 	}
 }
+
+TEST_CASE("the job's command line, MPI and tool version are read from the live files", "[live]")
+{
+	tmpdir d;
+	live_file a = make(0, 3), b = make(1, 3), c = make(2, 3);
+	for (live_file *f : { &a, &b }) {
+		snprintf(f->h()->command, sizeof f->h()->command, "/opt/app/solver -n 4");
+		snprintf(f->h()->mpi_library, sizeof f->h()->mpi_library, "MPICH Version: 4.0.2");
+		snprintf(f->h()->tool_version, sizeof f->h()->tool_version, "0.1.0");
+	}
+	// Rank 1's fields fill their places with no NUL: read up to their ends, never past.
+	std::memset(b.h()->command, 'x', sizeof b.h()->command);
+	std::memset(b.h()->tool_version, 'v', sizeof b.h()->tool_version);
+	d.put("rank-0", a);
+	d.put("rank-1", b);
+	d.put("rank-2", c); // a build before them: all 0
+	nt_log log;
+	char err[512] = "";
+	REQUIRE(nt_live_read_job(d.path.c_str(), &log, err, sizeof err) == 0);
+	CHECK(std::string(log.ranks[0].command) == "/opt/app/solver -n 4");
+	CHECK(std::string(log.ranks[0].mpi_library) == "MPICH Version: 4.0.2");
+	CHECK(std::string(log.ranks[0].tool_version) == "0.1.0");
+	CHECK(std::string(log.ranks[1].command) == std::string(NT_JOBINFO_COMMAND_BYTES, 'x'));
+	CHECK(std::string(log.ranks[1].mpi_library) == "MPICH Version: 4.0.2");
+	CHECK(std::string(log.ranks[1].tool_version) == std::string(NT_JOBINFO_TOOL_BYTES, 'v'));
+	for (const char *s : { log.ranks[2].command, log.ranks[2].mpi_library,
+			       log.ranks[2].tool_version })
+		CHECK(std::string(s) == "");
+	nt_log_free(&log);
+
+	SECTION("a rank without a file has none")
+	{
+		tmpdir e;
+		live_file g = make(1, 3);
+		snprintf(g.h()->command, sizeof g.h()->command, "/opt/app/solver -n 4");
+		e.put("rank-1", g);
+		REQUIRE(nt_live_read_job(e.path.c_str(), &log, err, sizeof err) == 0);
+		CHECK(std::string(log.ranks[0].command) == "");
+		CHECK(std::string(log.ranks[1].command) == "/opt/app/solver -n 4");
+		CHECK(std::string(log.ranks[2].command) == "");
+		nt_log_free(&log);
+	}
+}

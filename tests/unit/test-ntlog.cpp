@@ -1,5 +1,5 @@
 // The job log: encode rank blocks (streamed through any chunk size, or in one buffer), decode
-// them back exactly, read versions 1 and 2 as well, and refuse every kind of damage with a
+// them back exactly, read versions 1 to 3 as well, and refuse every kind of damage with a
 // message that says what is wrong; the report merges sites across ranks and names every loss.
 #include <catch2/catch.hpp>
 
@@ -166,7 +166,7 @@ TEST_CASE("ntlog round trip", "[ntlog]")
 		std::string js = one_line(text);
 		std::free(text);
 		// Ranks 1 and 2 dropped 1 and 2 records: the report is partial though no flag says so.
-		for (const char *key : { "\"ranks\": 3", "\"log_version\": 3", "\"partial\": true",
+		for (const char *key : { "\"ranks\": 3", "\"log_version\": 4", "\"partial\": true",
 					 "\"losses\": {\"dropped_calls\": 0,\"dropped_records\": 3,"
 					 "\"untimed_instances\": 0,\"unregistered_persistent\": 0,"
 					 "\"unknown_comm_records\": 0}",
@@ -221,7 +221,7 @@ TEST_CASE("ntlog refuses damaged files with a clear message", "[ntlog]")
 	}
 	SECTION("a version this reader does not know")
 	{
-		for (unsigned char version : { 0, 4, 99 }) {
+		for (unsigned char version : { 0, 5, 99 }) {
 			auto bad = good;
 			bad[8] = version; // then fix the header checksum
 			uint32_t crc = nt_crc32(0, bad.data(), 60);
@@ -232,10 +232,10 @@ TEST_CASE("ntlog refuses damaged files with a clear message", "[ntlog]")
 			CHECK(std::string(err) ==
 			      (version ? "written by a newer noisetool (log version " +
 						 std::to_string(version) +
-						 "); this one reads versions 1 to 3: report it with "
+						 "); this one reads versions 1 to 4: report it with "
 						 "the noisetool that wrote it, or a newer one"
 				       : std::string("log version 0 is unknown: no noisetool writes it "
-						     "(this one reads versions 1 to 3)")));
+						     "(this one reads versions 1 to 4)")));
 		}
 	}
 	SECTION("a missing file")
@@ -330,6 +330,10 @@ struct fields {
 			k.untimed_instances = count();
 			k.unregistered_persistent = count();
 			k.unknown_comm_records = count();
+			// The job's identity (version 4): each its own, rank 2 an MPMD rank's.
+			k.command = str(r == 2 ? "./other 'a b'" : "/bin/app -n " + std::to_string(r));
+			k.mpi_library = str("MPI " + std::to_string(next++));
+			k.tool_version = str("0.1." + std::to_string(next++));
 			k.nsites = (uint32_t)sites[r].size();
 			k.sites = sites[r].data();
 			k.dropped_records = count();
@@ -391,6 +395,9 @@ void check_rank(const struct nt_log_rank &a, const struct nt_log_rank &b)
 	CHECK(a.untimed_instances == b.untimed_instances);
 	CHECK(a.unregistered_persistent == b.unregistered_persistent);
 	CHECK(a.unknown_comm_records == b.unknown_comm_records);
+	CHECK(std::string(a.command) == (b.command ? b.command : ""));
+	CHECK(std::string(a.mpi_library) == (b.mpi_library ? b.mpi_library : ""));
+	CHECK(std::string(a.tool_version) == (b.tool_version ? b.tool_version : ""));
 	REQUIRE(a.nsites == b.nsites);
 	for (uint32_t i = 0; i < b.nsites; i++) {
 		INFO("site " << i);
@@ -444,14 +451,14 @@ std::string decode_error(const std::vector<unsigned char> &bytes)
 
 } // namespace
 
-TEST_CASE("log v3: every field of every rank, site, record and window survives", "[ntlog]")
+TEST_CASE("log v4: every field of every rank, site, record and window survives", "[ntlog]")
 {
 	fields f(3);
 	auto bytes = f.encode();
 	struct nt_log log;
 	char err[256];
 	REQUIRE(nt_log_decode(bytes.data(), bytes.size(), &log, err, sizeof err) == 0);
-	CHECK(log.version == 3);
+	CHECK(log.version == 4);
 	CHECK(log.nranks == 3);
 	CHECK(log.flags == NT_LOG_FLAG_PARTIAL); // rank 1's flag, none in the header
 	CHECK(log.level == 2);
@@ -473,13 +480,21 @@ TEST_CASE("log v3: every field of every rank, site, record and window survives",
 	CHECK(k.unknown_comm_records == f.ranks[1].unknown_comm_records);
 	CHECK(k.untimed_instances != k.unregistered_persistent);
 	CHECK(k.unregistered_persistent != k.unknown_comm_records);
+	// The job's identity, named: what version 4 added.
+	CHECK(std::string(log.ranks[1].command) == "/bin/app -n 1");
+	CHECK(std::string(log.ranks[2].command) == "./other 'a b'");
+	CHECK(std::string(log.ranks[1].mpi_library) == f.ranks[1].mpi_library);
+	CHECK(std::string(log.ranks[1].tool_version) == f.ranks[1].tool_version);
 	nt_log_free(&log);
 
-	SECTION("the encoding is the documented one: 140-byte records, the file ends with them")
+	SECTION("the encoding is the documented one: 140-byte records, then the job's strings")
 	{
-		// The last rank's block ends with its 4 records; its payload ends 4 x 140 bytes after
-		// the record count, which holds 4.
-		size_t at = bytes.size() - 4 * 140 - 8;
+		// The last rank's block ends with its 4 records and its three strings; its payload
+		// ends 4 x 140 bytes and the strings after the record count, which holds 4.
+		const struct nt_log_rank &last = f.ranks[2];
+		size_t strings = 12 + std::strlen(last.command) + std::strlen(last.mpi_library) +
+				 std::strlen(last.tool_version);
+		size_t at = bytes.size() - strings - 4 * 140 - 8;
 		uint64_t n = 0;
 		for (int i = 7; i >= 0; i--)
 			n = (n << 8) | bytes[at + (size_t)i];
@@ -494,7 +509,7 @@ TEST_CASE("log v3: every field of every rank, site, record and window survives",
 	}
 }
 
-TEST_CASE("log v3: numbers out of range are refused, naming the field", "[ntlog]")
+TEST_CASE("log v4: numbers out of range are refused, naming the field", "[ntlog]")
 {
 	const uint64_t max_ns = 1ull << 56;
 	fields f(2);
@@ -601,7 +616,7 @@ TEST_CASE("crc32 matches the IEEE check value", "[ntlog]")
 namespace {
 
 // An encoder written from doc/ntlog-format.md alone, independent of the C writer: a rank block
-// of version 3, or of 2 (no loss counts but dropped and dropped_records) or 1 (also no record
+// of version 4, of 3 (no command line, MPI library or tool version), of 2 (no loss counts but dropped and dropped_records) or 1 (also no record
 // interval fields), as older builds wrote them.
 struct spec_writer {
 	std::vector<unsigned char> b;
@@ -673,6 +688,11 @@ struct spec_writer {
 					    v.instructions, v.injected_ns })
 				w.u64(u);
 			w.u32(v.valid);
+		}
+		if (version >= 4) {
+			w.str(r.command);
+			w.str(r.mpi_library);
+			w.str(r.tool_version);
 		}
 		return w.b;
 	}
@@ -835,15 +855,15 @@ std::vector<unsigned char> one_buffer(const struct nt_log_rank &r)
 
 } // namespace
 
-TEST_CASE("log v3: the writer's bytes are the spec's", "[ntlog]")
+TEST_CASE("log v4: the writer's bytes are the spec's", "[ntlog]")
 {
 	fields f(3);
 	for (const auto &r : f.ranks)
-		CHECK(one_buffer(r) == spec_writer::block(r, 3));
-	CHECK(f.encode() == spec_writer::log(f.ranks, 3));
+		CHECK(one_buffer(r) == spec_writer::block(r, 4));
+	CHECK(f.encode() == spec_writer::log(f.ranks, 4));
 }
 
-TEST_CASE("log v3: streamed through any chunk, the block is the one-buffer block", "[ntlog]")
+TEST_CASE("log v4: streamed through any chunk, the block is the one-buffer block", "[ntlog]")
 {
 	std::mt19937_64 rng(20261124);
 	size_t largest = 0;
@@ -853,7 +873,7 @@ TEST_CASE("log v3: streamed through any chunk, the block is the one-buffer block
 		INFO("round " << round << ": " << rr.sites.size() << " sites, " << rr.recs.size()
 			      << " records");
 		auto whole = one_buffer(rr.rank);
-		CHECK(whole == spec_writer::block(rr.rank, 3));
+		CHECK(whole == spec_writer::block(rr.rank, 4));
 		largest = std::max(largest, whole.size());
 		for (bool from_callback : { false, true }) {
 			site_list list{ &rr.sites, {} };
@@ -889,7 +909,7 @@ TEST_CASE("log v3: streamed through any chunk, the block is the one-buffer block
 	CHECK(largest > 2 * NT_LOG_CHUNK_BYTES);
 }
 
-TEST_CASE("log v3: the stream stops at the first error and never writes past its block",
+TEST_CASE("log v4: the stream stops at the first error and never writes past its block",
 	  "[ntlog]")
 {
 	fields f(1);
@@ -950,12 +970,12 @@ TEST_CASE("log v3: the stream stops at the first error and never writes past its
 	}
 }
 
-TEST_CASE("logs of versions 1 and 2 are read, what they lack as 0", "[ntlog]")
+TEST_CASE("logs of versions 1 to 3 are read, what they lack as 0", "[ntlog]")
 {
 	fields f(3);
 	struct nt_log log;
 	char err[256];
-	for (int version : { 1, 2 }) {
+	for (int version : { 1, 2, 3 }) {
 		INFO("version " << version);
 		auto bytes = spec_writer::log(f.ranks, version);
 		REQUIRE(nt_log_decode(bytes.data(), bytes.size(), &log, err, sizeof err) == 0);
@@ -964,9 +984,12 @@ TEST_CASE("logs of versions 1 and 2 are read, what they lack as 0", "[ntlog]")
 		for (uint32_t r = 0; r < 3; r++) {
 			// What the old version had is read as written ...
 			struct nt_log_rank want = f.ranks[r];
-			want.untimed_instances = 0; // ... and the loss counts of version 3 are 0,
-			want.unregistered_persistent = 0;
-			want.unknown_comm_records = 0;
+			want.command = want.mpi_library = want.tool_version = ""; // ... version 4's
+			if (version < 3) { // ... and the loss counts of version 3 are 0,
+				want.untimed_instances = 0;
+				want.unregistered_persistent = 0;
+				want.unknown_comm_records = 0;
+			}
 			std::vector<struct nt_log_record> recs = f.recs[r];
 			if (version == 1) {
 				for (auto &x : recs) { // ... as are version 2's intervals, not trusted
@@ -981,6 +1004,23 @@ TEST_CASE("logs of versions 1 and 2 are read, what they lack as 0", "[ntlog]")
 		CHECK(log.ranks[2].dropped == f.ranks[2].dropped);
 		CHECK(log.ranks[2].dropped_records == f.ranks[2].dropped_records);
 		CHECK(log.flags == NT_LOG_FLAG_PARTIAL);
+		// The report's job is empty, not made up.
+		struct nt_report rep;
+		REQUIRE(nt_report_build(&log, nullptr, nullptr, &rep) == 0);
+		char *text = nullptr;
+		size_t len = 0;
+		FILE *out = open_memstream(&text, &len);
+		CHECK(nt_report_write_json(out, &rep) == 0);
+		CHECK(nt_report_write_text(out, &rep, "old.ntlog", 0) == 0);
+		std::fclose(out);
+		std::string js = one_line(text);
+		std::free(text);
+		CHECK(js.find("\"job\": {\"command\": \"\",\"commands\": 0,\"mpi\": \"\","
+			      "\"tool_version\": \"\",\"created_unix_ns\": 18364758544493064720,"
+			      "\"hosts\": 3}") != std::string::npos);
+		CHECK(js.find("command: ") == std::string::npos);
+		CHECK(js.find("MPI: ") == std::string::npos);
+		nt_report_free(&rep);
 		nt_log_free(&log);
 
 		// A damaged old log is refused like a new one; read as another version, it is malformed.
@@ -989,12 +1029,12 @@ TEST_CASE("logs of versions 1 and 2 are read, what they lack as 0", "[ntlog]")
 		size_t block2 = bytes.size() - spec_writer::block(f.ranks[2], version).size();
 		CHECK(decode_error(bad) == "rank 2: checksum mismatch (corrupt block at byte " +
 						   std::to_string(block2) + ")");
-		auto v3 = spec_writer::log(f.ranks, 3);
-		v3[8] = (unsigned char)version;
-		uint32_t crc = nt_crc32(0, v3.data(), 60);
+		auto v4 = spec_writer::log(f.ranks, 4);
+		v4[8] = (unsigned char)version;
+		uint32_t crc = nt_crc32(0, v4.data(), 60);
 		for (int i = 0; i < 4; i++)
-			v3[60 + (size_t)i] = (unsigned char)(crc >> (8 * i));
-		CHECK(decode_error(v3) ==
+			v4[60 + (size_t)i] = (unsigned char)(crc >> (8 * i));
+		CHECK(decode_error(v4) ==
 		      "rank 0: malformed block contents (read as version " + std::to_string(version) +
 			      (version == 1 ? "; a development build before the probe windows also "
 					      "wrote version 1, and its logs cannot be read)"
@@ -1002,11 +1042,11 @@ TEST_CASE("logs of versions 1 and 2 are read, what they lack as 0", "[ntlog]")
 	}
 }
 
-TEST_CASE("log v3: a truncated or corrupted block is refused, saying so", "[ntlog]")
+TEST_CASE("log v4: a truncated or corrupted block is refused, saying so", "[ntlog]")
 {
 	fields f(2);
 	auto good = f.encode();
-	size_t block1 = NT_LOG_HEADER_BYTES + spec_writer::block(f.ranks[0], 3).size();
+	size_t block1 = NT_LOG_HEADER_BYTES + spec_writer::block(f.ranks[0], 4).size();
 	REQUIRE(decode_error(good) == "");
 	// Cut in the loss counts of rank 1 (payload bytes 96 to 120), or anywhere else in it.
 	for (size_t cut : { block1 + 24 + 100, block1 + 24 + 119, block1 + 24, good.size() - 140 }) {
@@ -1020,12 +1060,16 @@ TEST_CASE("log v3: a truncated or corrupted block is refused, saying so", "[ntlo
 	bad[block1 + 24 + 100] ^= 0x10;
 	CHECK(decode_error(bad) ==
 	      "rank 1: checksum mismatch (corrupt block at byte " + std::to_string(block1) + ")");
-	// A block whose length and checksum agree with a payload too short for version 3 (one
-	// written as version 2, in a version 3 log).
-	auto mixed = spec_writer::log(f.ranks, 3);
+	// A block whose length and checksum agree with a payload too short for version 4 (one
+	// written as version 2, or 3, in a version 4 log).
+	auto mixed = spec_writer::log(f.ranks, 4);
 	auto v2 = spec_writer::block(f.ranks[1], 2);
 	mixed.resize(block1);
 	mixed.insert(mixed.end(), v2.begin(), v2.end());
+	CHECK(decode_error(mixed) == "rank 1: malformed block contents");
+	auto v3 = spec_writer::block(f.ranks[1], 3);
+	mixed.resize(block1);
+	mixed.insert(mixed.end(), v3.begin(), v3.end());
 	CHECK(decode_error(mixed) == "rank 1: malformed block contents");
 }
 
@@ -1259,5 +1303,107 @@ TEST_CASE("log: counts are bounded by the bytes present", "[ntlog]")
 		CHECK(decode_error(l.bytes) ==
 		      "rank 0: block of 18446744073709551615 bytes runs past the end of the file "
 		      "(truncated?)");
+	}
+}
+
+namespace {
+
+// The report of a log: its text, and its JSON on one line in *json.
+std::string report_of(const std::vector<unsigned char> &bytes, std::string *json)
+{
+	struct nt_log log;
+	char err[256];
+	REQUIRE(nt_log_decode(bytes.data(), bytes.size(), &log, err, sizeof err) == 0);
+	struct nt_report rep;
+	REQUIRE(nt_report_build(&log, nullptr, nullptr, &rep) == 0);
+	std::string out[2];
+	for (int k = 0; k < 2; k++) {
+		char *buf = nullptr;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		CHECK((k ? nt_report_write_json(f, &rep) : nt_report_write_text(f, &rep, "x.ntlog", 0)) ==
+		      0);
+		std::fclose(f);
+		out[k] = buf;
+		std::free(buf);
+	}
+	nt_report_free(&rep);
+	nt_log_free(&log);
+	*json = one_line(out[1]);
+	return out[0];
+}
+
+} // namespace
+
+TEST_CASE("log v4: the job's strings are checked as every other", "[ntlog]")
+{
+	const char *malformed = "rank 0: malformed block contents";
+	SECTION("a length past the block, or into the next string")
+	{
+		for (uint64_t n : std::vector<uint64_t>{ 1, 12, 1000, UINT32_MAX }) {
+			one_rank l;
+			size_t command = l.bytes.size() - l.payload - 12; // three empty strings end it
+			l.set(command, 0, 4);
+			REQUIRE(decode_error(l.bytes) == "");
+			INFO("length " << n);
+			l.set(command, n, 4);
+			CHECK(decode_error(l.bytes) == malformed);
+			one_rank t;
+			t.set(t.bytes.size() - t.payload - 4, n, 4); // the last one: the tool's version
+			CHECK(decode_error(t.bytes) == malformed);
+		}
+	}
+	SECTION("a NUL inside one")
+	{
+		fields f(1);
+		f.ranks[0].command = "abc";
+		f.ranks[0].mpi_library = "";
+		f.ranks[0].tool_version = "";
+		auto b = f.encode();
+		REQUIRE(decode_error(b) == "");
+		b[b.size() - 8 - 2] = 0; // the 'b' of the command, before the two empty strings
+		size_t payload = NT_LOG_HEADER_BYTES + NT_LOG_RANK_HEADER_BYTES;
+		put_le(b, payload - 8, nt_crc32(0, b.data() + payload, b.size() - payload), 4);
+		CHECK(decode_error(b) == malformed);
+	}
+	SECTION("cut inside one")
+	{
+		auto b = fields(1).encode();
+		CHECK(decode_error(std::vector<unsigned char>(b.begin(), b.end() - 3))
+			      .find("runs past the end of the file (truncated?)") != std::string::npos);
+	}
+}
+
+TEST_CASE("the report names the job: its command line, MPI, tool and hosts", "[ntlog]")
+{
+	fields f(3); // three command lines, three hosts
+	std::string js, t = report_of(f.encode(), &js);
+	CHECK(t.find("noisetool report: x.ntlog\ncommand: /bin/app -n 0 (one of 3 different command "
+		     "lines: an MPMD job)\nMPI: " + std::string(f.ranks[0].mpi_library) +
+		     "\n3 ranks, ") == 0);
+	CHECK(js.find("\"job\": {\"command\": \"/bin/app -n 0\",\"commands\": 3,\"mpi\": \"" +
+		      std::string(f.ranks[0].mpi_library) + "\",\"tool_version\": \"" +
+		      f.ranks[0].tool_version + "\",\"created_unix_ns\": 18364758544493064720," +
+		      "\"hosts\": 3}") != std::string::npos);
+
+	SECTION("one command line; rank 0 without one: the lowest rank's")
+	{
+		f.ranks[0].command = "";
+		f.ranks[2].command = f.ranks[1].command;
+		f.ranks[2].host = f.ranks[1].host;
+		t = report_of(f.encode(), &js);
+		CHECK(t.find("\ncommand: /bin/app -n 1\nMPI: ") != std::string::npos);
+		CHECK(js.find("\"command\": \"/bin/app -n 1\",\"commands\": 1,") != std::string::npos);
+		CHECK(js.find("\"hosts\": 2}") != std::string::npos);
+	}
+	SECTION("control characters never reach the terminal; a long line is cut")
+	{
+		std::string long_line(300, 'y');
+		f.ranks[0].command = "app \x1b[2J";
+		f.ranks[0].mpi_library = long_line.c_str();
+		t = report_of(f.encode(), &js);
+		CHECK(t.find("\ncommand: app ?[2J (one of 3") != std::string::npos);
+		CHECK(t.find("\nMPI: " + std::string(119, 'y') + " ...\n") != std::string::npos);
+		CHECK(js.find("\"command\": \"app \\u001b[2J\"") != std::string::npos);
 	}
 }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include <noisetool/common.h>
+#include <noisetool/jobinfo.h>
 #include <noisetool/loss.h>
 #include <noisetool/ntlog.h>
 
@@ -108,6 +109,12 @@ struct nt_live_header {
 	 * name (offset + 1 in the pool; 0: a C site) and its line. */
 	uint64_t py_names_offset, py_names_bytes;
 	struct nt_live_field py_name_field, py_line_field;
+	/* The job as the rank saw it at MPI_Init, as its log block records it (all 0 in the files
+	 * of builds before them, read as ""; the reader stops at the end of each field whether or
+	 * not it holds a NUL): noisetool/jobinfo.h. */
+	char command[NT_JOBINFO_COMMAND_BYTES];
+	char mpi_library[NT_JOBINFO_MPI_BYTES];
+	char tool_version[NT_JOBINFO_TOOL_BYTES];
 };
 
 /* Read the live files of a job (dir: NAME.live) into *log, as if it had written NAME.ntlog:

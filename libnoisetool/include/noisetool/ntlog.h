@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define NT_LOG_VERSION 3          /* the version written; the reader reads 1, 2 and 3 */
+#define NT_LOG_VERSION 4          /* the version written; the reader reads 1 to 4 */
 #define NT_LOG_HEADER_BYTES 64
 #define NT_LOG_RANK_HEADER_BYTES 24 /* before each rank's payload */
 #define NT_LOG_CHUNK_BYTES 65536  /* the wrapper library's chunk (nt_log_rank_stream) */
@@ -124,6 +124,11 @@ struct nt_log_rank {
 	uint64_t dropped_records; /* records not kept because the arena was full */
 	uint64_t nrecords;
 	struct nt_log_record *records;
+	/* The job as the rank saw it at MPI_Init (version 4; "" when read from an older log or a
+	 * live file of a build before them, NULL written as ""): noisetool/jobinfo.h. */
+	const char *command;      /* its command line, shell-quoted, bounded */
+	const char *mpi_library;  /* the first line of the MPI library's version */
+	const char *tool_version; /* the noisetool that measured it */
 };
 
 /* A whole log as read. */
@@ -183,7 +188,7 @@ NT_API int nt_log_rank_stream(const struct nt_log_source *src, const struct nt_l
  * -ENOMEM. */
 NT_API int nt_log_rank_encode(const struct nt_log_rank *r, unsigned char **out, size_t *len);
 
-/* Read and validate a whole log of version 1, 2 or 3 from memory (buf stays owned by the
+/* Read and validate a whole log of version 1 to 4 from memory (buf stays owned by the
  * caller; the log copies it). Fields an older version lacks read as 0 (doc/ntlog-format.md,
  * "Older versions"). On error, err says what is wrong and where. Returns 0, -EINVAL (not a
  * log, corrupt, truncated: err tells which), -ENOTSUP (another version), -ENOMEM. */
