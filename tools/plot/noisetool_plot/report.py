@@ -45,6 +45,14 @@ def _site_name(site, width=48):
     return text if len(text) <= width else text[:width - 1] + "\u2026"
 
 
+def _no_minor_ticks(ax):
+    """No minor ticks on a log axis: matplotlib lays out dozens per decade, which made the
+    histograms' small multiples take seconds to draw (and say nothing the major ones do not)."""
+    from matplotlib.ticker import NullLocator
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.yaxis.set_minor_locator(NullLocator())
+
+
 def _sparkline(counts, edges):
     """A histogram as a line of block characters (log of the counts) and its range."""
     from .page import fmt_ns
@@ -163,6 +171,7 @@ def _sites(doc, rep, page):
                color="#4c72b0", edgecolor="white", linewidth=0.4)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        _no_minor_ticks(ax)
         ax.set_ylim(0.5, max(counts) * 2)
         ax.set_title(f"#{i + 1} " + _site_name(sites[i], 34), fontsize=8)
         ax.tick_params(labelsize=7)
@@ -170,7 +179,7 @@ def _sites(doc, rep, page):
         ax.set_xlabel("call time (ns)", fontsize=8)
     for ax in axes[:, 0]:
         ax.set_ylabel("calls", fontsize=8)
-    fig.tight_layout()
+    fig.subplots_adjust(wspace=0.3, hspace=0.55)
     page.figure(fig, "site-histograms",
                 f"Call time of the {len(shown)} largest call sites (log2 bins; log counts)")
 
@@ -300,6 +309,8 @@ def _latest(doc, rep, page):
         ax.annotate(f"rank {x['rank']}", (x["time_ns"] / scale, x["delay_ns"] / 1e6),
                     fontsize=7, xytext=(3, 3), textcoords="offset points")
     ax.set_yscale("log")
+    _no_minor_ticks(ax)
+    ax.set_ylim(top=max(x["delay_ns"] for x in inst) / 1e6 * 3)  # room for the labels
     ax.set_xlabel(f"start ({unit} since rank 0's MPI_Init)")
     ax.set_ylabel("delay (ms)")
     ax.set_title("Late instances by their largest cause")
@@ -316,7 +327,7 @@ def _latest(doc, rep, page):
     bx.set_xticklabels([f"r{x['rank']}" for x in top], fontsize=7, rotation=90)
     bx.set_ylabel("delay (ms)")
     bx.set_title(f"The {len(top)} latest: last arriver and cause split")
-    fig.tight_layout()
+    fig.subplots_adjust(hspace=0.45)
     page.figure(fig, "latest-instances", "Late instances over the job, and the latest split "
                 "by cause")
     rows = []
@@ -358,7 +369,7 @@ def _costs(rep, page):
     bx.set_ylabel("injected (ms)")
     bx.set_xlabel("rank")
     bx.set_title("Injected noise per rank")
-    fig.tight_layout()
+    fig.subplots_adjust(hspace=0.4)
     page.figure(fig, "rank-costs", "Probe cost and injected time per rank")
 
 
