@@ -81,6 +81,9 @@ def _hosts(rep):
 def _job_facts(doc, rep, page):
     from .page import fmt_ns
     job = rep.get("job") or {}
+    command = job.get("command")
+    if isinstance(command, list):  # an argv, should a log give it so
+        command = " ".join(str(a) for a in command)
     hosts = _hosts(rep)
     more = ", \u2026" if len(hosts) > 6 else ""
     host_text = f"{len(hosts)}" + (f" ({', '.join(hosts[:6])}{more})" if hosts else "")
@@ -96,7 +99,7 @@ def _job_facts(doc, rep, page):
         ("ranks", str(rep.get("ranks", 0)), "ranks"),
         ("hosts", host_text, "hosts"),
         ("MPI", job.get("mpi") or "not recorded in this log", "mpi"),
-        ("command", job.get("command") or "not recorded in this log", "command"),
+        ("command", command or "not recorded in this log", "command"),
         ("level", rep.get("level", "?"), "level"),
         ("clock error", "\u2264 " + fmt_ns(rep.get("clock_sync", {}).get("max_error_ns", 0)),
          "clock-error"),
@@ -264,9 +267,9 @@ def _lateness(doc, rep, page):
     ax.grid(False)
     ticks = sorted(set(np.linspace(0, len(rows) - 1, min(len(rows), 16)).round().astype(int)))
     ax.set_yticks(ticks)
-    ax.set_yticklabels([str(rows[t]["first_rank"]) if not grouped else
-                        f"{rows[t]['first_rank']}\u2013{rows[t]['last_rank']}" for t in ticks],
-                       fontsize=7)
+    ax.set_yticklabels([str(rows[t]["first_rank"]) if rows[t]["first_rank"] == rows[t]["last_rank"]
+                        else f"{rows[t]['first_rank']}\u2013{rows[t]['last_rank']}"
+                        for t in ticks], fontsize=7)
     ax.set_ylabel("rank")
     ax.set_xlabel(f"time since rank 0's MPI_Init ({unit})")
     fig.colorbar(im, ax=ax, label="delay imposed (ms)")
@@ -314,7 +317,8 @@ def _latest(doc, rep, page):
     ax.set_xlabel(f"start ({unit} since rank 0's MPI_Init)")
     ax.set_ylabel("delay (ms)")
     ax.set_title("Late instances by their largest cause")
-    ax.legend(fontsize=8, markerscale=2)
+    ax.legend(fontsize=8, markerscale=2, loc="upper left", bbox_to_anchor=(1.01, 1),
+              borderaxespad=0)
     top = inst[:INSTANCE_BARS]
     bottom = [0.0] * len(top)
     xs = list(range(len(top)))
@@ -364,6 +368,8 @@ def _costs(rep, page):
     else:
         ax.plot(ranks, probe, color="#8c564b", drawstyle="steps-mid", linewidth=0.8)
         bx.plot(ranks, inj, color="#2ca02c", drawstyle="steps-mid", linewidth=0.8)
+    ax.set_ylim(bottom=0)
+    bx.set_ylim(bottom=0)
     ax.set_ylabel("probe cost (% of wall)")
     ax.set_title("Probe cost per rank")
     bx.set_ylabel("injected (ms)")
