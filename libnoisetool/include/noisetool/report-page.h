@@ -14,7 +14,11 @@ extern "C" {
 #endif
 
 /* The page's JSON document (schema noisetool-page/1) for the plotting helper
- * (tools/plot/noisetool_plot/report.py). 0, -EINVAL, -EIO, -ENOMEM. */
+ * (tools/plot/noisetool_plot/report.py): "log": log_path (NULL: ""), "report": the document of
+ * nt_report_write_json, then "partial_reasons", "histograms" (the first 50 call sites),
+ * "lateness" (at most 256 rank rows x 100 time bins) and "latest" (the 2000 latest instances):
+ * bounded whatever the number of records (doc/html.md, "The report page"). 0, -EINVAL (NULL f
+ * or rep, or a report without its log), -EIO (writing failed), -ENOMEM. */
 NT_API int nt_report_write_page_json(FILE *f, const struct nt_report *rep, const char *log_path);
 
 #ifdef __cplusplus
