@@ -5,7 +5,7 @@ failed or came from outside the page, every image decoded, the expected elements
 rendered, and how long it took to load. Optionally save a screenshot.
 
   check-page.py PAGE [--expect CSS TEXT]... [--charts N] [--max-load-s S]
-                [--screenshot PNG] [--width PX] [--json OUT]
+                [--screenshot PNG] [--width PX] [--max-height PX] [--json OUT]
 
 --expect CSS TEXT: the first element matching the CSS selector is rendered (displayed) and
 its text contains TEXT ("" for any text). --charts N: at least N
@@ -58,6 +58,8 @@ def main():
     ap.add_argument("--max-load-s", type=float, default=0)
     ap.add_argument("--screenshot")
     ap.add_argument("--width", type=int, default=1280)
+    ap.add_argument("--max-height", type=int, default=16000,
+                    help="the screenshot's height at most (the page's top)")
     ap.add_argument("--json", help="write what was found (load time, charts, errors) here")
     a = ap.parse_args()
     if not os.path.isfile(a.page):
@@ -118,7 +120,7 @@ def main():
             fails.append(f"console error: {m['message'][:200]}")
         if a.screenshot:
             height = d.execute_script("return document.documentElement.scrollHeight")
-            d.set_window_size(a.width, min(max(height, 600), 16000))
+            d.set_window_size(a.width, min(max(height, 600), a.max_height))
             d.save_screenshot(a.screenshot)
             found["screenshot"] = a.screenshot
     finally:
