@@ -15,9 +15,10 @@
 #include "site-index.h"
 #include "util.h"
 
-/* Slices of one rank that overlap (nonblocking collectives completing later, while blocking
- * ones run) go to extra lanes: a track holds only properly nested slices. Past this many lanes,
- * a slice goes to the lane that ends first, overlapping, and is counted in otherData. */
+/* Slices of one rank that overlap without nesting (nonblocking collectives completing after
+ * later ones) go to extra lanes: a track holds only nested slices. Past this many lanes a slice
+ * is cut (rank_slices); the nonblocking test program's 70 collectives completed by one
+ * MPI_Waitall nest in one lane but for a few that end in another order. */
 #define LANES 8
 
 /* A rank's thread ids: 10 x rank + 1 + lane for its collectives, + 9 for its injected noise,
@@ -34,7 +35,8 @@ struct trace {
 	uint32_t *pid;               /* per rank (index in log->ranks): its host's process */
 	double origin_ns;            /* the global time that is ts 0 */
 	bool first;                  /* no event written yet */
-	uint64_t overlapping;        /* slices that found every lane busy */
+	uint64_t cut;                /* slices cut to fit a lane (rank_slices) */
+	struct lane *lanes;          /* LANES of them, for rank_slices */
 };
 
 /* s as a JSON string: escaped, and a byte that starts no UTF-8 sequence written as U+FFFD, as
@@ -197,9 +199,10 @@ static void kept_because(uint32_t flags, char *buf, size_t size)
 			n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? "," : "", why[i].name);
 }
 
-/* The slice of record x of rank r (index in log->ranks) on thread tid. */
+/* The slice of record x of rank r (index in log->ranks) on thread tid, its end cut by cut_ns
+ * to fit the track. */
 static void record_slice(struct trace *t, uint32_t r, const struct nt_log_record *x, uint64_t tid,
-			 double start_ns, double end_ns)
+			 double start_ns, double end_ns, double cut_ns)
 {
 	const struct nt_log_rank *k = &t->rep->log->ranks[r];
 	const struct nt_log_site *s = x->site < k->nsites ? &k->sites[x->site] : NULL;
@@ -233,6 +236,8 @@ static void record_slice(struct trace *t, uint32_t r, const struct nt_log_record
 		put_key_u64(f, "p2p_ns", x->p2p_ns);
 	}
 	put_key_str(f, "kept_because", why);
+	if (cut_ns > 0)
+		fprintf(f, ",\"dur_cut_ns\":%.0f", cut_ns);
 	if (x->flags & NT_LOG_REC_WINDOW) {
 		const struct nt_log_window *w = &x->win;
 		put_key_u64(f, "window_wall_ns", w->wall_ns);
@@ -260,39 +265,70 @@ static void record_slice(struct trace *t, uint32_t r, const struct nt_log_record
 	fputs("}}", f);
 }
 
-/* The collectives of rank r, in time order, each on the first lane free at its start. *lanes:
- * how many lanes were used. order: scratch for the rank's records. */
-static void rank_slices(struct trace *t, uint32_t r, struct when *order, unsigned *lanes)
+/* The ends of a lane's open slices, innermost last. */
+struct lane {
+	double *end;
+	size_t n, cap;
+};
+
+static int lane_push(struct lane *l, double end)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		double *more = realloc(l->end, cap * sizeof *more);
+		if (!more)
+			return -ENOMEM;
+		l->end = more;
+		l->cap = cap;
+	}
+	l->end[l->n++] = end;
+	return 0;
+}
+
+/* The collectives of rank r in time order, each on the first lane where it fits: after the
+ * lane's open slices end, or inside the innermost (a nonblocking collective started within
+ * another's span and completed before it). With every lane taken, the slice goes where it is
+ * cut least, its end cut to the innermost open slice's (args.dur_cut_ns says by how much).
+ * *nlanes: how many lanes were used. order: scratch for the rank's records. 0 or -ENOMEM. */
+static int rank_slices(struct trace *t, uint32_t r, struct when *order, unsigned *nlanes)
 {
 	const struct nt_log_rank *k = &t->rep->log->ranks[r];
-	double lane_end[LANES];
-	*lanes = 0;
+	struct lane *lanes = t->lanes;
+	*nlanes = 0;
+	for (unsigned q = 0; q < LANES; q++)
+		lanes[q].n = 0;
 	for (uint64_t i = 0; i < k->nrecords; i++)
 		order[i] = (struct when){ rec_start(k, &k->records[i]), i };
 	qsort(order, (size_t)k->nrecords, sizeof *order, cmp_when);
 	for (uint64_t i = 0; i < k->nrecords; i++) {
 		const struct nt_log_record *x = &k->records[order[i].i];
-		double start = order[i].ns, end = rec_end(k, x);
+		double start = order[i].ns, end = rec_end(k, x), cut = 0;
 		if (end < start)
 			end = start;
-		unsigned lane = 0;
-		while (lane < *lanes && lane_end[lane] > start)
-			lane++;
-		if (lane == LANES) { /* every lane busy: the one that ends first, overlapping */
+		unsigned lane = LANES;
+		for (unsigned q = 0; q < *nlanes; q++) {
+			struct lane *l = &lanes[q];
+			while (l->n && l->end[l->n - 1] <= start)
+				l->n--;
+			if (lane == LANES && (!l->n || end <= l->end[l->n - 1]))
+				lane = q;
+		}
+		if (lane == LANES && *nlanes < LANES)
+			lane = (*nlanes)++;
+		if (lane == LANES) { /* every lane taken: the one whose innermost slice ends last */
 			lane = 0;
 			for (unsigned q = 1; q < LANES; q++)
-				if (lane_end[q] < lane_end[lane])
+				if (lanes[q].end[lanes[q].n - 1] > lanes[lane].end[lanes[lane].n - 1])
 					lane = q;
-			t->overlapping++;
-			if (end > lane_end[lane])
-				lane_end[lane] = end;
-		} else {
-			if (lane == *lanes)
-				(*lanes)++;
-			lane_end[lane] = end;
+			cut = end - lanes[lane].end[lanes[lane].n - 1];
+			end -= cut;
+			t->cut++;
 		}
-		record_slice(t, r, x, (uint64_t)k->rank * TID_STRIDE + 1 + lane, start, end);
+		if (lane_push(&lanes[lane], end) != 0)
+			return -ENOMEM;
+		record_slice(t, r, x, (uint64_t)k->rank * TID_STRIDE + 1 + lane, start, end, cut);
 	}
+	return 0;
 }
 
 /* The OS counters of rank r's probe windows, and its injected noise. A counter holds a
@@ -519,7 +555,8 @@ int nt_perfetto_write(FILE *f, const struct nt_report *rep)
 	t.late = calloc(a->nlate ? a->nlate : 1, sizeof *t.late);
 	t.pid = calloc(log->nranks ? log->nranks : 1, sizeof *t.pid);
 	struct when *order = calloc(most ? (size_t)most : 1, sizeof *order);
-	if (!t.late || !t.pid || !order) {
+	t.lanes = calloc(LANES, sizeof *t.lanes);
+	if (!t.late || !t.pid || !order || !t.lanes) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -533,7 +570,9 @@ int nt_perfetto_write(FILE *f, const struct nt_report *rep)
 		goto out;
 	for (uint32_t r = 0; r < log->nranks; r++) {
 		unsigned lanes;
-		rank_slices(&t, r, order, &lanes);
+		rc = rank_slices(&t, r, order, &lanes);
+		if (rc)
+			goto out;
 		bool injected = rank_windows(&t, r, order);
 		rank_threads(&t, r, lanes, injected);
 		if (ferror(f)) {
@@ -552,10 +591,13 @@ int nt_perfetto_write(FILE *f, const struct nt_report *rep)
 	put_key_u64(f, "instances_joined", a->instances_joined);
 	put_key_u64(f, "instances_late", a->instances_late);
 	put_key_u64(f, "late_threshold_ns", a->threshold_ns);
-	put_key_u64(f, "overlapping_slices", t.overlapping);
+	put_key_u64(f, "slices_cut", t.cut);
 	fprintf(f, ",\"partial\":%s}}\n", rep->partial ? "true" : "false");
 	rc = ferror(f) ? -EIO : 0;
 out:
+	for (unsigned q = 0; t.lanes && q < LANES; q++)
+		free(t.lanes[q].end);
+	free(t.lanes);
 	free(order);
 	free(t.pid);
 	free((void *)t.late);
