@@ -318,10 +318,12 @@ int nt_report_write_csv(const struct nt_report *rep, const char *dir, char *why,
 	write_culprit_nodes(out[CULPRIT_NODES].f, rep);
 	write_culprit_sites(out[CULPRIT_SITES].f, rep, &ix);
 	write_late(out[LATE].f, rep, &ix);
+	/* Flushed here, so that an error (a full disk) shows before any file is renamed. */
 	for (int i = 0; i < TABLES; i++) {
-		if (ferror(out[i].f)) {
-			snprintf(why, why_size, "writing '%s' failed", out[i].path);
-			rc = -EIO;
+		errno = 0;
+		if (fflush(out[i].f) != 0 || ferror(out[i].f)) {
+			rc = errno ? -errno : -EIO;
+			snprintf(why, why_size, "writing '%s' failed: %s", out[i].path, strerror(-rc));
 			goto out;
 		}
 	}

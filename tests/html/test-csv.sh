@@ -142,14 +142,16 @@ fi
 [ ! -s "$tmp/out" ] || { echo "FAIL: a log was reported before --csv was refused"; fail=1; }
 [ "$(cat "$tmp/afile")" = keep ] || { echo "FAIL: the file was changed"; fail=1; }
 
-# A failed write (the file size limit: sites.csv of 303 sites is past 4 KiB) leaves the tables
-# that were there, and no temporary file.
+# A failed write (the file size limit: ranks.csv of 300 ranks is past 4 KiB, sites.csv before it
+# is not) leaves the tables that were there, every one, and no temporary file.
 cp -r "$tmp/r3" "$tmp/old"
-if (trap '' XFSZ; ulimit -f 4; exec "$NT" report "$tmp/sites.ntlog" --no-symbols \
+"$MAKE" "$tmp/r300.ntlog" 300 || { echo "FAIL: make-ntlog 300"; exit 1; }
+if (trap '' XFSZ; ulimit -f 4; exec "$NT" report "$tmp/r300.ntlog" --no-symbols \
 	--csv "$tmp/old" >/dev/null 2>"$tmp/err"); then
 	echo "FAIL: a write past the size limit succeeded"
 	fail=1
 fi
 [ "$(wc -l <"$tmp/err")" = 1 ] || { echo "FAIL: not one line:"; cat "$tmp/err"; fail=1; }
 diff -r "$tmp/r3" "$tmp/old" >/dev/null || { echo "FAIL: a failed write changed the tables"; fail=1; }
+grep -q "ranks.csv" "$tmp/err" || { echo "FAIL: the error does not name ranks.csv:"; cat "$tmp/err"; fail=1; }
 exit $fail
