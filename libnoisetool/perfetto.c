@@ -271,6 +271,12 @@ struct lane {
 	size_t n, cap;
 };
 
+/* The end of the lane's innermost open slice (the lane has one). */
+static double innermost(const struct lane *l)
+{
+	return l->end[l->n - 1];
+}
+
 static int lane_push(struct lane *l, double end)
 {
 	if (l->n == l->cap) {
@@ -308,9 +314,9 @@ static int rank_slices(struct trace *t, uint32_t r, struct when *order, unsigned
 		unsigned lane = LANES;
 		for (unsigned q = 0; q < *nlanes; q++) {
 			struct lane *l = &lanes[q];
-			while (l->n && l->end[l->n - 1] <= start)
+			while (l->n && innermost(l) <= start)
 				l->n--;
-			if (lane == LANES && (!l->n || end <= l->end[l->n - 1]))
+			if (lane == LANES && (!l->n || end <= innermost(l)))
 				lane = q;
 		}
 		if (lane == LANES && *nlanes < LANES)
@@ -318,9 +324,9 @@ static int rank_slices(struct trace *t, uint32_t r, struct when *order, unsigned
 		if (lane == LANES) { /* every lane taken: the one whose innermost slice ends last */
 			lane = 0;
 			for (unsigned q = 1; q < LANES; q++)
-				if (lanes[q].end[lanes[q].n - 1] > lanes[lane].end[lanes[lane].n - 1])
+				if (innermost(&lanes[q]) > innermost(&lanes[lane]))
 					lane = q;
-			cut = end - lanes[lane].end[lanes[lane].n - 1];
+			cut = end - innermost(&lanes[lane]);
 			end -= cut;
 			t->cut++;
 		}
@@ -493,7 +499,8 @@ static void rank_threads(struct trace *t, uint32_t r, unsigned lanes, bool injec
 		if (lane == 0)
 			snprintf(name, sizeof name, "rank %" PRIu32, k->rank);
 		else
-			snprintf(name, sizeof name, "rank %" PRIu32 " overlapping %u", k->rank, lane);
+			snprintf(name, sizeof name, "rank %" PRIu32 " overlapping %u", k->rank,
+				 lane);
 		meta_str(t, "thread_name", t->pid[r], base + 1 + lane, name);
 		meta_sort(t, "thread_sort_index", t->pid[r], base + 1 + lane, base + 1 + lane);
 	}

@@ -323,7 +323,8 @@ int nt_report_write_csv(const struct nt_report *rep, const char *dir, char *why,
 		errno = 0;
 		if (fflush(out[i].f) != 0 || ferror(out[i].f)) {
 			rc = errno ? -errno : -EIO;
-			snprintf(why, why_size, "writing '%s' failed: %s", out[i].path, strerror(-rc));
+			snprintf(why, why_size, "writing '%s' failed: %s", out[i].path,
+				 strerror(-rc));
 			goto out;
 		}
 	}

@@ -172,11 +172,16 @@ cmp -s "$tmp/r2.ntlog" "$tmp/r2.copy" || { echo "FAIL: the log was changed"; fai
 [ "$(wc -l <"$tmp/err")" = 1 ] || { echo "FAIL: not one line:"; cat "$tmp/err"; fail=1; }
 
 # A FIFO is written in place (its reader gets the trace; it stays a FIFO).
+# The shell holds the FIFO open for writing until noisetool is done: that open waits for the
+# reader (noisetool's own, O_NONBLOCK, would fail without one), and the reader sees the end
+# only when both have closed it.
 mkfifo "$tmp/fifo"
-cat "$tmp/fifo" >"$tmp/from-fifo" &
+timeout 60 cat "$tmp/fifo" >"$tmp/from-fifo" &
 reader=$!
+exec 3>"$tmp/fifo"
 "$NT" report "$tmp/r5.ntlog" --no-symbols --perfetto "$tmp/fifo" >/dev/null 2>"$tmp/err" ||
 	{ echo "FAIL: --perfetto FIFO:"; cat "$tmp/err"; fail=1; }
+exec 3>&-
 wait $reader
 [ -p "$tmp/fifo" ] || { echo "FAIL: the FIFO was replaced"; fail=1; }
 cmp -s "$tmp/from-fifo" "$tmp/r5.trace" || { echo "FAIL: the FIFO's reader got another trace"; fail=1; }

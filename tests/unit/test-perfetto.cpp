@@ -66,8 +66,8 @@ struct fixture {
 		nb.seq = 2;
 		nb.start_ns = 2500000;
 		recs[0].push_back(nb);
-		// Rank 2: MPI_Init at global -3 us; its record ends a 1.1 ms window with 100 us injected
-		// and 50 us run delay, which began at global -101 us: the trace's origin.
+		// Rank 2: MPI_Init at global -3 us; its record ends a 1.1 ms window with 100 us
+		// injected and 50 us run delay, which began at global -101 us: the trace's origin.
 		ranks[2].init_global_ns = -3000;
 		nt_log_record &w = recs[2][0];
 		w.flags = NT_LOG_REC_WINDOW;
