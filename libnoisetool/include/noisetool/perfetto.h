@@ -12,8 +12,11 @@
 extern "C" {
 #endif
 
-/* Write rep's log as a trace: every record a slice on its rank's track, the OS counters of the
- * probe windows as counter tracks, injected detours as slices. 0, -EINVAL, -EIO. */
+/* Write rep's log as a trace, streamed to f: every record a slice on its rank's track (on the
+ * global time base), the OS counters of the probe windows as counter tracks, injected noise as
+ * slices per window. Memory: one rank's records and the late instances, O(records). 0, -EINVAL
+ * (NULL arguments, a rank with records or sites but no array of them), -ENOMEM, -EIO (a write
+ * failed: ferror(f)). */
 NT_API int nt_perfetto_write(FILE *f, const struct nt_report *rep);
 
 #ifdef __cplusplus

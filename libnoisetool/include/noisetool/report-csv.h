@@ -12,8 +12,11 @@
 extern "C" {
 #endif
 
-/* Write the site, rank, culprit and late-instance tables into the existing directory dir, each
- * file by the output rules (noisetool/outfile.h). 0, or -errno with a one-line reason in why. */
+/* Write sites.csv, ranks.csv, culprits.csv, culprit-nodes.csv, culprit-sites.csv and late.csv
+ * into the existing directory dir, each by the output rules (noisetool/outfile.h); all six are
+ * written and flushed before any is renamed into place. 0, or -errno with a one-line reason in
+ * why: -EINVAL, -ENOMEM, -ENAMETOOLONG, nt_outfile_open's and nt_outfile_commit's errors, or
+ * the write's (-EFBIG, -ENOSPC, -EIO). */
 NT_API int nt_report_write_csv(const struct nt_report *rep, const char *dir, char *why,
 			       size_t why_size);
 

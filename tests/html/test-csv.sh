@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# noisetool report --csv DIR: every value of every table equals the JSON report of the same log
+# (read with Python's csv module: RFC 4180, a header row), a location with a comma, a quote and a
+# byte that is not UTF-8 survives the quoting; a DIR that is a file is refused before any log is
+# read; a failed write leaves the tables that were there.
+#
+#   test-csv.sh NOISETOOL MAKE_NTLOG
+set -u
+NT=${1:?usage: test-csv.sh NOISETOOL MAKE_NTLOG}
+MAKE=${2:?}
+. "$(dirname "$0")/../lib.sh"
+nt_tmpdir
+fail=0
+PY=
+for py in /usr/bin/python3 python3; do
+	command -v "$py" >/dev/null && PY=$py && break
+done
+[ -n "$PY" ] || nt_skip "no python3 to read the tables"
+
+# compare DIR JSON NAME: every CSV row and column against the JSON report.
+compare() {
+	"$PY" - "$1" "$2" "$3" <<'EOF'
+import csv, json, sys
+d, rep, name = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3]
+CAUSES = ["preemption_ns", "blocked_ns", "page_fault_ns", "extra_work_ns", "injected_ns",
+          "unexplained_ns"]
+bad = 0
+def fail(msg):
+    global bad
+    if bad < 20:
+        print(f"FAIL: {name}: {msg}")
+    bad += 1
+
+def read(file):
+    raw = open(f"{d}/{file}", "rb").read()
+    if raw and not raw.endswith(b"\r\n"):
+        fail(f"{file}: rows do not end with CRLF")
+    with open(f"{d}/{file}", newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    return rows[0], [dict(zip(rows[0], r)) for r in rows[1:]], rows[1:]
+
+def same(file, i, col, csv_value, want):
+    if isinstance(want, bool):
+        ok = csv_value == str(int(want))
+    elif isinstance(want, int):
+        ok = csv_value == str(want)
+    elif isinstance(want, float):
+        ok = csv_value != "" and float(csv_value) == want
+    else:
+        ok = csv_value == want
+    if not ok:
+        fail(f"{file} row {i} {col}: {csv_value!r}, the JSON has {want!r}")
+
+def table(file, objs, columns, extra=lambda o: {}, limit=None):
+    head, rows, raw = read(file)
+    rows, raw = rows[:limit], raw[:limit]
+    if head != columns:
+        fail(f"{file}: header {head}, want {columns}")
+    if any(len(r) != len(head) for r in raw):
+        fail(f"{file}: a row without {len(head)} fields")
+    if len(rows) != len(objs):
+        fail(f"{file}: {len(rows)} rows, the JSON has {len(objs)}")
+    for i, (row, o) in enumerate(zip(rows, objs)):
+        want = dict(o)
+        want.update(want.pop("causes", {}))
+        want.update(extra(o))
+        for col in columns:
+            same(file, i, col, row[col], want.get(col, ""))
+    return rows
+
+site_cols = ["function", "location", "module", "offset", "calls", "time_ns_total",
+             "time_ns_max", "time_ns_max_rank", "bytes_total", "bytes_per_call", "max_rank",
+             "ranks_calling", "cov", "language", "file", "line", "caller", "python_call"]
+table("sites.csv", rep["sites"], site_cols)
+flags = {"unfinished": "unfinished_ranks", "aborted": "aborted_ranks",
+         "missing": "missing_ranks", "running": "running_ranks"}
+rank_cols = ["rank", "host", "wall_ns", "mpi_ns", "dropped_calls", "records", "dropped_records",
+             "untimed_instances", "unregistered_persistent", "unknown_comm_records",
+             "probe_reads", "probe_read_ns", "probe_pct", "injected_ns", "injected_count",
+             "unfinished", "aborted", "missing", "running"]
+table("ranks.csv", rep["rank_times"], rank_cols,
+      lambda o: {k: o["rank"] in rep[v] for k, v in flags.items()})
+table("culprits.csv", rep["culprits"], ["rank", "host", "delay_ns", "instances"] + CAUSES)
+table("culprit-nodes.csv", rep["culprit_nodes"], ["host", "delay_ns", "instances"] + CAUSES)
+table("culprit-sites.csv", rep["culprit_sites"],
+      ["function", "location", "delay_ns", "instances"] + CAUSES)
+# late.csv has every late instance; the JSON the 1000 latest (largest delay first, as here).
+host = {r["rank"]: r["host"] for r in rep["rank_times"]}
+late_cols = ["comm_id", "seq", "time_ns", "last_rank", "last_host", "members", "function",
+             "location", "delay_ns"] + CAUSES
+rows = table("late.csv", rep["late_instances"], late_cols,
+             lambda o: {"last_host": host[o["last_rank"]]}, len(rep["late_instances"]))
+_, all_rows, _ = read("late.csv")
+if len(all_rows) != rep["attribution"]["instances_late"]:
+    fail(f"late.csv: {len(all_rows)} rows, {rep['attribution']['instances_late']} late "
+         "instances")
+if not bad:
+    print(f"{name}: {len(rep['sites'])} sites, {len(rep['rank_times'])} ranks, "
+          f"{len(rep['culprits'])} culprits, {len(all_rows)} late instances: as the JSON says")
+sys.exit(1 if bad else 0)
+EOF
+}
+
+# report LOG NAME: the tables and the JSON of one log, compared.
+report() {
+	if ! "$NT" report "$1" --no-symbols --json "$tmp/$2.json" --csv "$tmp/$2" >/dev/null \
+		2>"$tmp/err"; then
+		echo "FAIL: $2: noisetool report --csv failed:"
+		cat "$tmp/err"
+		fail=1
+		return
+	fi
+	compare "$tmp/$2" "$tmp/$2.json" "$2" || fail=1
+}
+
+for n in 1 3 17; do
+	"$MAKE" "$tmp/r$n.ntlog" $n || { echo "FAIL: make-ntlog $n"; exit 1; }
+	report "$tmp/r$n.ntlog" "r$n"
+done
+
+# Call sites whose location (module+offset without symbols) holds a comma, quotes and a byte
+# that is not UTF-8 (U+FFFD in both), and 300 more: every field survives the quoting.
+{
+	printf 'MPI_Allreduce 0x10 /opt/my,app "v2".so\n'
+	printf 'MPI_Bcast 0x20 /opt/odd\xffname.so\n'
+	printf 'MPI_Barrier 0x30 /opt/ lead and trail \n'
+	for i in $(seq 1 300); do printf 'MPI_Reduce %d /usr/lib/libsolver.so\n' $((4096 + i)); done
+} >"$tmp/sites.txt"
+"$MAKE" "$tmp/sites.ntlog" 4 "$tmp/sites.txt" || { echo "FAIL: make-ntlog with SITES"; exit 1; }
+report "$tmp/sites.ntlog" sites
+grep -q '^MPI_Allreduce,"my,app ""v2"".so+0x10",' "$tmp/sites/sites.csv" ||
+	{ echo "FAIL: the location with a comma and quotes is not quoted as RFC 4180 says:"
+	  grep -a my,app "$tmp/sites/sites.csv"; fail=1; }
+
+# A DIR that is a file: refused in one line before any log is read, the file unchanged.
+echo keep >"$tmp/afile"
+if "$NT" report "$tmp/r3.ntlog" --csv "$tmp/afile" >"$tmp/out" 2>"$tmp/err"; then
+	echo "FAIL: --csv FILE was accepted"
+	fail=1
+fi
+[ "$(wc -l <"$tmp/err")" = 1 ] || { echo "FAIL: not one line:"; cat "$tmp/err"; fail=1; }
+[ ! -s "$tmp/out" ] || { echo "FAIL: a log was reported before --csv was refused"; fail=1; }
+[ "$(cat "$tmp/afile")" = keep ] || { echo "FAIL: the file was changed"; fail=1; }
+
+# A failed write (the file size limit: ranks.csv of 300 ranks is past 4 KiB, sites.csv before it
+# is not) leaves the tables that were there, every one, and no temporary file.
+cp -r "$tmp/r3" "$tmp/old"
+"$MAKE" "$tmp/r300.ntlog" 300 || { echo "FAIL: make-ntlog 300"; exit 1; }
+if (trap '' XFSZ; ulimit -f 4; exec "$NT" report "$tmp/r300.ntlog" --no-symbols \
+	--csv "$tmp/old" >/dev/null 2>"$tmp/err"); then
+	echo "FAIL: a write past the size limit succeeded"
+	fail=1
+fi
+[ "$(wc -l <"$tmp/err")" = 1 ] || { echo "FAIL: not one line:"; cat "$tmp/err"; fail=1; }
+diff -r "$tmp/r3" "$tmp/old" >/dev/null || { echo "FAIL: a failed write changed the tables"; fail=1; }
+grep -q "ranks.csv" "$tmp/err" || { echo "FAIL: the error does not name ranks.csv:"; cat "$tmp/err"; fail=1; }
+exit $fail
