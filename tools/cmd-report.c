@@ -262,7 +262,8 @@ static void job_close(struct job *j)
 }
 
 /* The file outputs of one report or comparison, checked and opened before any log is read:
- * none of them an input, no two the same file, at most one on stdout. */
+ * none of them an input, no two the same file, at most one on stdout; with check_only, checked
+ * and nothing opened (noisetool run, before its job). */
 struct outputs {
 	struct nt_outfile json, perfetto;
 	struct html_out html;
@@ -270,7 +271,7 @@ struct outputs {
 };
 
 static int outputs_open(struct outputs *out, const struct report_opts *o, char *const *logs,
-			size_t nlogs, const char *html_kind)
+			size_t nlogs, const char *html_kind, bool check_only)
 {
 	const char *cmd = o->cmd;
 	memset(out, 0, sizeof *out);
@@ -311,6 +312,11 @@ static int outputs_open(struct outputs *out, const struct report_opts *o, char *
 			return NT_EXIT_FAIL;
 		}
 	}
+	if (o->html_path && check_only)
+		return html_check(&out->html, cmd, html_kind, o->html_path,
+				  (const char *const *)logs, nlogs);
+	if (check_only)
+		return NT_EXIT_OK;
 	if (o->html_path) {
 		int st = html_open(&out->html, cmd, html_kind, o->html_path,
 				   (const char *const *)logs, nlogs);
@@ -379,7 +385,7 @@ static int report_one(const struct report_opts *o, char *log)
 {
 	const char *cmd = o->cmd;
 	struct outputs out;
-	int status = outputs_open(&out, o, &log, 1, "report");
+	int status = outputs_open(&out, o, &log, 1, "report", false);
 	if (status != NT_EXIT_OK) {
 		outputs_abort(&out);
 		return status;
@@ -443,7 +449,7 @@ static int compare_two(const struct report_opts *o, char **logs)
 {
 	const char *cmd = o->cmd;
 	struct outputs out;
-	int status = outputs_open(&out, o, logs, 2, "compare");
+	int status = outputs_open(&out, o, logs, 2, "compare", false);
 	if (status != NT_EXIT_OK) {
 		outputs_abort(&out);
 		return status;
@@ -498,13 +504,22 @@ static int compare_two(const struct report_opts *o, char **logs)
 	return status;
 }
 
-int report_print(const char *cmd, const char *log_path, const char *json_path, size_t top,
-		 size_t late, bool symbols)
+int report_print(const char *cmd, const char *log_path, const struct report_outputs *outs,
+		 size_t top, size_t late, bool symbols)
 {
-	struct report_opts o = { .cmd = cmd, .json_path = json_path, .top = top, .late = late,
-				 .symbols = symbols };
-	char *logs[] = { (char *)log_path };
-	return report_logs(&o, logs, 1);
+	struct report_opts o = { .cmd = cmd, .json_path = outs->json, .html_path = outs->html,
+				 .perfetto_path = outs->perfetto, .csv_dir = outs->csv_dir,
+				 .top = top, .late = late, .symbols = symbols };
+	return report_one(&o, (char *)log_path);
+}
+
+int report_check_outputs(const char *cmd, const struct report_outputs *outs,
+			 const char *const *inputs, size_t ninputs)
+{
+	struct report_opts o = { .cmd = cmd, .json_path = outs->json, .html_path = outs->html,
+				 .perfetto_path = outs->perfetto, .csv_dir = outs->csv_dir };
+	struct outputs out;
+	return outputs_open(&out, &o, (char *const *)inputs, ninputs, "report", true);
 }
 
 int cmd_report(int argc, char **argv)

@@ -26,7 +26,8 @@
 
 static const char usage[] =
 	"Usage: noisetool run [--out DIR] [--level timing|os|full] [--wait W] [--inject SPEC]\n"
-	"                     [--mpi mpich|openmpi] [--json FILE] [--top N] [--late N]\n"
+	"                     [--mpi mpich|openmpi] [--json FILE] [--html FILE]\n"
+	"                     [--perfetto FILE] [--csv DIR] [--top N] [--late N]\n"
 	"                     -- CMD [ARGS...]\n"
 	"\n"
 	"Run CMD (usually mpiexec ...) with the MPI wrapper library preloaded into every process\n"
@@ -53,6 +54,10 @@ static const char usage[] =
 	"  --json FILE     also write the report as JSON (doc/report-json.md); - = stdout only.\n"
 	"                  Its path is checked before the job starts (doc/noisetool.md,\n"
 	"                  \"Outputs\")\n"
+	"  --html FILE     also the report as an HTML page with plots (doc/html.md; needs\n"
+	"                  Python 3 and matplotlib, checked before the job starts)\n"
+	"  --perfetto FILE also the job's timeline for ui.perfetto.dev (doc/perfetto.md)\n"
+	"  --csv DIR       also the report's tables as CSV files in DIR (doc/report-csv.md)\n"
 	"  --top N         call sites in the printed report (default 20, 0 = all)\n"
 	"  --late N        latest collective instances in the printed report (default 10)\n"
 	"  -h, --help      this text\n"
@@ -343,10 +348,10 @@ static void forward(int sig, siginfo_t *si, void *ctx)
 }
 
 /* Before the job starts, so that a bad path never costs a whole run (doc/noisetool.md,
- * "Outputs"): create the log directory with its parents, and check the JSON report's path by
- * the rules of every output, a trace the job replays (--inject trace=FILE) being an input it
- * must not replace. Returns 0, or prints one line and returns NT_EXIT_FAIL. */
-static int prepare_outputs(const char *cmd, const char *out, const char *json_path,
+ * "Outputs"): create the log directory with its parents, and check the report's outputs by
+ * the rules of every output, a trace the job replays (--inject trace=FILE) being an input
+ * they must not replace. Returns 0, or prints one line and returns the exit status. */
+static int prepare_outputs(const char *cmd, const char *out, const struct report_outputs *outs,
 			   const char *inject)
 {
 	char why[NT_OUTFILE_WHY_MAX];
@@ -354,24 +359,21 @@ static int prepare_outputs(const char *cmd, const char *out, const char *json_pa
 		fprintf(stderr, "%s: %s\n", cmd, why);
 		return NT_EXIT_FAIL;
 	}
-	if (!json_path)
-		return 0;
 	const char *inputs[1];
 	size_t ninputs = 0;
 	struct nt_inject_spec spec;
 	if (inject && nt_inject_parse(inject, &spec, why, sizeof why) == 0 && spec.trace[0])
 		inputs[ninputs++] = spec.trace;
-	if (nt_outfile_check(json_path, inputs, ninputs, why, sizeof why) != 0) {
-		fprintf(stderr, "%s: %s\n", cmd, why);
-		return NT_EXIT_FAIL;
-	}
-	return 0;
+	if (!outs->json && !outs->html && !outs->perfetto && !outs->csv_dir)
+		return 0;
+	return report_check_outputs(cmd, outs, inputs, ninputs);
 }
 
 int cmd_run(int argc, char **argv)
 {
 	const char *cmd = "noisetool run";
-	const char *out = ".", *level = NULL, *json_path = NULL, *inject = NULL, *wait = NULL;
+	const char *out = ".", *level = NULL, *inject = NULL, *wait = NULL;
+	struct report_outputs outs = { 0 };
 	const char *mpi = NULL;
 	size_t top = 20, late = 10;
 	int dashdash = -1;
@@ -410,7 +412,13 @@ int cmd_run(int argc, char **argv)
 			if (strcmp(level, "timing") && strcmp(level, "os") && strcmp(level, "full"))
 				cli_usage_error(&c, "--level: expected timing, os or full, got '%s'", level);
 		} else if (cli_is(&c, "--json")) {
-			json_path = cli_value(&c);
+			outs.json = cli_value(&c);
+		} else if (cli_is(&c, "--html")) {
+			outs.html = cli_value(&c);
+		} else if (cli_is(&c, "--perfetto")) {
+			outs.perfetto = cli_value(&c);
+		} else if (cli_is(&c, "--csv")) {
+			outs.csv_dir = cli_value(&c);
 		} else if (cli_is(&c, "--top")) {
 			top = (size_t)cli_u64(&c, 0, 1000000);
 		} else if (cli_is(&c, "--late")) {
@@ -423,8 +431,9 @@ int cmd_run(int argc, char **argv)
 		cli_usage_error(&c, "no command: use noisetool run [OPTIONS] -- CMD [ARGS...]");
 	char **job = argv + dashdash + 1;
 
-	if (prepare_outputs(cmd, out, json_path, inject) != 0)
-		return NT_EXIT_FAIL;
+	int prepared = prepare_outputs(cmd, out, &outs, inject);
+	if (prepared != 0)
+		return prepared;
 	char lib[PATH_MAX];
 	struct mpi_pick pick;
 	if (choose_library(cmd, mpi, job, &pick, lib, sizeof lib) != NT_EXIT_OK)
@@ -508,6 +517,6 @@ int cmd_run(int argc, char **argv)
 		return job_rc ? job_rc : NT_EXIT_FAIL;
 	}
 	printf("\n");
-	int report_rc = report_print(cmd, log_path, json_path, top, late, true);
+	int report_rc = report_print(cmd, log_path, &outs, top, late, true);
 	return job_rc ? job_rc : report_rc;
 }

@@ -124,8 +124,8 @@ static int check_python(struct html_out *h, const char *python)
 	return pid < 0 ? -1 : reap(pid);
 }
 
-int html_open(struct html_out *h, const char *cmd, const char *kind, const char *path,
-	      const char *const *inputs, size_t ninputs)
+int html_check(struct html_out *h, const char *cmd, const char *kind, const char *path,
+	       const char *const *inputs, size_t ninputs)
 {
 	memset(h, 0, sizeof *h);
 	snprintf(h->kind, sizeof h->kind, "%s", kind);
@@ -152,7 +152,16 @@ int html_open(struct html_out *h, const char *cmd, const char *kind, const char 
 			cmd, h->plot_dir);
 		return NT_EXIT_FAIL;
 	}
-	rc = nt_outfile_open(&h->of, path, false);
+	return NT_EXIT_OK;
+}
+
+int html_open(struct html_out *h, const char *cmd, const char *kind, const char *path,
+	      const char *const *inputs, size_t ninputs)
+{
+	int st = html_check(h, cmd, kind, path, inputs, ninputs);
+	if (st != NT_EXIT_OK)
+		return st;
+	int rc = nt_outfile_open(&h->of, path, false);
 	if (rc) {
 		fprintf(stderr, "%s: --html: %s\n", cmd, h->of.why);
 		return NT_EXIT_FAIL;

@@ -17,6 +17,11 @@ struct html_out {
 	bool open;
 };
 
+/* html_open without opening anything: the Python and the path checked, nothing written (a
+ * FIFO's reader sees nothing). NT_EXIT_OK, or one line on stderr and NT_EXIT_FAIL. */
+int html_check(struct html_out *h, const char *cmd, const char *kind, const char *path,
+	       const char *const *inputs, size_t ninputs);
+
 /* Before the work: find a Python that can draw (NOISETOOL_PYTHON, else python3 on PATH, else
  * /usr/bin/python3; matplotlib must import), check path by the output rules against the
  * command's inputs, and open it. On failure one line on stderr ("CMD: --html needs ...") and
