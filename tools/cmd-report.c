@@ -121,7 +121,7 @@ static int report_logs(const struct report_opts *o, char *const *logs, size_t nl
 		if (is_output(logs[i], o->json_path)) {
 			fprintf(stderr, "%s: '%s' is both a log to read and the JSON output\n", cmd,
 				logs[i]);
-			return NT_EXIT_USAGE;
+			return NT_EXIT_FAIL;
 		}
 	}
 	/* The output is checked before any work: a temporary file beside FILE, renamed over it
@@ -286,12 +286,6 @@ static int outputs_open(struct outputs *out, const struct report_opts *o, char *
 			if (paths[k] && nt_outfile_collide(paths[i], paths[k])) {
 				fprintf(stderr, "%s: %s and %s name the same file '%s'\n", cmd,
 					names[k], names[i], paths[i]);
-				return NT_EXIT_USAGE;
-			}
-		for (size_t l = 0; l < nlogs; l++)
-			if (is_output(logs[l], paths[i])) {
-				fprintf(stderr, "%s: '%s' is both a log to read and the %s output\n",
-					cmd, logs[l], names[i]);
 				return NT_EXIT_USAGE;
 			}
 		char why[NT_OUTFILE_WHY_MAX];

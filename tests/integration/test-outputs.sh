@@ -160,6 +160,13 @@ for sub in detour ftq; do
 done
 run_checks expect_status 1 "$NT" run --mpi "${run_mpi:-}" --json /nonexistent/r.json -- touch "$tmp/marker-missing"
 [ ! -e "$tmp/marker-missing" ] && ok || fail "run --json /nonexistent/r.json started the job"
+# The report's other outputs too: --html (and without a Python that draws), --perfetto.
+for o in --html --perfetto; do
+	run_checks expect_status 1 "$NT" run --mpi "${run_mpi:-}" $o /nonexistent/r.out -- touch "$tmp/marker-missing$o"
+	[ ! -e "$tmp/marker-missing$o" ] && ok || fail "run $o /nonexistent/r.out started the job"
+done
+NOISETOOL_PYTHON=/bin/false run_checks expect_status 1 "$NT" run --mpi "${run_mpi:-}" --html "$tmp/p.html" -- touch "$tmp/marker-nopy"
+[ ! -e "$tmp/marker-nopy" ] && [ ! -e "$tmp/p.html" ] && ok || fail "run --html without matplotlib started the job"
 
 # --- noisetool run --out: created with its parents before the job (a job that writes no log
 # then ends the run with status 1, after the directory exists); a file in the way is refused
