@@ -88,7 +88,7 @@ static void summary(const struct nt_compare *c, void (*line)(void *, const char 
 		const struct nt_compare_value *v = &s->mean_ns;
 		double ratio = v->a > 0 && v->b > 0 ? (v->b > v->a ? v->b / v->a : v->a / v->b) : 0;
 		if (ratio > 0)
-			snprintf(buf, sizeof buf, "B is %.2gx %s in %s %s", ratio,
+			snprintf(buf, sizeof buf, "B is %.*fx %s in %s %s", ratio < 10 ? 2 : 0, ratio,
 				 v->b > v->a ? "slower" : "faster",
 				 site_where(s, where, sizeof where), judged(v, "/call", j, sizeof j));
 		else

@@ -260,7 +260,7 @@ TEST_CASE("compare: a rank late all along is significant, and so is the site wai
 
 	std::string t = k.text();
 	INFO(t);
-	CHECK(t.find("B is 1e+02x slower in MPI_Allreduce at loop+0x100 (significant: +200 us/call") !=
+	CHECK(t.find("B is 100x slower in MPI_Allreduce at loop+0x100 (significant: +200 us/call") !=
 	      std::string::npos);
 	CHECK(t.find("rank 1 makes the others wait") != std::string::npos);
 	CHECK(t.find("mostly preemption") != std::string::npos);
