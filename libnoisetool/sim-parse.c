@@ -181,34 +181,112 @@ static int parse_freq(const char *s, size_t len, double *out)
 	return 0;
 }
 
-int nt_sim_parse_noise(const char *s, double *freq_hz, uint64_t *period_ns, char *err,
-		       size_t errsz)
+/* The keys of a noise spec, as bits of struct noise_keys.seen. */
+enum {
+	K_FREQ = 1 << 0,   /* Engelmann's frequency */
+	K_LENGTH = 1 << 1, /* Engelmann's length (length= or duration=) */
+	K_PERIOD = 1 << 2, /* the injector's interval, or the old form's length (with freq=) */
+	K_DETOUR = 1 << 3, /* the injector's length */
+	K_MODE = 1 << 4,
+};
+
+static const char noise_keys_help[] =
+	"keys: period=T,detour=T[,mode=sync|unsync] (the injector's) or "
+	"freq=F,length=T[,mode=...] (Engelmann's; duration= is length=)";
+
+/* ns as a short duration for a message: "8 ms", "2.5 us", "800 ns". */
+static const char *dur_str(uint64_t ns, char buf[32])
 {
-	if (!s || !freq_hz || !period_ns)
+	if (ns >= 1000000000u)
+		snprintf(buf, 32, "%g s", (double)ns / 1e9);
+	else if (ns >= 1000000u)
+		snprintf(buf, 32, "%g ms", (double)ns / 1e6);
+	else if (ns >= 1000u)
+		snprintf(buf, 32, "%g us", (double)ns / 1e3);
+	else
+		snprintf(buf, 32, "%llu ns", (unsigned long long)ns);
+	return buf;
+}
+
+/* A duration in ns: an explicit unit is required when bare_ns is 0. */
+static int parse_len(const char *v, size_t vlen, double bare_ns, uint64_t *out)
+{
+	if (vlen && bare_ns == 0 && isdigit((unsigned char)v[vlen - 1]))
 		return -EINVAL;
-	bool have_f = false, have_p = false;
+	return nt_parse_duration_ns(v, vlen, bare_ns ? bare_ns : 1, out) || *out == 0 ? -EINVAL : 0;
+}
+
+int nt_sim_parse_noise_spec(const char *s, struct nt_sim_noise_spec *out, char *err, size_t errsz)
+{
+	if (!s || !out)
+		return -EINVAL;
+	*out = (struct nt_sim_noise_spec){ 0 };
+	unsigned seen = 0;
+	/* period= and the length are kept as text until the spelling is known. */
+	const char *period_v = NULL, *len_key = NULL;
+	size_t period_len = 0;
 	const char *p = s;
 	while (*p) {
 		const char *comma = strchr(p, ',');
 		size_t len = comma ? (size_t)(comma - p) : strlen(p);
 		const char *eq = memchr(p, '=', len);
 		if (!eq)
-			return nt_err_invalid(err, errsz, "'%.*s': expected key=value (keys: freq, period)",
-				    (int)len, p);
+			return nt_err_invalid(err, errsz, "'%.*s': expected key=value (%s)", (int)len, p,
+					      noise_keys_help);
 		size_t klen = (size_t)(eq - p), vlen = len - klen - 1;
-		if (klen == 4 && strncmp(p, "freq", 4) == 0) {
-			if (parse_freq(eq + 1, vlen, freq_hz))
-				return nt_err_invalid(err, errsz, "'%.*s': expected a frequency like 10Hz, 1kHz "
-					    "or 1000", (int)len, p);
-			have_f = true;
-		} else if (klen == 6 && strncmp(p, "period", 6) == 0) {
-			if (nt_parse_duration_ns(eq + 1, vlen, 1, period_ns) || *period_ns == 0)
-				return nt_err_invalid(err, errsz, "'%.*s': expected a positive duration like "
-					    "250us, 2.5us, 1ms or 800 (ns)", (int)len, p);
-			have_p = true;
+		const char *v = eq + 1;
+		unsigned key;
+#define KEY(name) (klen == sizeof name - 1 && strncmp(p, name, klen) == 0)
+		if (KEY("freq"))
+			key = K_FREQ;
+		else if (KEY("length") || KEY("duration"))
+			key = K_LENGTH;
+		else if (KEY("period"))
+			key = K_PERIOD;
+		else if (KEY("detour"))
+			key = K_DETOUR;
+		else if (KEY("mode"))
+			key = K_MODE;
+		else if (KEY("ranks") || KEY("seed") || KEY("trace"))
+			return nt_err_invalid(err, errsz, "'%.*s': an injector key that simulate does not "
+					      "take (%s)", (int)len, p,
+					      KEY("ranks") ? "every rank has the noise"
+					      : KEY("seed") ? "give --seed"
+							    : "give the trace as --signature FILE");
+		else
+			return nt_err_invalid(err, errsz, "'%.*s': unknown key (%s)", (int)len, p,
+					      noise_keys_help);
+#undef KEY
+		if (seen & key)
+			return nt_err_invalid(err, errsz, "'%s': %.*s= is given twice", s, (int)klen, p);
+		seen |= key;
+		if (key == K_FREQ) {
+			if (parse_freq(v, vlen, &out->freq_hz))
+				return nt_err_invalid(err, errsz, "'%.*s': expected a frequency like 10Hz, "
+						      "1kHz or 1000", (int)len, p);
+		} else if (key == K_DETOUR) {
+			/* As NOISETOOL_INJECT reads it: a bare number is us. */
+			if (parse_len(v, vlen, 1e3, &out->detour_ns))
+				return nt_err_invalid(err, errsz, "'%.*s': expected a positive duration "
+						      "like 25us, 2.5ms or 25 (us, as the injector "
+						      "reads it)", (int)len, p);
+		} else if (key == K_LENGTH) {
+			len_key = p;
+			if (parse_len(v, vlen, 0, &out->detour_ns))
+				return nt_err_invalid(err, errsz, "'%.*s': expected a positive duration "
+						      "with its unit, like 800ns, 25us or 2.5ms (a bare "
+						      "number would be ns in the old period= and us "
+						      "in the injector's detour=)", (int)len, p);
+		} else if (key == K_PERIOD) {
+			period_v = v, period_len = vlen;
 		} else {
-			return nt_err_invalid(err, errsz, "'%.*s': unknown key (keys: freq, period)", (int)len,
-				    p);
+			if (vlen == 4 && strncmp(v, "sync", 4) == 0)
+				out->mode = NT_SIM_MODE_SYNC;
+			else if (vlen == 6 && strncmp(v, "unsync", 6) == 0)
+				out->mode = NT_SIM_MODE_UNSYNC;
+			else
+				return nt_err_invalid(err, errsz, "'%.*s': mode is sync or unsync",
+						      (int)len, p);
 		}
 		p += len;
 		if (comma) {
@@ -217,11 +295,74 @@ int nt_sim_parse_noise(const char *s, double *freq_hz, uint64_t *period_ns, char
 				return nt_err_invalid(err, errsz, "'%s': ends with a comma", s);
 		}
 	}
-	if (!have_f || !have_p)
-		return nt_err_invalid(err, errsz, "'%s': needs freq= and period=", s);
-	if ((double)*period_ns >= 1e9 / *freq_hz)
-		return nt_err_invalid(err, errsz, "'%s': the period (the detour's length) must be shorter "
-			    "than 1/freq", s);
+
+	/* The spelling: period= is the interval, except beside freq= (the old form: the length). */
+	unsigned spell = seen & ~(unsigned)K_MODE;
+	if (spell == (K_FREQ | K_PERIOD)) {
+		if (nt_parse_duration_ns(period_v, period_len, 1, &out->detour_ns) ||
+		    out->detour_ns == 0)
+			return nt_err_invalid(err, errsz, "'period=%.*s': expected a positive duration "
+					      "like 250us, 2.5us, 1ms or 800 (ns)", (int)period_len,
+					      period_v);
+		out->deprecated = true;
+	} else if (spell == (K_PERIOD | K_DETOUR)) {
+		if (parse_len(period_v, period_len, 1e3, &out->period_ns))
+			return nt_err_invalid(err, errsz, "'period=%.*s': expected a positive duration "
+					      "like 1ms, 250us or 1000 (us, as the injector reads it)",
+					      (int)period_len, period_v);
+		out->freq_hz = 1e9 / (double)out->period_ns;
+	} else if (spell == (K_FREQ | K_LENGTH)) {
+		/* checked below */
+	} else if ((seen & K_FREQ) && (seen & K_PERIOD)) {
+		return nt_err_invalid(err, errsz, "'%s': period= beside freq= is the old spelling of "
+				      "the detour's length, so %s= gives the length twice; write "
+				      "freq=F,length=T or period=T,detour=T", s,
+				      seen & K_DETOUR ? "detour" : "length");
+	} else if ((seen & K_PERIOD) && (seen & K_LENGTH)) {
+		return nt_err_invalid(err, errsz, "'%s': %.*s= is Engelmann's length and period= "
+				      "the injector's interval (or the old spelling of the length): "
+				      "ambiguous; write period=T,detour=T or freq=F,length=T", s,
+				      len_key[0] == 'l' ? 6 : 8, len_key);
+	} else if ((seen & K_FREQ) && (seen & K_DETOUR)) {
+		return nt_err_invalid(err, errsz, "'%s': freq= is Engelmann's and detour= the "
+				      "injector's; write freq=F,length=T or period=T,detour=T", s);
+	} else if ((seen & K_DETOUR) && (seen & K_LENGTH)) {
+		return nt_err_invalid(err, errsz, "'%s': detour= and %.*s= both give the detour's "
+				      "length; keep one", s, len_key[0] == 'l' ? 6 : 8, len_key);
+	} else if (seen & (K_PERIOD | K_DETOUR)) {
+		return nt_err_invalid(err, errsz, "'%s': needs period= (the interval) and detour= "
+				      "(the length), or freq= and length=", s);
+	} else {
+		return nt_err_invalid(err, errsz, "'%s': needs freq= and length= (the detour's), or "
+				      "period= (the interval) and detour=", s);
+	}
+	if (!out->period_ns) {
+		double period_ns = round(1e9 / out->freq_hz);
+		if (!(period_ns >= 1))
+			return nt_err_invalid(err, errsz, "'%s': %g Hz is a period under 1 ns", s,
+					      out->freq_hz);
+		out->period_ns = (uint64_t)period_ns;
+	}
+	if (out->detour_ns >= out->period_ns) {
+		char a[32], b[32];
+		return nt_err_invalid(err, errsz, "'%s': a %s detour is not shorter than its period, "
+				      "%s (%g Hz)", s, dur_str(out->detour_ns, a),
+				      dur_str(out->period_ns, b), out->freq_hz);
+	}
+	return 0;
+}
+
+int nt_sim_parse_noise(const char *s, double *freq_hz, uint64_t *period_ns, char *err,
+		       size_t errsz)
+{
+	if (!s || !freq_hz || !period_ns)
+		return -EINVAL;
+	struct nt_sim_noise_spec spec;
+	int rc = nt_sim_parse_noise_spec(s, &spec, err, errsz);
+	if (rc)
+		return rc;
+	*freq_hz = spec.freq_hz;
+	*period_ns = spec.detour_ns;
 	return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <math.h>
 #include <spawn.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +13,10 @@
 #include <sys/wait.h>
 
 #include <noisetool/clock.h>
+#include <noisetool/loggp-file.h>
 #include <noisetool/outfile.h>
 #include <noisetool/sim.h>
+#include <noisetool/sysinfo.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -25,11 +28,12 @@ extern char **environ;
 
 static const char usage[] =
 	"Usage: noisetool simulate --ranks N[,N...] --collective C [--algorithm A] [--bytes B]\n"
-	"                          (--noise freq=F,period=D | --signature FILE[,FILE...])\n"
+	"                          (--noise SPEC | --signature FILE[,FILE...])\n"
 	"                          (--sync | --unsync | --sync-unsync) [--seed S]\n"
-	"                          [--iterations N] [--compute-us C] [--loggp L,o,g,G]\n"
+	"                          [--iterations N] [--compute-us C]\n"
+	"                          [--loggp L,o,g,G | --loggp-file FILE]\n"
 	"                          [--json FILE] [--html FILE]\n"
-	"       noisetool simulate --calibrate\n"
+	"       noisetool simulate --calibrate [--repetitions N] [--save-loggp FILE]\n"
 	"\n"
 	"Predict what node noise does to a collective at scale: every rank follows the LogGP model\n"
 	"(a message of k bytes: o busy on the sender, L + (k-1)G on the wire, o busy on the\n"
@@ -45,8 +49,13 @@ static const char usage[] =
 	"                      or ring (O(P^2) messages, at most 16384 ranks)\n"
 	"  --bytes B           message size; per-rank block for allgather/alltoall (default 8;\n"
 	"                      barrier messages are empty)\n"
-	"  --noise SPEC        periodic detours: freq=10Hz|1kHz|1000, period=250us|2.5us|1ms|800\n"
-	"                      (the detour's length; a bare number is ns)\n"
+	"  --noise SPEC        periodic detours, in the injector's words (NOISETOOL_INJECT):\n"
+	"                      period=1ms,detour=25us (period the interval, detour the length;\n"
+	"                      a bare number is us), or Engelmann's: freq=1kHz,length=25us\n"
+	"                      (freq in Hz, kHz, MHz; length, or duration, needs its unit);\n"
+	"                      either with mode=sync|unsync (as --sync/--unsync). The old\n"
+	"                      freq=F,period=D (period the length, bare ns) still works, with a\n"
+	"                      note; mixed spellings are refused (doc/simulate.md, one table)\n"
 	"  --signature FILES   node signatures from `noisetool detour|ftq --json` (periodic\n"
 	"                      components and rare long detours) or --trace (replayed in a loop);\n"
 	"                      rank r follows model r mod n (one model per file and CPU)\n"
@@ -59,15 +68,24 @@ static const char usage[] =
 	"  --iterations N      bulk-synchronous loop: N times compute, then the collective\n"
 	"                      (default 1)\n"
 	"  --compute-us C      compute per iteration on every rank, in us (default 0)\n"
-	"  --loggp L,o,g,G     network in ns, G in ns per byte (default measured here:\n"
-	"                      22,78,71,0.123)\n"
+	"  --loggp L,o,g,G     network in ns, G in ns per byte\n"
+	"  --loggp-file FILE   the values a --calibrate --save-loggp FILE kept. Without either:\n"
+	"                      $XDG_CONFIG_HOME/noisetool/loggp.json (else ~/.config/noisetool/\n"
+	"                      loggp.json) when it exists, else the development VM's 22,78,71,0.123;\n"
+	"                      `noisetool version` says which\n"
 	"  --json FILE         also write the results as JSON (doc/simulate.md); - = stdout only\n"
 	"  --html FILE         a page with plots: magnification and times against ranks\n"
 	"                      (doc/html.md; needs Python 3 with matplotlib, checked before\n"
 	"                      anything is simulated); - = stdout only\n"
 	"  --calibrate         measure L, o, g, G with a 2-rank MPI ping-pong (mpiexec.mpich\n"
-	"                      -n 2 -bind-to core, or Open MPI's in a build without MPICH) and\n"
-	"                      print the --loggp line\n"
+	"                      -n 2 -bind-to core, or Open MPI's in a build without MPICH),\n"
+	"                      N times; a batch of samples during which either rank was preempted\n"
+	"                      is measured again, outlying repetitions are rejected; prints each\n"
+	"                      repetition, each parameter's median, min, max and MAD, and the\n"
+	"                      --loggp line. Exit 1 when fewer than 3 repetitions agree\n"
+	"  --repetitions N     with --calibrate: 1 to 64 (default 5)\n"
+	"  --save-loggp FILE   with --calibrate: write the result (values, spread, date, host,\n"
+	"                      CPU, MPI) as JSON for --loggp-file (checked before measuring)\n"
 	"  -h, --help          this text\n"
 	"\n"
 	"Events are message sends + receives + compute phases of one simulated run; events/s\n"
@@ -78,12 +96,44 @@ static const char usage[] =
 	"a directory, a missing directory, a --signature file or both naming one file is refused\n"
 	"before anything is read or simulated (doc/noisetool.md, \"Outputs\").\n"
 	"\n"
-	"Exit status: 0 done, 1 a signature file is unreadable or an output failed, 2 bad\n"
-	"arguments (including a malformed signature file).\n";
+	"Exit status: 0 done, 1 a signature or LogGP file is unreadable, an output failed or a\n"
+	"calibration cannot be trusted, 2 bad arguments (including a malformed signature or LogGP\n"
+	"file).\n";
 
-static int calibrate(const char *cmd)
+#ifdef NT_LOGGP_PINGPONG
+/* One line of the ping-pong (tools/loggp-pingpong.c): "mpi ...", "clock ..." or "rep R L o g G
+ * o_send o_recv half8 half1MiB allreduce retried preempted"; a repetition is printed. */
+static void calib_line(const char *line, struct nt_loggp_calib *cal, struct nt_sim_loggp *reps,
+		       bool *preempted, size_t *n)
+{
+	int r, pre;
+	unsigned retried;
+	double L, o, g, G, os, orv, h8, hm, ar;
+	if (strncmp(line, "mpi ", 4) == 0) {
+		snprintf(cal->mpi, sizeof cal->mpi, "%.*s", (int)strcspn(line + 4, "\n"), line + 4);
+	} else if (sscanf(line, "rep %d %lf %lf %lf %lf %lf %lf %lf %lf %lf %u %d", &r, &L, &o, &g,
+			  &G, &os, &orv, &h8, &hm, &ar, &retried, &pre) == 12 &&
+		   *n < NT_LOGGP_MAX_REPS) {
+		reps[*n] = (struct nt_sim_loggp){ L, o, g, G };
+		preempted[*n] = pre != 0;
+		(*n)++;
+		printf("%4d %8.1f %8.1f %8.1f %10.4f %8.1f %8.1f %9.1f %11.1f %9.1f %7u%s\n", r, L, o,
+		       g, G, os, orv, h8, hm / 1e3, ar, retried, pre ? "  preempted" : "");
+		fflush(stdout);
+	}
+}
+#endif
+
+/* --calibrate [--repetitions N] [--save-loggp FILE]: measure, combine, print, save. */
+static int calibrate(const char *cmd, unsigned nrep, const char *save)
 {
 #ifdef NT_LOGGP_PINGPONG
+	char err[512];
+	/* The output is checked before anything is measured. */
+	if (save && nt_outfile_check(save, NULL, 0, err, sizeof err) != 0) {
+		fprintf(stderr, "%s: --save-loggp: %s\n", cmd, err);
+		return NT_EXIT_FAIL;
+	}
 	const char *candidates[] = { NT_LOGGP_PINGPONG, NT_LOGGP_PINGPONG_INSTALLED };
 	const char *prog = NULL;
 	for (size_t i = 0; i < 2 && !prog; i++)
@@ -94,26 +144,131 @@ static int calibrate(const char *cmd)
 			NT_LOGGP_PINGPONG_INSTALLED);
 		return NT_EXIT_FAIL;
 	}
-	char *argv[] = { NT_LOGGP_MPIEXEC, "-n", "2", NT_LOGGP_BIND, "core", (char *)prog, NULL };
+	char nbuf[16];
+	snprintf(nbuf, sizeof nbuf, "%u", nrep);
+	char *argv[] = { NT_LOGGP_MPIEXEC, "-n", "2", NT_LOGGP_BIND, "core", (char *)prog, nbuf,
+			 NULL };
+	int fds[2];
+	if (pipe(fds) != 0) {
+		fprintf(stderr, "%s: pipe: %s\n", cmd, strerror(errno));
+		return NT_EXIT_FAIL;
+	}
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+	posix_spawn_file_actions_addclose(&fa, fds[0]);
+	posix_spawn_file_actions_addclose(&fa, fds[1]);
 	pid_t pid;
-	int rc = posix_spawnp(&pid, NT_LOGGP_MPIEXEC, NULL, NULL, argv, environ);
+	int rc = posix_spawnp(&pid, NT_LOGGP_MPIEXEC, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fds[1]);
 	if (rc) {
+		close(fds[0]);
 		fprintf(stderr, "%s: cannot run %s: %s\n", cmd, NT_LOGGP_MPIEXEC, strerror(rc));
 		return NT_EXIT_FAIL;
 	}
+	struct nt_loggp_calib cal = { 0 };
+	struct nt_sim_loggp reps[NT_LOGGP_MAX_REPS];
+	bool pre[NT_LOGGP_MAX_REPS];
+	size_t n = 0;
+	printf("%u repetitions of a 2-rank ping-pong (%s -n 2 %s core)\n", nrep, NT_LOGGP_MPIEXEC,
+	       NT_LOGGP_BIND);
+	printf(" rep     L ns     o ns     g ns     G ns/B   o_send   o_recv  half 8 B  "
+	       "half 1 MiB  allreduce retried\n"
+	       "                                               ns       ns        ns          us"
+	       "         ns\n");
+	fflush(stdout);
+	FILE *in = fdopen(fds[0], "r");
+	char line[1024];
+	while (in && fgets(line, sizeof line, in))
+		calib_line(line, &cal, reps, pre, &n);
+	if (in)
+		fclose(in);
+	else
+		close(fds[0]);
 	int st;
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return NT_EXIT_FAIL;
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		fprintf(stderr, "%s: the ping-pong failed\n", cmd);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || n != nrep) {
+		fprintf(stderr, "%s: the ping-pong failed (%zu of %u repetitions)\n", cmd, n, nrep);
 		return NT_EXIT_FAIL;
 	}
+	if (nt_loggp_combine(reps, pre, n, &cal, err, sizeof err) != 0) {
+		fprintf(stderr, "%s: the calibration cannot be trusted: %s\n", cmd, err);
+		return NT_EXIT_FAIL;
+	}
+	if (cal.preempt_ignored)
+		printf("\n%u of %zu repetitions were preempted (a batch lost over 10 %% of its time "
+		       "to run delay after 3 tries): too few clean ones, so all were used and only "
+		       "outliers rejected\n", cal.preempted, n);
+	else if (cal.preempted)
+		printf("\n%u of %zu repetitions were preempted and rejected\n", cal.preempted, n);
+	printf("\nparameter       median        min        max        MAD  kept/rejected\n");
+	const char *names[] = { "L (ns)", "o (ns)", "g (ns)", "G (ns/B)" };
+	const struct nt_loggp_spread *sp[] = { &cal.L, &cal.o, &cal.g, &cal.G };
+	for (int i = 0; i < 4; i++)
+		printf("%-10s %11.4g %10.4g %10.4g %10.3g  %u/%u\n", names[i], sp[i]->median,
+		       sp[i]->min, sp[i]->max, sp[i]->mad, sp[i]->kept, sp[i]->rejected);
+	printf("--loggp %.4g,%.4g,%.4g,%.4g\n", cal.loggp.L_ns, cal.loggp.o_ns, cal.loggp.g_ns,
+	       cal.loggp.G_ns_per_byte);
+	if (fflush(stdout) != 0)
+		return NT_EXIT_FAIL;
+	if (!save)
+		return NT_EXIT_OK;
+	struct nt_sysinfo si;
+	nt_sysinfo_collect(&si);
+	snprintf(cal.host, sizeof cal.host, "%s", si.hostname);
+	snprintf(cal.cpu, sizeof cal.cpu, "%s", si.cpu_model);
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(cal.date, sizeof cal.date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	struct nt_outfile of;
+	if (nt_outfile_open(&of, save, false) != 0) {
+		fprintf(stderr, "%s: %s\n", cmd, of.why);
+		return NT_EXIT_FAIL;
+	}
+	if (nt_loggp_write(of.f, &cal) != 0) {
+		fprintf(stderr, "%s: writing '%s' failed\n", cmd, save);
+		nt_outfile_abort(&of);
+		return NT_EXIT_FAIL;
+	}
+	if (nt_outfile_commit(&of) != 0) {
+		fprintf(stderr, "%s: %s\n", cmd, of.why);
+		return NT_EXIT_FAIL;
+	}
+	fprintf(stderr, "%s: saved to %s (read by --loggp-file)\n", cmd, save);
 	return NT_EXIT_OK;
 #else
+	(void)nrep, (void)save;
 	fprintf(stderr, "%s: --calibrate needs MPI; this noisetool was built without it\n", cmd);
 	return NT_EXIT_FAIL;
 #endif
+}
+
+/* `simulate --calibrate ...`: only the calibration's options. */
+static int calibrate_main(const char *cmd, int argc, char **argv)
+{
+	struct cli c;
+	unsigned nrep = 5;
+	const char *save = NULL;
+	cli_init(&c, cmd, argc, argv);
+	while (cli_next(&c)) {
+		if (cli_is(&c, "--calibrate")) {
+			cli_flag(&c);
+		} else if (cli_is(&c, "--repetitions")) {
+			nrep = (unsigned)cli_u64(&c, 1, NT_LOGGP_MAX_REPS);
+		} else if (cli_is(&c, "--save-loggp")) {
+			save = cli_value(&c);
+		} else if (cli_is(&c, "--help") || cli_is(&c, "-h")) {
+			fputs(usage, stdout);
+			return NT_EXIT_OK;
+		} else {
+			cli_usage_error(&c, "--calibrate takes only --repetitions and --save-loggp");
+		}
+	}
+	return calibrate(cmd, nrep, save);
 }
 
 struct progress_state {
@@ -178,12 +333,17 @@ int cmd_simulate(int argc, char **argv)
 	uint64_t ranks[NT_SIM_MAX_RANK_COUNTS];
 	int nranks = 0;
 	bool have_coll = false, have_sync = false, sync = false, both = false;
-	const char *noise_spec = NULL, *json_path = NULL, *html_path = NULL;
+	const char *noise_spec = NULL, *json_path = NULL, *html_path = NULL, *loggp_file = NULL;
+	struct nt_sim_noise_spec nspec = { 0 };
+	bool have_loggp = false;
 	struct html_out html = { 0 };
 	char *sig_list = NULL;
 	uint64_t seed = 1;
 	char err[512];
 
+	for (int i = 0; i < argc; i++)
+		if (!strcmp(argv[i], "--calibrate"))
+			return calibrate_main(cmd, argc, argv);
 	struct cli c;
 	cli_init(&c, cmd, argc, argv);
 	if (argc == 0)
@@ -192,11 +352,6 @@ int cmd_simulate(int argc, char **argv)
 		if (cli_is(&c, "--help") || cli_is(&c, "-h")) {
 			fputs(usage, stdout);
 			return NT_EXIT_OK;
-		} else if (cli_is(&c, "--calibrate")) {
-			cli_flag(&c);
-			if (argc != 1)
-				cli_usage_error(&c, "--calibrate takes no other options");
-			return calibrate(cmd);
 		} else if (cli_is(&c, "--ranks")) {
 			nranks = nt_sim_parse_ranks(cli_value(&c), ranks, NT_SIM_MAX_RANK_COUNTS, err,
 						    sizeof err);
@@ -217,6 +372,8 @@ int cmd_simulate(int argc, char **argv)
 			cfg.bytes = cli_u64(&c, 0, 1ull << 40);
 		} else if (cli_is(&c, "--noise")) {
 			noise_spec = cli_value(&c);
+			if (nt_sim_parse_noise_spec(noise_spec, &nspec, err, sizeof err))
+				cli_usage_error(&c, "--noise %s", err);
 		} else if (cli_is(&c, "--signature")) {
 			sig_list = strdup(cli_value(&c));
 			if (!sig_list)
@@ -243,6 +400,9 @@ int cmd_simulate(int argc, char **argv)
 		} else if (cli_is(&c, "--loggp")) {
 			if (nt_sim_parse_loggp(cli_value(&c), &cfg.loggp, err, sizeof err))
 				cli_usage_error(&c, "--loggp %s", err);
+			have_loggp = true;
+		} else if (cli_is(&c, "--loggp-file")) {
+			loggp_file = cli_value(&c);
 		} else if (cli_is(&c, "--json")) {
 			json_path = cli_value(&c);
 		} else if (cli_is(&c, "--html")) {
@@ -257,8 +417,31 @@ int cmd_simulate(int argc, char **argv)
 		cli_usage_error(&c, "missing --collective");
 	if (!noise_spec == !sig_list)
 		cli_usage_error(&c, "give one of --noise and --signature");
+	if (have_loggp && loggp_file)
+		cli_usage_error(&c, "--loggp and --loggp-file exclude each other");
+	if (nspec.mode != NT_SIM_MODE_UNSET) {
+		bool spec_sync = nspec.mode == NT_SIM_MODE_SYNC;
+		if (have_sync && (both || sync != spec_sync))
+			cli_usage_error(&c, "--noise mode=%s conflicts with --%s", spec_sync ? "sync"
+					: "unsync", both ? "sync-unsync" : sync ? "sync" : "unsync");
+		have_sync = true;
+		sync = spec_sync;
+	}
 	if (!have_sync)
-		cli_usage_error(&c, "give one of --sync, --unsync and --sync-unsync");
+		cli_usage_error(&c, "give one of --sync, --unsync and --sync-unsync (or mode= in "
+				    "--noise)");
+	if (!have_loggp) {
+		struct nt_loggp_calib cal;
+		enum nt_loggp_origin origin;
+		char path[NT_PATH_MAX];
+		int rc = nt_loggp_resolve(loggp_file, &cal, &origin, path, sizeof path, err,
+					  sizeof err);
+		if (rc) {
+			fprintf(stderr, "%s: LogGP file '%s': %s\n", cmd, path, err);
+			return rc == -EINVAL ? NT_EXIT_USAGE : NT_EXIT_FAIL;
+		}
+		cfg.loggp = cal.loggp;
+	}
 	if (on_stdout(json_path) && on_stdout(html_path))
 		cli_usage_error(&c, "--json and --html cannot both go to stdout");
 	for (int i = 0; i < nranks; i++)
@@ -297,9 +480,13 @@ int cmd_simulate(int argc, char **argv)
 	}
 	int status = NT_EXIT_OK;
 	if (noise_spec) {
-		if (nt_sim_parse_noise(noise_spec, &rep.freq_hz, &rep.period_ns, err, sizeof err))
-			cli_usage_error(&c, "--noise %s", err);
-		uint64_t period = (uint64_t)llround(1e9 / rep.freq_hz);
+		if (nspec.deprecated)
+			fprintf(stderr, "%s: note: --noise freq=F,period=D is deprecated (period= is "
+					"the injector's interval): write freq=F,length=D or "
+					"period=1/F,detour=D\n", cmd);
+		rep.freq_hz = nspec.freq_hz;
+		rep.period_ns = nspec.detour_ns;
+		uint64_t period = nspec.period_ns;
 		int m = nt_sim_noise_add_model(noise);
 		/* Synchronized: the run starts just as every rank's detour ends. */
 		if (m < 0 || nt_sim_noise_add_comb(noise, m, rep.freq_hz, rep.period_ns,

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include <noisetool/clock.h>
+#include <noisetool/loggp-file.h>
+#include <noisetool/outfile.h>
 #include <noisetool/probe.h>
 
 #include "cli.h"
@@ -37,7 +39,8 @@ static int cmd_version(int argc, char **argv)
 	while (cli_next(&c)) {
 		if (cli_is(&c, "--help") || cli_is(&c, "-h")) {
 			puts("Usage: noisetool version\n\nPrint the version, the optional features "
-			     "built in and the calibrated clock.");
+			     "built in, the calibrated clock and the LogGP values `noisetool\n"
+			     "simulate` uses without --loggp, and where they came from.");
 			return NT_EXIT_OK;
 		}
 		cli_unknown(&c);
@@ -61,6 +64,24 @@ static int cmd_version(int argc, char **argv)
 	       nt_clock_source_name(ci->source), ci->hz / 1e6, ci->calib_error_ppm,
 	       ci->read_cost_ns, ci->constant_tsc ? "invariant" : "not invariant",
 	       ci->clocksource[0] ? ci->clocksource : "?");
+	/* The LogGP values simulate uses without --loggp or --loggp-file, and their origin. */
+	struct nt_loggp_calib cal;
+	enum nt_loggp_origin origin;
+	char path[NT_PATH_MAX], err[512];
+	int rc = nt_loggp_resolve(NULL, &cal, &origin, path, sizeof path, err, sizeof err);
+	char dflt[NT_PATH_MAX];
+	if (rc != 0)
+		printf("loggp: %s is unusable (%s); simulate refuses to run without --loggp\n", path,
+		       err);
+	else if (origin == NT_LOGGP_FILE)
+		printf("loggp: %g,%g,%g,%g (L,o,g ns, G ns/B) from %s, calibrated %s on %s (%s)\n",
+		       cal.loggp.L_ns, cal.loggp.o_ns, cal.loggp.g_ns, cal.loggp.G_ns_per_byte, path,
+		       cal.date, cal.host[0] ? cal.host : "?", cal.mpi[0] ? cal.mpi : "MPI ?");
+	else
+		printf("loggp: %g,%g,%g,%g (L,o,g ns, G ns/B), built in: the development VM's (2 "
+		       "vCPUs, MPICH 4.0.2); no %s (simulate --calibrate --save-loggp FILE)\n",
+		       cal.loggp.L_ns, cal.loggp.o_ns, cal.loggp.g_ns, cal.loggp.G_ns_per_byte,
+		       nt_loggp_default_path(dflt, sizeof dflt) == 0 ? dflt : "default file");
 	/* Which OS sources the probe can read on this machine, at the fullest level. */
 	struct nt_probe *probe;
 	struct nt_probe_config pc = { .level = NT_PROBE_FULL };

@@ -125,11 +125,41 @@ NT_API int nt_sim_algorithm_parse(const char *s, enum nt_sim_algorithm *out);
  * (at most max). Returns the count, or -EINVAL with the reason in err. */
 NT_API int nt_sim_parse_ranks(const char *s, uint64_t *out, size_t max, char *err, size_t errsz);
 
-/* "freq=1kHz,period=2.5us" (either order): freq in Hz, kHz, MHz or a bare number of Hz;
- * period (the detour's duration) in ns (default), us, ms or s. The period must be shorter than
- * 1/freq. Returns 0, or -EINVAL with the reason in err. */
+/* Any spelling nt_sim_parse_noise_spec takes (below); *period_ns is the detour's length
+ * (the old form's name). Returns 0, or -EINVAL with the reason in err. */
 NT_API int nt_sim_parse_noise(const char *s, double *freq_hz, uint64_t *period_ns, char *err,
 			      size_t errsz);
+
+/* --- The noise vocabulary (doc/simulate.md, "The noise vocabulary"). --- */
+
+enum nt_sim_mode {
+	NT_SIM_MODE_UNSET = 0, /* no mode= in the spec */
+	NT_SIM_MODE_SYNC,
+	NT_SIM_MODE_UNSYNC,
+};
+
+/* A periodic noise spec: a detour of detour_ns every period_ns (= 1/freq_hz). */
+struct nt_sim_noise_spec {
+	double freq_hz;        /* detours per second */
+	uint64_t period_ns;    /* from one detour's start to the next's */
+	uint64_t detour_ns;    /* one detour's length */
+	enum nt_sim_mode mode; /* mode=, or NT_SIM_MODE_UNSET */
+	bool deprecated;       /* written in the old freq=F,period=D spelling */
+};
+
+/* One vocabulary for --noise, keys in any order, plus mode=sync|unsync in any spelling:
+ * - the injector's (NOISETOOL_INJECT): period=T (the interval), detour=T (the length); a bare
+ *   number is us, as the injector reads it;
+ * - Engelmann's: freq=F (Hz, kHz, MHz or a bare number of Hz), length=T or duration=T (the
+ *   length, its unit required: ns, us, ms or s);
+ * - the old form, freq=F,period=T (period= the length; a bare number is ns): accepted, and
+ *   out->deprecated says so.
+ * A mix of the spellings (period= beside length=, freq= beside detour=, freq=,period= beside a
+ * length key, two length keys), a key given twice and the injector's ranks=, seed=, trace= are
+ * refused naming the keys. The detour must be shorter than the period. Returns 0, or -EINVAL
+ * with a one-line reason in err. */
+NT_API int nt_sim_parse_noise_spec(const char *s, struct nt_sim_noise_spec *out, char *err,
+				   size_t errsz);
 
 /* "L,o,g,G" in ns (G in ns per byte), each finite and >= 0. 0 or -EINVAL with err. */
 NT_API int nt_sim_parse_loggp(const char *s, struct nt_sim_loggp *out, char *err, size_t errsz);
