@@ -75,7 +75,7 @@ int nt_loggp_combine(const struct nt_sim_loggp *reps, const bool *preempted, siz
 		for (size_t i = 0; i < nv; i++)
 			dev[i] = fabs(v[i] - m);
 		double mad = median_of(dev, nv);
-		double floor_abs = p == 3 ? 0.001 : 1.0;
+		double floor_abs = p == 3 ? NT_LOGGP_G_FLOOR : NT_LOGGP_NS_FLOOR;
 		double tol = fmax(fmax(3 * 1.4826 * mad, 0.1 * m), floor_abs);
 		size_t nk = 0;
 		char vals[256] = "";
@@ -92,6 +92,15 @@ int nt_loggp_combine(const struct nt_sim_loggp *reps, const bool *preempted, siz
 					      "%.3g of the median %.4g (%s): too few to trust (at "
 					      "least %zu)", param_names[p], nk, nv, tol, m, vals,
 					      need);
+		/* Kept values that still span more than half their median (and the floor) do not
+		 * agree: three repetitions of G at 0.123, 1.5 and 2.93 ns/B. */
+		qsort(kept, nk, sizeof *kept, cmp_double);
+		double span = kept[nk - 1] - kept[0], km = nk % 2 ? kept[nk / 2]
+			: (kept[nk / 2 - 1] + kept[nk / 2]) / 2;
+		if (span > fmax(0.5 * km, floor_abs))
+			return nt_err_invalid(err, errsz, "%s: the repetitions disagree (%s): their "
+					      "spread %.3g is more than half the median %.4g",
+					      param_names[p], vals, span, km);
 		struct nt_loggp_spread *s = spread_ptr(out, p);
 		s->kept = (unsigned)nk;
 		s->rejected = (unsigned)(n - nk);

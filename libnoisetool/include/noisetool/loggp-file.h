@@ -18,6 +18,11 @@ extern "C" {
 #define NT_LOGGP_MAX_REPS 64  /* repetitions one calibration combines */
 #define NT_LOGGP_MIN_KEPT 3   /* repetitions that must agree on every parameter */
 #define NT_LOGGP_FILE_MAX (64 * 1024) /* a larger file is refused unread */
+/* Differences under these always agree: the ping-pong's clock moved in steps of ~10 ns on the
+ * development VM (o_send 50.2 or 60.2 ns, never between), and G's fit scatters by ~0.001 ns/B
+ * (0.0641-0.0670 over five repetitions). */
+#define NT_LOGGP_NS_FLOOR 10.0
+#define NT_LOGGP_G_FLOOR 0.005
 
 /* One parameter over the repetitions that were kept. */
 struct nt_loggp_spread {
@@ -51,8 +56,9 @@ enum nt_loggp_origin {
  * fewer than min(n, NT_LOGGP_MIN_KEPT) are left (then every one is used, out->preempt_ignored
  * is set and the outlier rule alone decides); then, per
  * parameter, the rule: m the median and MAD the median absolute deviation of the rest, a value
- * further from m than max(3 x 1.4826 x MAD, 10 % of m, 1 ns or for G 0.001 ns/B) is an outlier
- * and rejected. At least min(n, NT_LOGGP_MIN_KEPT) must be kept for every parameter. preempted
+ * further from m than max(3 x 1.4826 x MAD, 10 % of m, NT_LOGGP_NS_FLOOR or for G
+ * NT_LOGGP_G_FLOOR) is an outlier and rejected. At least min(n, NT_LOGGP_MIN_KEPT) must be kept
+ * for every parameter, and the kept ones must span at most max(half their median, the floor). preempted
  * may be NULL. Returns 0, or -EINVAL with a one-line reason in err naming the parameter and its
  * values (e.g. a preempted G of 2.93 ns/B against 0.123 with too few others). */
 NT_API int nt_loggp_combine(const struct nt_sim_loggp *reps, const bool *preempted, size_t n,
