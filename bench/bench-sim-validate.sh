@@ -39,7 +39,7 @@ for cell in "50 1.00" "50 5.00" "200 1.00" "200 5.00"; do
 		[ $mode = unsync ] && n=$SIM_SEEDS
 		pred=$(for seed in $(seq 1 $n); do
 			"$NOISETOOL" simulate --ranks 2 --collective allreduce --bytes 8 \
-				--noise freq=${freq}Hz,period=${d}us --$mode --seed $seed \
+				--noise freq=${freq}Hz,length=${d}us --$mode --seed $seed \
 				--iterations "$iters" --loggp $L,$o,71,0.123 --json - 2>/dev/null |
 				tr ',' '\n' | awk -F: '/"magnification"/ { print $2 }'
 		done | awk '{ t += $1; n++ } END { printf "%.3f", t / n }')

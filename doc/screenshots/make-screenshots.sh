@@ -41,7 +41,7 @@ shot compare.html compare
 shot detour.html detour
 "$NT" ftq --seconds 2 --cpu all --html ftq.html >/dev/null
 shot ftq.html ftq
-"$NT" simulate --ranks 2^4-2^20 --collective allreduce --noise freq=1kHz,period=25us \
+"$NT" simulate --ranks 2^4-2^20 --collective allreduce --noise freq=1kHz,length=25us \
 	--sync-unsync --html simulate.html >/dev/null
 shot simulate.html simulate
 

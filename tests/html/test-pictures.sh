@@ -56,7 +56,7 @@ done
 	{ echo "FAIL: --json-detours: not one entry per kept detour"; fail=1; }
 
 # simulate: both modes on one page, the magnification at the largest rank count as printed.
-"$NT" simulate --ranks 1024,4096,16384 --collective allreduce --noise freq=1kHz,period=25us \
+"$NT" simulate --ranks 1024,4096,16384 --collective allreduce --noise freq=1kHz,length=25us \
 	--sync-unsync --iterations 20 --compute-us 200 --json "$tmp/sim.json" \
 	--html "$tmp/sim.html" >"$tmp/out" 2>&1 || { echo "FAIL: simulate --html"; cat "$tmp/out"; fail=1; }
 mag='format(max(d["runs"][RUN]["results"], key=lambda x: x["ranks"])["magnification"], ".4f")'
@@ -66,7 +66,7 @@ page "$tmp/sim.html" 2 --expect '[data-key="magnification.sync"]' "$(py "${mag/R
 	--expect '[data-key="magnification.unsync"]' "$(py "${mag/RUN/1}" "$tmp/sim.json")" \
 	--expect '#results-table' "$(py 'format(16384, ",").replace(",", "\u2009")' "$tmp/sim.json")"
 # One mode: the plain noisetool-simulate/1 document, drawn again by noisetool plot.
-"$NT" simulate --ranks 256,1024 --collective barrier --noise freq=100Hz,period=50us --unsync \
+"$NT" simulate --ranks 256,1024 --collective barrier --noise freq=100Hz,length=50us --unsync \
 	--json "$tmp/sim1.json" >/dev/null 2>&1 || { echo "FAIL: simulate --json"; fail=1; }
 "$NT" plot simulate "$tmp/sim1.json" --html "$tmp/sim1.html" || { echo "FAIL: plot simulate"; fail=1; }
 page "$tmp/sim1.html" 2 --expect '[data-key="magnification.unsync"]' \
@@ -151,7 +151,7 @@ for cmd in detour ftq; do
 	rm -f "$tmp/m.json"
 done
 # simulate: the same before anything is simulated (2^22 ranks would take seconds).
-big=(--ranks 2^22 --collective allreduce --noise freq=1kHz,period=25us --unsync)
+big=(--ranks 2^22 --collective allreduce --noise freq=1kHz,length=25us --unsync)
 read -r rc s < <(elapsed_s "$NT" simulate "${big[@]}" --html "$tmp/no/such/dir/p.html")
 [ "$rc" = 1 ] && [ "$s" -lt 20 ] && grep -q -- "--html" "$tmp/err" ||
 	{ echo "FAIL: simulate --html to a missing directory: exit $rc after $s s:"; cat "$tmp/err"; fail=1; }

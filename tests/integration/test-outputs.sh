@@ -48,7 +48,7 @@ cp "$log" "$tmp/job.orig"
 # --- A character device: written in place, never replaced by a regular file.
 if mknod "$tmp/null" c 1 3 2>"$tmp/err"; then
 	detour --json "$tmp/null" >/dev/null 2>"$tmp/err" && ok || { fail "detour --json DEVICE"; cat "$tmp/err"; }
-	sim --noise freq=1kHz,period=1us --json "$tmp/null" >/dev/null 2>"$tmp/err" && ok ||
+	sim --noise freq=1kHz,length=1us --json "$tmp/null" >/dev/null 2>"$tmp/err" && ok ||
 		{ fail "simulate --json DEVICE"; cat "$tmp/err"; }
 	report --json "$tmp/null" >/dev/null 2>"$tmp/err" && ok || { fail "report --json DEVICE"; cat "$tmp/err"; }
 	[ -c "$tmp/null" ] && [ ! -L "$tmp/null" ] && ok || fail "the device node was replaced: $(ls -l "$tmp/null")"
@@ -118,7 +118,7 @@ grep -q '"schema": "noisetool-noise/1"' "$tmp/real.json" && ok || fail "the syml
 # A dangling symlink: its target is created beside it, in the target's directory.
 mkdir "$tmp/sub"
 ln -s sub/new.json "$tmp/dangling"
-sim --noise freq=1kHz,period=1us --json "$tmp/dangling" >/dev/null 2>"$tmp/err" && ok ||
+sim --noise freq=1kHz,length=1us --json "$tmp/dangling" >/dev/null 2>"$tmp/err" && ok ||
 	{ fail "simulate --json DANGLING-SYMLINK"; cat "$tmp/err"; }
 [ -L "$tmp/dangling" ] && grep -q '"results"' "$tmp/sub/new.json" && ok || fail "dangling symlink not written through"
 report --json "$tmp/link.json" >/dev/null 2>"$tmp/err" && [ -L "$tmp/link.json" ] &&
@@ -144,7 +144,7 @@ mkdir "$tmp/d"
 expect_status 1 "$NT" detour --seconds 5 --cpu "$cpu" --json "$tmp/d"
 grep -q "is a directory" "$tmp/err" && ok || { fail "directory: message"; cat "$tmp/err"; }
 expect_status 1 "$NT" ftq --seconds 5 --cpu "$cpu" --trace "$tmp/d"
-expect_status 1 sim --noise freq=1kHz,period=1us --json "$tmp/d"
+expect_status 1 sim --noise freq=1kHz,length=1us --json "$tmp/d"
 expect_status 1 report --json "$tmp/d"
 run_checks expect_status 1 "$NT" run --mpi "${run_mpi:-}" --json "$tmp/d" -- touch "$tmp/marker-dir"
 [ ! -e "$tmp/marker-dir" ] && ok || fail "run --json DIR started the job"
