@@ -2,6 +2,7 @@
 #include "nt-config.h"
 
 #include <errno.h>
+#include <math.h>
 
 #include <noisetool/sim.h>
 
@@ -43,6 +44,11 @@ int nt_sim_write_json(FILE *f, const struct nt_sim_report *rep)
 	} else if (rep->freq_hz > 0) {
 		nt_json_string(&j, "kind", "periodic");
 		nt_json_double(&j, "freq_hz", rep->freq_hz);
+		/* In the one noise vocabulary (doc/simulate.md): the detour's length and the
+		 * interval between detours; "period_ns" is the old name of the length, kept for
+		 * readers of earlier documents. */
+		nt_json_uint(&j, "detour_ns", rep->period_ns);
+		nt_json_uint(&j, "interval_ns", (uint64_t)llround(1e9 / rep->freq_hz));
 		nt_json_uint(&j, "period_ns", rep->period_ns);
 	} else {
 		nt_json_string(&j, "kind", "none");

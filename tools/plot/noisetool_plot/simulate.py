@@ -18,7 +18,8 @@ def noise_text(run):
     """The noise of a run as the table's header says it."""
     n = run.get("noise") or {}
     if n.get("kind") == "periodic":
-        f, d = float(n.get("freq_hz") or 0), float(n.get("period_ns") or 0)
+        f = float(n.get("freq_hz") or 0)
+        d = float(n.get("detour_ns", n.get("period_ns")) or 0)  # period_ns: the old name
         return f"{f:g} Hz \u00d7 {fmt_ns(d)} ({f * d / 1e9 * 100:.3g} %)"
     if n.get("kind") == "signature":
         return "signature " + ", ".join(n.get("files") or [])
