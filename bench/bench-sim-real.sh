@@ -66,6 +66,7 @@ CASES=(
 	"fifo-10ms-1ms|allreduce|node-allreduce|fifo:$c1:10000:1000:0|SCHED_FIFO 1 ms every 10 ms, rank 1's CPU"
 	"fifo-2ms-200us|barrier|node-barrier|fifo:$c0:2000:200:0|SCHED_FIFO 200 us every 2 ms, rank 0's CPU"
 	"duty-50|allreduce|node-allreduce|duty:$c1:50|50 % duty hog sharing rank 1's CPU"
+	"hog-100|allreduce|node-allreduce|duty:$c1:100|a spinning hog sharing rank 1's CPU"
 	"fifo-10ms-3ms|allreduce|node-allreduce|fifo:$c0:10000:3000:0|SCHED_FIFO 3 ms every 10 ms, rank 0's CPU"
 	"absorbed|allreduce|fifo-10ms-3ms|fifo:$c0:10000:3000:0 fifo:$c1:10000:1000:1000|+ 1 ms at 1-2 ms of each 10 ms on rank 1: inside its wait"
 )
