@@ -31,23 +31,39 @@ KEEP=${NT_SIMREAL_KEEP:-}
 # other engineers' builds running: detour at nice -20 in the shared session lost 71 % of CPU 0
 # (run delay 1.42 s of 2 s); in its own autogroup at -20, 2.1 %.
 AUTOGROUP=0
-[ "$NICE" != 0 ] && [ "$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null)" = 1 ] && AUTOGROUP=1
+[ "$NICE" != 0 ] && [ "$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null)" = 1 ] &&
+	AUTOGROUP=1
+# The new session is also a process group: a TERM or INT here (meson's timeout) ends all of it.
 if [ $AUTOGROUP = 1 ] && [ -z "${NT_SIMREAL_SESSION:-}" ]; then
-	NT_SIMREAL_SESSION=1 exec setsid -w bash "$0" "$@"
+	NT_SIMREAL_SESSION=1 setsid -w bash "$0" "$@" &
+	session=$!
+	trap 'kill -TERM -- -$session 2>/dev/null' TERM INT HUP
+	wait $session
+	rc=$?
+	while kill -0 $session 2>/dev/null; do
+		wait $session
+		rc=$?
+	done
+	exit $rc
 fi
 if [ $AUTOGROUP = 1 ]; then
 	echo "$NICE" >/proc/self/autogroup || AUTOGROUP=0
 fi
+trap 'exit 143' TERM INT HUP # so that lib.sh's exit actions run
 . "$(dirname "$0")/../tests/lib.sh"
 nt_need_mpiexec
 nt_need_cpus 2 "one rank per CPU, each with its own noise source"
 command -v python3 >/dev/null || nt_skip "no python3 to read the JSON signatures"
-[ "$(nice -n "$NICE" nice)" = "$NICE" ] || nt_skip "cannot run at nice $NICE (NT_SIMREAL_NICE=0 runs at the default)"
+[ "$(nice -n "$NICE" nice)" = "$NICE" ] ||
+	nt_skip "cannot run at nice $NICE (NT_SIMREAL_NICE=0 runs at the default)"
 # What each rank runs first: its own autogroup at NICE.
 RANK=()
 [ $AUTOGROUP = 1 ] && RANK=(sh -c 'echo "$0" >/proc/self/autogroup && exec "$@"' "$NICE")
 if [ -n "$KEEP" ]; then
-	[ -e "$KEEP" ] && { echo "bench-sim-real.sh: NT_SIMREAL_KEEP=$KEEP exists; name a new directory"; exit 2; }
+	if [ -e "$KEEP" ]; then
+		echo "bench-sim-real.sh: NT_SIMREAL_KEEP=$KEEP exists; name a new directory"
+		exit 2
+	fi
 	mkdir -p "$KEEP" || exit 1
 	tmp=$KEEP
 else
@@ -67,40 +83,48 @@ iters=$(awk -v s="$SECS" -v w="$COMPUTE_US" 'BEGIN { printf "%d", s * 1e6 / w / 
 CASES=(
 	"node-allreduce|allreduce|ideal|none|the node as it is"
 	"node-barrier|barrier|ideal|none|the node as it is"
-	"fifo-10ms-1ms|allreduce|node-allreduce|fifo:$c1:10000:1000:0|SCHED_FIFO 1 ms every 10 ms, rank 1's CPU"
-	"fifo-2ms-200us|barrier|node-barrier|fifo:$c0:2000:200:0|SCHED_FIFO 200 us every 2 ms, rank 0's CPU"
-	"duty-50|allreduce|node-allreduce|duty:$c1:50|50 % duty hog sharing rank 1's CPU"
-	"hog-100|allreduce|node-allreduce|duty:$c1:100|a spinning hog sharing rank 1's CPU"
-	"fifo-10ms-3ms|allreduce|node-allreduce|fifo:$c0:10000:3000:0|SCHED_FIFO 3 ms every 10 ms, rank 0's CPU"
-	"absorbed|allreduce|fifo-10ms-3ms|fifo:$c0:10000:3000:0 fifo:$c1:10000:1000:1000|+ 1 ms at 1-2 ms of each 10 ms on rank 1: inside its wait"
+	"fifo-10ms-1ms|allreduce|node-allreduce|fifo:$c1:10000:1000:0|SCHED_FIFO 1 ms / 10 ms, rank 1"
+	"fifo-2ms-200us|barrier|node-barrier|fifo:$c0:2000:200:0|SCHED_FIFO 200 us / 2 ms, rank 0"
+	"duty-50|allreduce|node-allreduce|duty:$c1:50|a 50 % duty hog shares rank 1's CPU"
+	"hog-100|allreduce|node-allreduce|duty:$c1:100|a spinning hog shares rank 1's CPU"
+	"fifo-10ms-3ms|allreduce|node-allreduce|fifo:$c0:10000:3000:0|SCHED_FIFO 3 ms / 10 ms, rank 0"
+	"absorbed|allreduce|fifo-10ms-3ms|fifo:$c0:10000:3000:0 fifo:$c1:10000:1000:1000|and 1 ms at \
+1-2 ms / 10 ms, rank 1: in its wait"
 )
+
+# log CMD...: CMD, quoted, appended to the case's commands (printed for round 1).
+log() {
+	local q
+	q=$(printf '%q ' "$@")
+	echo "${q% }" >>"$d/commands"
+}
 
 HOGS=()
 # source_start SPEC...: start each noise source of a case, pinned; wait until it runs. fifo:CPU:
 # PERIOD_US:SPIN_US:OFFSET_US is a periodic SCHED_FIFO hog, duty:CPU:PERCENT a duty-cycle hog
 # at the ranks' nice level. Each bounds itself (SIGALRM) and is killed by source_stop or at exit.
 source_start() {
-	local spec f limit=$((SECS * 2 + 60)) i
+	local spec f limit=$((SECS * 2 + 60)) i cmd
 	for spec in "$@"; do
 		IFS=: read -r -a f <<<"$spec"
 		case "${f[0]}" in
 		none) continue ;;
 		fifo)
-			"$PHOG" --cpu "${f[1]}" --period-us "${f[2]}" --spin-us "${f[3]}" \
-				--offset-us "${f[4]}" --seconds $limit >"$tmp/hog.out" 2>>"$tmp/hog.err" &
-			HOGS+=($!)
-			nt_on_exit "kill $! 2>/dev/null"
+			cmd=("$PHOG" --cpu "${f[1]}" --period-us "${f[2]}" --spin-us "${f[3]}"
+				--offset-us "${f[4]}" --seconds $limit)
+			;;
+		duty) cmd=(nice -n "$NICE" taskset -c "${f[1]}" "$DHOG" "${f[2]}" $limit) ;;
+		esac
+		log "${cmd[@]}"
+		sed -i '$ s/$/ \&/' "$d/commands"
+		"${cmd[@]}" >"$d/hog.${#HOGS[@]}.out" 2>>"$d/hog.err" &
+		HOGS+=($!)
+		if [ "${f[0]}" = fifo ]; then
 			for ((i = 0; i < 50; i++)); do
-				grep -q ready "$tmp/hog.out" 2>/dev/null && break
+				grep -qs ready "$d/hog.$((${#HOGS[@]} - 1)).out" && break
 				sleep 0.1
 			done
-			;;
-		duty)
-			nice -n "$NICE" taskset -c "${f[1]}" "$DHOG" "${f[2]}" $limit &
-			HOGS+=($!)
-			nt_on_exit "kill $! 2>/dev/null"
-			;;
-		esac
+		fi
 	done
 	sleep 0.2
 }
@@ -113,13 +137,16 @@ source_stop() {
 	done
 	HOGS=()
 }
+nt_on_exit source_stop
 
 # json FILE EXPR: a value from a JSON file (d is the document).
-json() { python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+json() {
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
 
 # The work's speed, measured once (the fastest of 400 trials) and used by every run.
-kpu=$(nice -n "$NICE" timeout 120 mpiexec -n 2 $bind "${RANK[@]}" "$LOOP" --iterations 1 --compute-us 1 |
-	sed -n 's/.* loops_per_us=\([0-9.]*\).*/\1/p')
+kpu=$(nice -n "$NICE" timeout 120 mpiexec -n 2 $bind "${RANK[@]}" "$LOOP" --iterations 1 \
+	--compute-us 1 | sed -n 's/.* loops_per_us=\([0-9.]*\).*/\1/p')
 [ -n "$kpu" ] || { echo "FAIL: $LOOP printed no loops_per_us"; exit 1; }
 
 : >"$tmp/results"
@@ -132,44 +159,57 @@ for round in $(seq 1 "$ROUNDS"); do
 		mkdir -p "$d"
 		source_start $src
 		# (1) both ranks' CPUs at once, under the source
-		nice -n "$NICE" "$NOISETOOL" detour --cpu "$c0,$c1" --seconds "$SECS" \
-			--json "$d/sig.json" --trace "$d/sig.tsv" >/dev/null 2>"$d/detour.err" ||
+		cmd=(nice -n "$NICE" "$NOISETOOL" detour --cpu "$c0,$c1" --seconds "$SECS"
+			--json "$d/sig.json" --trace "$d/sig.tsv")
+		log "${cmd[@]}"
+		"${cmd[@]}" >/dev/null 2>"$d/detour.err" ||
 			{ echo "FAIL: $name: noisetool detour: $(cat "$d/detour.err")"; exit 1; }
 		# (2) the loop, under the same source
-		nice -n "$NICE" timeout 300 mpiexec -n 2 $bind "${RANK[@]}" "$LOOP" --iterations "$iters" \
-			--compute-us "$COMPUTE_US" --collective "$coll" --loops-per-us "$kpu" >"$d/loop.out" ||
-			{ echo "FAIL: $name: the loop failed"; exit 1; }
+		cmd=(nice -n "$NICE" timeout 300 mpiexec -n 2 $bind "${RANK[@]}" "$LOOP"
+			--iterations "$iters" --compute-us "$COMPUTE_US" --collective "$coll"
+			--loops-per-us "$kpu")
+		log "${cmd[@]}"
+		"${cmd[@]}" >"$d/loop.out" || { echo "FAIL: $name: the loop failed"; exit 1; }
 		source_stop
 		# (3) the prediction from the recorded signature (the model) and from the traces
 		for kind in json tsv; do
 			sig=$d/sig.json
 			[ $kind = tsv ] && sig=$d/sig.tsv.cpu$c0,$d/sig.tsv.cpu$c1
-			if ! "$NOISETOOL" simulate --ranks 2 --collective "$coll" --signature "$sig" \
-				--iterations "$iters" --compute-us "$COMPUTE_US" --sync \
-				--json "$d/sim-$kind.json" >/dev/null 2>"$d/sim-$kind.err"; then
-				echo "-1 -1" >"$d/sim-$kind.txt"
+			cmd=("$NOISETOOL" simulate --ranks 2 --collective "$coll" --signature "$sig"
+				--iterations "$iters" --compute-us "$COMPUTE_US" --sync
+				--json "$d/sim-$kind.json")
+			log "${cmd[@]}"
+			if "${cmd[@]}" >/dev/null 2>"$d/sim-$kind.err"; then
+				json "$d/sim-$kind.json" '"%d %d" % (d["results"][0]["time_ns_noisy"],
+					d["results"][0]["time_ns_noise_free"])' >"$d/sim-$kind.txt"
 			else
-				json "$d/sim-$kind.json" \
-					'"%d %d" % (d["results"][0]["time_ns_noisy"], d["results"][0]["time_ns_noise_free"])' \
-					>"$d/sim-$kind.txt"
+				echo "-1 -1" >"$d/sim-$kind.txt"
 			fi
 		done
-		read -r mean med < <(sed -n 's/.* mean_us=\([0-9.]*\) median_us=\([0-9.]*\) .*/\1 \2/p' "$d/loop.out")
-		noise=$(json "$d/sig.json" '" ".join("%.4f" % (c["total_ns"] / c["elapsed_ns"]) for c in d["cpus"])')
-		[ "$base" = ideal ] && awk -v m="$med" -v w="$COMPUTE_US" 'BEGIN { exit !(m > 1.05 * w) }' &&
-			echo "note: $name, round $round: the median iteration, $med us, is over 1.05 x $COMPUTE_US us: most iterations may be hit, and the ideal base too high" >>"$tmp/notes"
-		echo "$round $name $mean $med $(cat "$d/sim-json.txt") $(cat "$d/sim-tsv.txt") $noise" >>"$tmp/results"
+		read -r mean med < <(sed -n 's/.* mean_us=\([0-9.]*\) median_us=\([0-9.]*\) .*/\1 \2/p' \
+			"$d/loop.out")
+		noise=$(json "$d/sig.json" \
+			'" ".join("%.4f" % (c["total_ns"] / c["elapsed_ns"]) for c in d["cpus"])')
+		[ "$base" = ideal ] &&
+			awk -v m="$med" -v w="$COMPUTE_US" 'BEGIN { exit !(m > 1.05 * w) }' &&
+			echo "note: $name, round $round: the median iteration, $med us, is over 1.05 x" \
+				"$COMPUTE_US us: most iterations may be hit, and the ideal base too high" \
+				>>"$tmp/notes"
+		echo "$round $name $mean $med $(cat "$d/sim-json.txt") $(cat "$d/sim-tsv.txt") $noise" \
+			>>"$tmp/results"
 	done
 done
 
 # round name mean_us median_us json_noisy json_free tsv_noisy tsv_free noise0 noise1 (-1 -1: the
 # simulator refused the signature)
-printf "2 ranks, %s x (%s us of work + the collective) per run, %s s signatures (detour --cpu %s,%s), nice %s;\n" \
-	"$iters" "$COMPUTE_US" "$SECS" "$c0" "$c1" "$NICE"
-printf "means over %s rounds; magnification against the base case (ideal: the loop's median iteration,\n" "$ROUNDS"
-printf "the simulator's noise-free time); predicted with --sync from the JSON model and from the --trace files\n\n"
+echo "2 ranks, $iters x ($COMPUTE_US us of work + the collective) per run, $SECS s signatures" \
+	"(detour --cpu $c0,$c1), nice $NICE;"
+echo "means over $ROUNDS rounds; magnification against the base case (ideal: the loop's median"
+echo "iteration, and the simulator's noise-free time); predicted with --sync from the JSON model"
+echo "and from the --trace files"
+echo
 printf "%-15s %-9s %-15s %6s %6s %8s %9s %6s %4s %9s %6s  %s\n" case collective base noise0 noise1 \
-	measured predicted ratio 25% "p(trace)" ratio source
+	measured predicted ratio '<25%' "p(trace)" ratio source
 worst=0
 n_ok=0
 n_cases=0
@@ -216,7 +256,8 @@ for c in "${CASES[@]}"; do
 		pjs=$pj
 		rj=$(awk -v p="$pj" -v m="$m" 'BEGIN { printf "%.3f", p / m }')
 		ok=$(awk -v r="$rj" 'BEGIN { print (r >= 0.75 && r <= 1.25) ? "yes" : "no" }')
-		worst=$(awk -v w="$worst" -v r="$rj" 'BEGIN { d = r > 1 ? r - 1 : 1 - r; print (d > w ? d : w) }')
+		worst=$(awk -v w="$worst" -v r="$rj" \
+			'BEGIN { d = r > 1 ? r - 1 : 1 - r; print (d > w ? d : w) }')
 	fi
 	[ "$ok" = yes ] && n_ok=$((n_ok + 1))
 	if [ "$pt" = "-1.0000" ]; then
@@ -229,19 +270,22 @@ for c in "${CASES[@]}"; do
 		"$n0" "$n1" "$m" "$pjs" "$rj" "$ok" "$pts" "$rt" "$text"
 	[ "$name" = absorbed ] && absorbed=$(awk -v m="$m" -v pj="$pj" -v pt="$pt" 'BEGIN {
 		f = "%+.1f %%"
-		printf "absorbed: what rank 1'"'"'s noise adds to the loop: measured " f ", predicted " f " (JSON model), " f " (trace); all absorbed: +0 %%\n",
+		printf "absorbed: what rank 1'"'"'s noise adds to the loop: measured " f ", predicted " f \
+			" (JSON model), " f " (trace); all absorbed: +0 %%\n",
 			(m - 1) * 100, pj < 0 ? 0 : (pj - 1) * 100, pt < 0 ? 0 : (pt - 1) * 100 }')
 done
 cat "$tmp/notes"
 echo
 [ -n "${absorbed:-}" ] && echo "$absorbed"
-echo "$n_ok of $n_cases cases within 25 % (JSON model); largest deviation $(awk -v w="$worst" 'BEGIN { printf "%.1f", w * 100 }') %"
+echo "$n_ok of $n_cases cases within 25 % (JSON model); largest deviation" \
+	"$(awk -v w="$worst" 'BEGIN { printf "%.1f", w * 100 }') %"
 echo
-echo "Commands of one case (round 1 of each; \$SIG the case's directory, C0=$c0 C1=$c1):"
-echo "  hog:      periodic-hog --cpu C --period-us P --spin-us D --offset-us O --seconds T &   (or: nice -n $NICE taskset -c C duty-hog 50 T &)"
-echo "  record:   nice -n $NICE noisetool detour --cpu $c0,$c1 --seconds $SECS --json \$SIG/sig.json --trace \$SIG/sig.tsv"
-echo "  measure:  nice -n $NICE mpiexec.mpich -n 2 $bind sim-real-loop --iterations $iters --compute-us $COMPUTE_US --collective C --loops-per-us $kpu"
-echo "  predict:  noisetool simulate --ranks 2 --collective C --signature \$SIG/sig.json --iterations $iters --compute-us $COMPUTE_US --sync --json -"
-echo "            (and --signature \$SIG/sig.tsv.cpu$c0,\$SIG/sig.tsv.cpu$c1)"
+echo "The commands of round 1 (mpiexec is tests/launch/mpiexec: $NT_MPIEXEC):"
+for c in "${CASES[@]}"; do
+	IFS='|' read -r name _ <<<"$c"
+	[ -f "$tmp/$name.1/commands" ] || continue
+	echo "$name:"
+	sed 's/^/  /' "$tmp/$name.1/commands"
+done
 [ -n "$KEEP" ] && echo "Signatures, traces, loop outputs and predictions: $KEEP/CASE.ROUND/"
 exit 0

@@ -13,8 +13,8 @@ int main(int argc, char **argv)
 	long duty = argc == 3 ? strtol(argv[1], &e1, 10) : -1;
 	long seconds = argc == 3 ? strtol(argv[2], &e2, 10) : -1;
 	if (argc != 3 || *e1 || *e2 || duty < 1 || duty > 100 || seconds < 1 || seconds > 3600) {
-		fprintf(stderr, "usage: duty-hog DUTY SECONDS (DUTY 1 to 100 %%, SECONDS 1 to 3600); "
-				"pin it with taskset\n");
+		fprintf(stderr, "usage: duty-hog DUTY SECONDS (DUTY 1 to 100 %%, SECONDS 1 to "
+				"3600); pin it with taskset\n");
 		return 2;
 	}
 	alarm((unsigned)seconds); /* default action: terminate */

@@ -60,19 +60,21 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--priority")) {
 			prio = arg_double(v, 1, 99, "--priority");
 		} else {
-			fprintf(stderr, "periodic-hog: unknown option or missing value: %s\n%s", argv[i],
-				usage);
+			fprintf(stderr, "periodic-hog: unknown option or missing value: %s\n%s",
+				argv[i], usage);
 			return 2;
 		}
 		i++;
 	}
 	if (cpu < 0 || period_us == 0 || spin_us < 0 || seconds == 0) {
-		fprintf(stderr, "periodic-hog: --cpu, --period-us, --spin-us and --seconds are required\n");
+		fprintf(stderr, "periodic-hog: --cpu, --period-us, --spin-us and --seconds are "
+				"required\n");
 		return 2;
 	}
 	if (spin_us >= period_us || offset_us >= period_us) {
-		fprintf(stderr, "periodic-hog: a %g us spin or %g us offset does not fit in a %g us period\n",
-			spin_us, offset_us, period_us);
+		fprintf(stderr, "periodic-hog: a %g us %s is not shorter than the %g us period\n",
+			spin_us >= period_us ? spin_us : offset_us,
+			spin_us >= period_us ? "spin" : "offset", period_us);
 		return 2;
 	}
 	alarm((unsigned)seconds + 5); /* default action: terminate, whatever the loop does */
@@ -88,8 +90,8 @@ int main(int argc, char **argv)
 	if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
 		int e = errno;
 		if (setpriority(PRIO_PROCESS, 0, -20))
-			fprintf(stderr, "periodic-hog: SCHED_FIFO refused (%s) and nice -20 too (%s): "
-				"default priority\n", strerror(e), strerror(errno));
+			fprintf(stderr, "periodic-hog: SCHED_FIFO refused (%s) and nice -20 too "
+				"(%s): default priority\n", strerror(e), strerror(errno));
 		else
 			fprintf(stderr, "periodic-hog: SCHED_FIFO refused (%s): nice -20 instead\n",
 				strerror(e));
@@ -102,7 +104,8 @@ int main(int argc, char **argv)
 	uint64_t t = now_ns(), end_ns = t + (uint64_t)(seconds * 1e9);
 	uint64_t next_ns = (t / period_ns + 1) * period_ns + offset_ns;
 	while (next_ns < end_ns) {
-		struct timespec ts = { (time_t)(next_ns / 1000000000u), (long)(next_ns % 1000000000u) };
+		struct timespec ts = { (time_t)(next_ns / 1000000000u),
+				       (long)(next_ns % 1000000000u) };
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
 		while (now_ns() < next_ns + spin_ns)

@@ -100,7 +100,8 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--compute-us")) {
 			compute_us = arg_double(v, 0, 1e6, "--compute-us: expected 0 to 10^6");
 		} else if (!strcmp(argv[i], "--loops-per-us")) {
-			loops_per_us = arg_double(v, 1e-3, 1e6, "--loops-per-us: expected 0.001 to 10^6");
+			loops_per_us = arg_double(v, 1e-3, 1e6,
+						  "--loops-per-us: expected 0.001 to 10^6");
 		} else if (!strcmp(argv[i], "--collective")) {
 			if (!v || (strcmp(v, "allreduce") && strcmp(v, "barrier")))
 				bad("--collective: expected allreduce or barrier");
