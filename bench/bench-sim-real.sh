@@ -141,7 +141,19 @@ nt_on_exit source_stop
 
 # json FILE EXPR: a value from a JSON file (d is the document).
 json() {
-	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"
+}
+
+# comb_offset SIG: where rank 1's 1 ms comb lies in rank 0's 10 ms period by the phases in SIG.
+# The hogs put it at +1.000 ms; the absorbed case holds only if the signature keeps that.
+comb_offset() {
+	python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+a = next((p for p in d["cpus"][0]["periodic"] if p["typical_ns"] > 2e6), None)
+b = next((p for p in d["cpus"][1]["periodic"] if 5e5 < p["typical_ns"] < 2e6), None)
+print("+%.3f ms" % ((b["phase_ns"] - a["phase_ns"]) % 1e7 / 1e6) if a and b else "(no comb)")
+PY
 }
 
 # The work's speed, measured once (the fastest of 400 trials) and used by every run.
@@ -195,6 +207,8 @@ for round in $(seq 1 "$ROUNDS"); do
 			echo "note: $name, round $round: the median iteration, $med us, is over 1.1 x" \
 				"$COMPUTE_US us: the work ran slower than calibrated, or most iterations" \
 				"are hit and the ideal base is too high" >>"$tmp/notes"
+		[ "$name" = absorbed ] && echo "absorbed, round $round: rank 1's 1 ms comb recorded at" \
+			"$(comb_offset "$d/sig.json") of rank 0's 3 ms comb (the hogs: +1.000 ms)" >>"$tmp/notes"
 		echo "$round $name $mean $med $(cat "$d/sim-json.txt") $(cat "$d/sim-tsv.txt") $noise" \
 			>>"$tmp/results"
 	done
