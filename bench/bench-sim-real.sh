@@ -174,8 +174,18 @@ for round in $(seq 1 "$ROUNDS"); do
 		cmd=(nice -n "$NICE" "$NOISETOOL" detour --cpu "$c0,$c1" --seconds "$SECS"
 			--json "$d/sig.json" --trace "$d/sig.tsv")
 		log "${cmd[@]}"
-		"${cmd[@]}" >/dev/null 2>"$d/detour.err" ||
-			{ echo "FAIL: $name: noisetool detour: $(cat "$d/detour.err")"; exit 1; }
+		for try in 1 2 3; do
+			"${cmd[@]}" >/dev/null 2>"$d/detour.err" ||
+				{ echo "FAIL: $name: noisetool detour: $(cat "$d/detour.err")"; exit 1; }
+			[ "$name" = absorbed ] || break
+			# detour's CPUs have no common time origin: a thread that starts inside a FIFO
+			# spin shifts its CPU's phases, and the absorbed case's prediction with them.
+			# Such a signature is noted and recorded again (twice at most).
+			off=$(comb_offset "$d/sig.json")
+			echo "absorbed, round $round, recording $try: rank 1's 1 ms comb recorded at $off" \
+				"of rank 0's 3 ms comb (the hogs: +1.000 ms)" >>"$tmp/notes"
+			awk -v o="${off#+}" 'BEGIN { o += 0; exit !(o > 0.5 && o < 1.5) }' && break
+		done
 		# (2) the loop, under the same source
 		cmd=(nice -n "$NICE" timeout 300 mpiexec -n 2 $bind "${RANK[@]}" "$LOOP"
 			--iterations "$iters" --compute-us "$COMPUTE_US" --collective "$coll"
@@ -207,8 +217,6 @@ for round in $(seq 1 "$ROUNDS"); do
 			echo "note: $name, round $round: the median iteration, $med us, is over 1.1 x" \
 				"$COMPUTE_US us: the work ran slower than calibrated, or most iterations" \
 				"are hit and the ideal base is too high" >>"$tmp/notes"
-		[ "$name" = absorbed ] && echo "absorbed, round $round: rank 1's 1 ms comb recorded at" \
-			"$(comb_offset "$d/sig.json") of rank 0's 3 ms comb (the hogs: +1.000 ms)" >>"$tmp/notes"
 		echo "$round $name $mean $med $(cat "$d/sim-json.txt") $(cat "$d/sim-tsv.txt") $noise" \
 			>>"$tmp/results"
 	done
