@@ -6,13 +6,13 @@
 # predicted magnification with the measured one.
 #
 #   bash bench/bench-sim-real.sh NOISETOOL SIM_REAL_LOOP PERIODIC_HOG DUTY_HOG [ROUNDS] [SECONDS]
-#   meson test -C build --benchmark sim-real
+#   meson test -C build --benchmark sim-real          (3 rounds, 3 s signatures: ~2.5 minutes)
 #
 # Environment: NT_SIMREAL_COMPUTE_US (work per iteration, default 200), NT_SIMREAL_NICE (the
 # nice level of the ranks, detour and the duty hog, and of their autogroups, default -20: shields
 # them from other sessions' default-priority processes; 0: the node as others load it),
-# NT_SIMREAL_KEEP=DIR (keep every signature, trace and result
-# there; the directory must not exist), NT_SIMREAL_CASES (a space-separated subset of names).
+# NT_SIMREAL_KEEP=DIR (keep every signature, trace and result there; DIR must not exist),
+# NT_SIMREAL_CASES (a space-separated subset of the case names).
 set -u
 usage="usage: bench-sim-real.sh NOISETOOL SIM_REAL_LOOP PERIODIC_HOG DUTY_HOG [ROUNDS] [SECONDS]"
 NOISETOOL=${1:?$usage}
