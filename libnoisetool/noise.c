@@ -66,6 +66,14 @@ static void json_detours(struct nt_json *j, const struct nt_cpu_noise *c)
 	nt_json_object_end(j);
 }
 
+static void json_quantiles(struct nt_json *j, const char *key, const struct nt_quantiles *q)
+{
+	nt_json_array_begin(j, key);
+	for (size_t i = 0; i < q->n; i++)
+		nt_json_uint(j, NULL, q->ns[i]);
+	nt_json_array_end(j);
+}
+
 static void json_cpu(struct nt_json *j, const struct nt_node_noise *r, const struct nt_cpu_noise *c)
 {
 	const struct nt_detour_stats *st = &c->stats;
@@ -124,6 +132,9 @@ static void json_cpu(struct nt_json *j, const struct nt_node_noise *r, const str
 		nt_json_uint(j, "count", p->count);
 		nt_json_double(j, "jitter_ns", p->jitter_ns);
 		nt_json_double(j, "phase_ns", p->phase_ns);
+		nt_json_double(j, "hit_fraction", p->hit_fraction);
+		nt_json_uint(j, "total_ns", p->total_ns);
+		json_quantiles(j, "duration_quantiles_ns", &p->durations);
 		nt_json_object_end(j);
 	}
 	nt_json_array_end(j);
@@ -140,6 +151,12 @@ static void json_cpu(struct nt_json *j, const struct nt_node_noise *r, const str
 		nt_json_object_end(j);
 	}
 	nt_json_array_end(j);
+	nt_json_object_end(j);
+	nt_json_object_begin(j, "other");
+	nt_json_uint(j, "count", c->sig.other_count);
+	nt_json_uint(j, "total_ns", c->sig.other_total_ns);
+	json_quantiles(j, "duration_quantiles_ns", &c->sig.other_durations);
+	json_quantiles(j, "gap_quantiles_ns", &c->sig.other_gaps);
 	nt_json_object_end(j);
 	if (r->with_detours)
 		json_detours(j, c);

@@ -35,6 +35,7 @@ struct comb {
 	double jitter;  /* median distance of members from their tooth */
 	double typical; /* median duration */
 	size_t count;
+	int id;         /* the members' comp id (the array is sorted before it is listed) */
 };
 
 struct ev {
@@ -430,10 +431,60 @@ static void insert_longest(struct nt_signature *out, const struct nt_detour *x)
 		out->nrare++;
 }
 
+void nt_quantiles_of(uint64_t *v, size_t n, struct nt_quantiles *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!v || n == 0)
+		return;
+	nt_sort_u64(v, n);
+	size_t k = n < NT_SIG_QUANTILES ? n : NT_SIG_QUANTILES;
+	out->n = k;
+	for (size_t i = 0; i < k; i++)
+		out->ns[i] = v[k == 1 ? 0 : (size_t)llround((double)i * (double)(n - 1) / (double)(k - 1))];
+}
+
+/* The simulator's inputs: each listed component's hit fraction and durations, and the detours
+ * of no listed component (their durations, and gaps from one's end to the next one's start). */
+static void model_inputs(const struct ev *ev, size_t n, const int *listed, uint64_t elapsed_ns,
+			 struct nt_signature *out, uint64_t *v)
+{
+	for (size_t c = 0; c < out->nperiodic; c++) {
+		struct nt_periodic *p = &out->periodic[c];
+		size_t m = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (ev[i].comp >= 0 && listed[ev[i].comp] == (int)c) {
+				v[m++] = (uint64_t)ev[i].dur;
+				p->total_ns += (uint64_t)ev[i].dur;
+			}
+		}
+		double teeth = (double)elapsed_ns * 1e-9 * p->freq_hz;
+		p->hit_fraction = teeth >= 1 ? fmin(1.0, (double)p->count / teeth) : 1.0;
+		nt_quantiles_of(v, m, &p->durations);
+	}
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (ev[i].comp >= 0 && listed[ev[i].comp] >= 0)
+			continue;
+		v[m++] = (uint64_t)ev[i].dur;
+		out->other_total_ns += (uint64_t)ev[i].dur;
+	}
+	out->other_count = m;
+	nt_quantiles_of(v, m, &out->other_durations);
+	m = 0;
+	double end = -1;
+	for (size_t i = 0; i < n; i++) {
+		if (ev[i].comp >= 0 && listed[ev[i].comp] >= 0)
+			continue;
+		if (end >= 0)
+			v[m++] = ev[i].t > end ? (uint64_t)(ev[i].t - end) : 0;
+		end = fmax(end, ev[i].t + ev[i].dur);
+	}
+	nt_quantiles_of(v, m, &out->other_gaps);
+}
+
 int nt_signature_analyze(const struct nt_detour *d, size_t n, uint64_t elapsed_ns,
 			 struct nt_signature *out)
 {
-	(void)elapsed_ns;
 	if (!out || (!d && n > 0))
 		return -EINVAL;
 	memset(out, 0, sizeof *out);
@@ -445,7 +496,9 @@ int nt_signature_analyze(const struct nt_detour *d, size_t n, uint64_t elapsed_n
 	struct ev **pool = malloc(n * sizeof *pool);
 	double *scratch = malloc(n * GAP_REACH * sizeof *scratch);
 	struct comb *comps = calloc(MAX_COMPONENTS, sizeof *comps);
-	if (!ev || !pool || !scratch || !comps)
+	uint64_t *v = malloc(n * sizeof *v);
+	int listed[MAX_COMPONENTS];
+	if (!ev || !pool || !scratch || !comps || !v)
 		goto out;
 	for (size_t i = 0; i < n; i++)
 		ev[i] = (struct ev){ (double)d[i].start_ns, (double)d[i].duration_ns, i, -1 };
@@ -477,14 +530,18 @@ int nt_signature_analyze(const struct nt_detour *d, size_t n, uint64_t elapsed_n
 	for (int pass = 0; pass < 2; pass++)
 		extend_combs(ev, n, comps, ncomp, scratch);
 	size_t periodic = 0;
-	for (int i = 0; i < ncomp; i++)
+	for (int i = 0; i < ncomp; i++) {
 		periodic += comps[i].count;
+		comps[i].id = i;
+		listed[i] = -1;
+	}
 	qsort(comps, (size_t)ncomp, sizeof *comps, cmp_comb);
 	for (int i = 0; i < ncomp && out->nperiodic < NT_SIG_MAX_PERIODIC; i++) {
 		const struct comb *c = &comps[i];
 		if (c->count == 0)
 			continue;
 		double phase = fmod(c->t0, c->period);
+		listed[c->id] = (int)out->nperiodic;
 		out->periodic[out->nperiodic++] = (struct nt_periodic){
 			.freq_hz = 1e9 / c->period,
 			.typical_ns = c->typical,
@@ -507,11 +564,13 @@ int nt_signature_analyze(const struct nt_detour *d, size_t n, uint64_t elapsed_n
 		out->rare_count++;
 		insert_longest(out, &d[ev[i].orig]);
 	}
+	model_inputs(ev, n, listed, elapsed_ns, out, v);
 	rc = 0;
 out:
 	free(ev);
 	free(pool);
 	free(scratch);
 	free(comps);
+	free(v);
 	return rc;
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <noisetool/noise.h>
+#include <noisetool/signature.h>
 #include <noisetool/sim.h>
 
 #include "jsonread.h"
@@ -43,6 +44,96 @@ static int get_count(const struct nt_jvalue *obj, const char *key, const char *w
 	return rc;
 }
 
+/* An array of at most NT_SIG_QUANTILES ascending whole numbers >= 0 into q, its length in *nq;
+ * a missing key is 0 values. */
+static int get_quantiles(const struct nt_jvalue *obj, const char *key, const char *where,
+			 uint64_t *q, size_t *nq, char *err, size_t errsz)
+{
+	const struct nt_jvalue *a = nt_jvalue_get(obj, key);
+	*nq = 0;
+	if (!a)
+		return 0;
+	if (a->type != NT_JARRAY || a->n > NT_SIG_QUANTILES)
+		return nt_err_invalid(err, errsz, "%s: \"%s\" is not an array of at most %d numbers",
+				      where, key, NT_SIG_QUANTILES);
+	for (size_t i = 0; i < a->n; i++) {
+		const struct nt_jvalue *v = &a->items[i];
+		if (v->type != NT_JNUMBER || !(v->number >= 0) || v->number > 3.6e12)
+			return nt_err_invalid(err, errsz, "%s: \"%s\"[%zu] is not a length of 0 ns to "
+					      "an hour", where, key, i);
+		q[i] = (uint64_t)llround(v->number);
+		if (i && q[i] < q[i - 1])
+			return nt_err_invalid(err, errsz, "%s: \"%s\"[%zu] (%g) is below the one before",
+					      where, key, i, v->number);
+	}
+	*nq = a->n;
+	return 0;
+}
+
+/* A cpus[] entry with the model's inputs (doc/detour-json.md): each periodic component as a
+ * partly hit comb of measured lengths, every other detour as a renewal process of measured
+ * lengths and gaps whose gaps are scaled so that the model's share of time in detours is the
+ * CPU's own, total_ns / elapsed_ns. */
+static int load_cpu_model(struct nt_sim_noise *n, int model, const struct nt_jvalue *cpu,
+			  const char *where, double elapsed, char *err, size_t errsz)
+{
+	double total, f, ph, hit, ptotal, members, oc, ot;
+	uint64_t q[NT_SIG_QUANTILES], g[NT_SIG_QUANTILES];
+	size_t nq, ng;
+	int rc = get_num(cpu, "total_ns", 0, where, &total, err, errsz);
+	if (rc)
+		return rc;
+	double measured = total / elapsed;
+	if (measured >= 1)
+		return nt_err_invalid(err, errsz, "%s: detours of %g ns in a run of %g ns leave no time "
+				      "for work", where, total, elapsed);
+	nt_sim_noise_set_measured(n, model, measured);
+	const struct nt_jvalue *per = nt_jvalue_get(cpu, "periodic");
+	for (size_t i = 0; i < per->n; i++) {
+		char w[128];
+		const struct nt_jvalue *p = &per->items[i];
+		snprintf(w, sizeof w, "%s.periodic[%zu]", where, i);
+		if ((rc = get_num(p, "freq_hz", 1e-6, w, &f, err, errsz)) ||
+		    (rc = get_num(p, "phase_ns", 0, w, &ph, err, errsz)) ||
+		    (rc = get_num(p, "hit_fraction", 0, w, &hit, err, errsz)) ||
+		    (rc = get_num(p, "total_ns", 0, w, &ptotal, err, errsz)) ||
+		    (rc = get_count(p, "count", w, &members, err, errsz)) ||
+		    (rc = get_quantiles(p, "duration_quantiles_ns", w, q, &nq, err, errsz)))
+			return rc;
+		if (hit > 1)
+			return nt_err_invalid(err, errsz, "%s: \"hit_fraction\" %g is above 1", w, hit);
+		if (members < 1 || hit == 0 || nq == 0 || ptotal < 1)
+			continue; /* nothing measured: nothing to model */
+		double period = 1e9 / f;
+		uint64_t phase = (uint64_t)fmod(ph, period);
+		if (phase >= (uint64_t)llround(period))
+			phase = 0;
+		rc = nt_sim_noise_add_periodic(n, model, f, phase, hit, q, nq, ptotal / members);
+		if (rc == -EINVAL)
+			return nt_err_invalid(err, errsz, "%s: %g Hz hit on %.3g of its teeth for %g ns on "
+					      "average fills the time", w, f, hit, ptotal / members);
+		if (rc)
+			return rc;
+	}
+	const struct nt_jvalue *o = nt_jvalue_get(cpu, "other");
+	char w[128];
+	snprintf(w, sizeof w, "%s.other", where);
+	if ((rc = get_count(o, "count", w, &oc, err, errsz)) ||
+	    (rc = get_num(o, "total_ns", 0, w, &ot, err, errsz)) ||
+	    (rc = get_quantiles(o, "duration_quantiles_ns", w, q, &nq, err, errsz)) ||
+	    (rc = get_quantiles(o, "gap_quantiles_ns", w, g, &ng, err, errsz)))
+		return rc;
+	if (oc < 1 || nq == 0 || ot < 1)
+		return 0;
+	/* One detour has no gaps: exponential ones, of the time left over the count. */
+	double gap_mean = ng ? 0 : fmax(elapsed - total, 1) / oc;
+	rc = nt_sim_noise_add_renewal(n, model, q, nq, ot / oc, g, ng, gap_mean, measured);
+	if (rc == -EINVAL)
+		return nt_err_invalid(err, errsz, "%s: %g detours of %g ns on average leave no time for "
+				      "work", w, oc, ot / oc);
+	return rc;
+}
+
 /* One cpus[] entry: a model with its combs and its rare long detours. */
 static int load_cpu(struct nt_sim_noise *n, const struct nt_jvalue *cpu, size_t idx, char *err,
 		    size_t errsz)
@@ -61,6 +152,9 @@ static int load_cpu(struct nt_sim_noise *n, const struct nt_jvalue *cpu, size_t 
 	const struct nt_jvalue *per = nt_jvalue_get(cpu, "periodic");
 	if (!per || per->type != NT_JARRAY)
 		return nt_err_invalid(err, errsz, "%s: \"periodic\" is missing or not an array", where);
+	const struct nt_jvalue *other = nt_jvalue_get(cpu, "other");
+	if (other && other->type == NT_JOBJECT) /* a signature that carries the model's inputs */
+		return load_cpu_model(n, model, cpu, where, elapsed, err, errsz);
 	double periodic_ns = 0; /* what the periodic members took, count x typical */
 	for (size_t i = 0; i < per->n; i++) {
 		char w[128];
@@ -113,6 +207,8 @@ static int load_cpu(struct nt_sim_noise *n, const struct nt_jvalue *cpu, size_t 
 	if (nt_jvalue_get(cpu, "total_ns") &&
 	    (rc = get_num(cpu, "total_ns", 0, cpu_where, &total, err, errsz)))
 		return rc;
+	if (total >= 0)
+		nt_sim_noise_set_measured(n, model, total / elapsed);
 	size_t nd = longest->n ? longest->n : 1;
 	uint64_t *dur = calloc(nd, sizeof *dur);
 	if (!dur)
@@ -187,8 +283,9 @@ static int load_tsv(struct nt_sim_noise *n, FILE *f, char *err, size_t errsz)
 {
 	struct nt_detour *d = NULL;
 	size_t nd = 0;
+	uint64_t elapsed = 0;
 	char why[200] = "";
-	int rc = nt_trace_read(f, &d, &nd, why, sizeof why);
+	int rc = nt_trace_read_run(f, &d, &nd, &elapsed, why, sizeof why);
 	if (rc == -EINVAL)
 		return nt_err_invalid(err, errsz, "%s", why[0] ? why : "not a start_ns<TAB>duration_ns trace");
 	if (rc)
@@ -197,11 +294,22 @@ static int load_tsv(struct nt_sim_noise *n, FILE *f, char *err, size_t errsz)
 		free(d);
 		return nt_err_invalid(err, errsz, "no detours in the trace");
 	}
+	uint64_t busy = 0, last = 0;
+	for (size_t i = 0; i < nd; i++) {
+		busy += d[i].duration_ns;
+		if (d[i].start_ns + d[i].duration_ns > last)
+			last = d[i].start_ns + d[i].duration_ns;
+	}
 	int model = nt_sim_noise_add_model(n);
-	rc = model < 0 ? model : nt_sim_noise_add_trace(n, model, d, nd);
+	rc = model < 0 ? model : nt_sim_noise_add_trace_loop(n, model, d, nd, elapsed);
 	free(d);
 	if (rc == -EINVAL)
-		return nt_err_invalid(err, errsz, "the trace's detours leave no time for work");
+		return nt_err_invalid(err, errsz, "the trace's detours (%llu ns) leave no time for "
+				      "work in its %llu ns", (unsigned long long)busy,
+				      (unsigned long long)(elapsed > last ? elapsed : last));
+	if (rc == 0)
+		nt_sim_noise_set_measured(n, model, (double)busy / (double)(elapsed > last ? elapsed
+											    : last));
 	return rc ? rc : 1;
 }
 

@@ -1,11 +1,14 @@
-/* The simulator's per-rank detour processes (periodic combs, Poisson rare detours, looped
- * traces) and advance(): when busy work started at t ends, given the detours. Nothing is stored
- * per rank: phases, offsets and Poisson draws come from splitmix64 of (seed, rank, source). */
+/* The simulator's per-rank detour processes (periodic combs, partly hit combs of drawn lengths,
+ * Poisson rare detours, renewal processes, looped traces) and advance(): when busy work started
+ * at t ends, given the detours. Nothing is stored per rank: phases, offsets and every draw come
+ * from splitmix64 of (seed, rank, source). */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <noisetool/signature.h>
 #include <noisetool/sim.h>
 
 /* Times past this are "never": advance() answers UINT64_MAX from there on, so that no sum of
@@ -15,10 +18,38 @@
 
 #define RARE_KMAX 48 /* arrivals per Poisson window at most (lambda*W <= 8: P(more) < 1e-20) */
 
-enum src_kind { SRC_COMB, SRC_RARE, SRC_TRACE };
+enum src_kind { SRC_COMB, SRC_RARE, SRC_TRACE, SRC_SCOMB, SRC_RENEWAL };
 
 struct comb {
 	uint64_t period_ns, duration_ns, phase_ns;
+};
+
+/* An empirical distribution: quantiles at k / (n - 1), drawn by linear interpolation. */
+struct dist {
+	double q[NT_SIG_QUANTILES];
+	unsigned n;
+	double mean; /* of the interpolated distribution */
+};
+
+/* A comb whose teeth are each hit with probability p, each hit drawing its own length. */
+struct scomb {
+	uint64_t period_ns, phase_ns;
+	uint64_t hit_below; /* a tooth is hit when the top 53 bits of its draw are below this */
+	unsigned back;      /* teeth looked back for a detour still running (longer than P) */
+	uint64_t max_ns;    /* lengths are capped at back x P */
+	struct dist len;
+};
+
+#define RENEWAL_MAX_BACK 16      /* blocks looked back for a detour still running */
+#define RENEWAL_MAX_PER_BLOCK 512 /* detours generated in one block at most */
+
+/* Alternating gaps and detours of empirical lengths, generated block by block: block j starts
+ * afresh at j x block_ns with part of a gap, so that any time is reached in O(1) blocks. */
+struct renewal {
+	struct dist len, gap;  /* gap.n == 0: exponential gaps of mean gap_mean */
+	double gap_mean, gap_scale;
+	uint64_t block_ns, max_ns;
+	unsigned back;
 };
 
 struct rare {
@@ -46,13 +77,16 @@ struct source {
 		struct comb comb;
 		struct rare rare;
 		struct trace trace;
+		struct scomb scomb;
+		struct renewal renewal;
 	} u;
 };
 
 struct model {
 	struct source *src;
 	size_t nsrc;
-	double ratio;
+	double ratio;    /* long-run share of time in detours (the union of the sources) */
+	double measured; /* the signature's own total_ns / elapsed_ns, NAN when not known */
 };
 
 struct nt_sim_noise {
@@ -128,24 +162,26 @@ int nt_sim_noise_add_model(struct nt_sim_noise *n)
 	if (!nm)
 		return -ENOMEM;
 	n->models = nm;
-	nm[n->nmodels] = (struct model){ 0 };
+	nm[n->nmodels] = (struct model){ .measured = NAN };
 	int idx = (int)n->nmodels++;
 	set_salts(n);
 	return idx;
 }
 
-/* Append a source to a model whose noise ratio stays below 1. */
+/* Append a source to a model. Sources overlap where they meet (the time is lost once), so the
+ * model's share is their union, 1 - prod(1 - ratio) for independent sources: only a source
+ * that alone leaves no time for work is refused. */
 static int push_source(struct nt_sim_noise *n, int model, const struct source *s, double ratio)
 {
 	struct model *m = &n->models[model];
-	if (!(ratio >= 0) || m->ratio + ratio >= 1 || m->nsrc >= NT_SIM_MAX_SOURCES)
+	if (!(ratio >= 0) || ratio >= 1 || m->nsrc >= NT_SIM_MAX_SOURCES)
 		return -EINVAL;
 	struct source *ns = realloc(m->src, (m->nsrc + 1) * sizeof *ns);
 	if (!ns)
 		return -ENOMEM;
 	m->src = ns;
 	ns[m->nsrc++] = *s;
-	m->ratio += ratio;
+	m->ratio = 1 - (1 - m->ratio) * (1 - ratio);
 	set_salts(n);
 	return 0;
 }
@@ -226,6 +262,12 @@ static int cmp_detour(const void *a, const void *b)
 int nt_sim_noise_add_trace(struct nt_sim_noise *n, int model, const struct nt_detour *d,
 			   size_t count)
 {
+	return nt_sim_noise_add_trace_loop(n, model, d, count, 0);
+}
+
+int nt_sim_noise_add_trace_loop(struct nt_sim_noise *n, int model, const struct nt_detour *d,
+				size_t count, uint64_t loop_ns)
+{
 	if (bad_model(n, model) || !d || !count || count > UINT32_MAX - 1)
 		return -EINVAL;
 	struct nt_detour *sorted = malloc(count * sizeof *sorted);
@@ -261,6 +303,10 @@ int nt_sim_noise_add_trace(struct nt_sim_noise *n, int model, const struct nt_de
 	for (size_t i = 0; i < t.n; i++)
 		busy += t.end_ns[i] - t.start_ns[i];
 	t.loop_ns = t.end_ns[t.n - 1];
+	if (loop_ns > TIME_LIMIT_NS)
+		goto fail;
+	if (loop_ns > t.loop_ns) /* the run went on after its last detour */
+		t.loop_ns = loop_ns;
 	if (busy >= t.loop_ns)
 		goto fail; /* no time left for work */
 	t.nbuckets = t.n;
@@ -287,6 +333,196 @@ fail:
 	free(t.end_ns);
 	free(t.bucket);
 	return rc;
+}
+
+/* The distribution of q[0..n) (ascending), its lengths multiplied by scale. */
+static int dist_make(struct dist *d, const uint64_t *q, size_t n, double scale)
+{
+	if (!q || n == 0 || n > NT_SIG_QUANTILES || !(scale > 0) || !isfinite(scale))
+		return -EINVAL;
+	memset(d, 0, sizeof *d);
+	d->n = (unsigned)n;
+	for (size_t i = 0; i < n; i++) {
+		if (i && q[i] < q[i - 1])
+			return -EINVAL;
+		d->q[i] = (double)q[i] * scale;
+	}
+	if (n == 1) {
+		d->mean = d->q[0];
+		return 0;
+	}
+	double sum = 0;
+	for (size_t i = 0; i + 1 < n; i++)
+		sum += (d->q[i] + d->q[i + 1]) / 2;
+	d->mean = sum / (double)(n - 1);
+	return 0;
+}
+
+/* One draw from d with the random bits h. */
+static inline double dist_draw(const struct dist *d, uint64_t h)
+{
+	if (d->n == 1)
+		return d->q[0];
+	double x = (double)(h >> 11) * 0x1p-53 * (d->n - 1);
+	unsigned i = (unsigned)x;
+	return d->q[i] + (x - i) * (d->q[i + 1] - d->q[i]);
+}
+
+/* Scale of quantiles q[0..n) whose interpolated mean becomes mean_ns (1 when mean_ns is 0). */
+static double mean_scale(const uint64_t *q, size_t n, double mean_ns)
+{
+	struct dist d;
+	if (!(mean_ns > 0) || dist_make(&d, q, n, 1) || !(d.mean > 0))
+		return 1;
+	return mean_ns / d.mean;
+}
+
+int nt_sim_noise_add_periodic(struct nt_sim_noise *n, int model, double freq_hz, uint64_t phase_ns,
+			      double hit_fraction, const uint64_t *quantiles_ns, size_t nq,
+			      double mean_ns)
+{
+	if (bad_model(n, model) || !(freq_hz > 0) || !isfinite(freq_hz) || !(hit_fraction > 0) ||
+	    hit_fraction > 1 || !(mean_ns >= 0))
+		return -EINVAL;
+	double p = 1e9 / freq_hz;
+	if (p > 1e15 || p < 2)
+		return -EINVAL;
+	struct scomb c = { .period_ns = (uint64_t)llround(p) };
+	if (phase_ns >= c.period_ns)
+		return -EINVAL;
+	c.phase_ns = phase_ns;
+	if (dist_make(&c.len, quantiles_ns, nq, mean_scale(quantiles_ns, nq, mean_ns)))
+		return -EINVAL;
+	double max = c.len.q[c.len.n - 1];
+	if (!(c.len.q[0] >= 0) || !(max >= 1) || max > 3.6e12)
+		return -EINVAL;
+	c.back = (unsigned)fmin(ceil(max / (double)c.period_ns), 64);
+	c.max_ns = (uint64_t)c.back * c.period_ns;
+	c.hit_below = (uint64_t)llround(hit_fraction * 0x1p53);
+	struct source s = { .kind = SRC_SCOMB, .u.scomb = c };
+	double ratio = fmin(hit_fraction * c.len.mean / (double)c.period_ns, 1);
+	return push_source(n, model, &s, ratio);
+}
+
+/* Block length: about four cycles, long enough that a detour still running is found within
+ * RENEWAL_MAX_BACK blocks, short enough that a block holds at most a few hundred detours. */
+static void renewal_layout(struct renewal *r)
+{
+	double gap = r->gap.n ? r->gap.mean * r->gap_scale : r->gap_mean * r->gap_scale;
+	double cycle = fmax(r->len.mean + gap, 1);
+	double max = r->len.q[r->len.n - 1];
+	double b = fmax(4 * cycle, max / 8);
+	b = fmin(b, 64 * cycle);
+	r->block_ns = (uint64_t)fmin(fmax(ceil(b), 1), 0x1p50);
+	r->back = (unsigned)fmin(ceil(max / (double)r->block_ns), RENEWAL_MAX_BACK);
+	r->max_ns = (uint64_t)r->back * r->block_ns;
+}
+
+static uint64_t model_advance(const struct nt_sim_noise *n, const struct model *m, uint64_t rank,
+			      uint64_t t_ns, uint64_t work_ns);
+
+/* The model's share of time in detours, measured: work pushed through its noise on 32
+ * unsynchronized ranks (the same draws every time, so that a search over a scale is smooth). */
+static double model_measure(const struct nt_sim_noise *n, int model, double span_ns)
+{
+	struct nt_sim_noise tmp = *n;
+	tmp.sync = false;
+	const struct model *m = &n->models[model];
+	double work = 0, took = 0;
+	for (uint64_t r = 0; r < 32; r++) {
+		uint64_t w = (uint64_t)fmax(span_ns / 32, 1);
+		uint64_t end = model_advance(&tmp, m, r + 0x5eed, 0, w);
+		if (end == UINT64_MAX)
+			return 1;
+		work += (double)w;
+		took += (double)end;
+	}
+	return took > 0 ? 1 - work / took : 0;
+}
+
+int nt_sim_noise_add_renewal(struct nt_sim_noise *n, int model, const uint64_t *len_q_ns,
+			     size_t nlen, double len_mean_ns, const uint64_t *gap_q_ns, size_t ngap,
+			     double gap_mean_ns, double target_ratio)
+{
+	if (bad_model(n, model) || !(len_mean_ns >= 0) || !(gap_mean_ns >= 0) ||
+	    !(target_ratio >= 0) || !(target_ratio < 1))
+		return -EINVAL;
+	struct renewal r = { .gap_scale = 1 };
+	if (dist_make(&r.len, len_q_ns, nlen, mean_scale(len_q_ns, nlen, len_mean_ns)))
+		return -EINVAL;
+	if (!(r.len.q[0] >= 0) || !(r.len.q[r.len.n - 1] >= 1) || r.len.q[r.len.n - 1] > 3.6e12)
+		return -EINVAL;
+	if (ngap) {
+		if (dist_make(&r.gap, gap_q_ns, ngap, mean_scale(gap_q_ns, ngap, gap_mean_ns)))
+			return -EINVAL;
+	} else {
+		r.gap_mean = gap_mean_ns;
+	}
+	double gmean = ngap ? r.gap.mean : r.gap_mean;
+	if (!(gmean > 0) && !(target_ratio > 0))
+		return -EINVAL; /* detours back to back, nothing to scale: no time for work */
+	if (!(gmean > 0)) { /* every gap 0: the target makes them */
+		r.gap = (struct dist){ .n = 0 };
+		r.gap_mean = gmean = r.len.mean;
+	}
+	renewal_layout(&r);
+	struct source s = { .kind = SRC_RENEWAL, .u.renewal = r };
+	double own = r.len.mean / (r.len.mean + gmean);
+	int rc = push_source(n, model, &s, own >= 1 ? 0.999999 : own);
+	if (rc || !(target_ratio > 0))
+		return rc;
+	/* Scale the gaps until the model's measured share is the target: the gaps were measured
+	 * between this process's detours with the other sources' detours in them, and sources
+	 * overlap in the model. The share falls as the gaps grow; about 200000 cycles a step. */
+	struct model *m = &n->models[model];
+	struct renewal *rr = &m->src[m->nsrc - 1].u.renewal;
+	double lo = 0, hi = INFINITY, scale = 1, ratio = 0, best = 1, best_ratio = -1;
+	double prev_scale = 1, prev_ratio = -1;
+	for (int it = 0; it < 16; it++) {
+		rr->gap_scale = scale;
+		renewal_layout(rr);
+		double cycle = rr->len.mean + gmean * scale;
+		ratio = model_measure(n, model, fmin(30000 * cycle, 1e14));
+		if (fabs(ratio - target_ratio) < fabs(best_ratio - target_ratio)) {
+			best = scale;
+			best_ratio = ratio;
+		}
+		if (fabs(ratio - target_ratio) < 0.002)
+			break;
+		if (ratio > target_ratio)
+			lo = scale;
+		else
+			hi = scale;
+		/* odds of the renewal's share go as 1 / scale: step by that (the first time), then by
+		 * the secant through the last two points, kept in the bracket */
+		double want = target_ratio / (1 - target_ratio), got = ratio / fmax(1 - ratio, 1e-9);
+		double next = scale * fmax(fmin(got / want, 16), 1.0 / 16);
+		if (it > 0 && ratio != prev_ratio)
+			next = scale + (target_ratio - ratio) * (scale - prev_scale) / (ratio - prev_ratio);
+		prev_scale = scale;
+		prev_ratio = ratio;
+		if (!(next > lo && next < hi))
+			next = isfinite(hi) ? (lo + hi) / 2 : scale * 16;
+		if (next < 1e-6 || next > 1e9)
+			break;
+		scale = next;
+	}
+	rr->gap_scale = best;
+	renewal_layout(rr);
+	ratio = best_ratio;
+	m->ratio = ratio;
+	return 0;
+}
+
+void nt_sim_noise_set_measured(struct nt_sim_noise *n, int model, double ratio)
+{
+	if (!bad_model(n, model))
+		n->models[model].measured = ratio;
+}
+
+double nt_sim_noise_measured_ratio(const struct nt_sim_noise *n, int model)
+{
+	return bad_model(n, model) ? NAN : n->models[model].measured;
 }
 
 void nt_sim_noise_set_sync(struct nt_sim_noise *n, bool sync, uint64_t seed)
@@ -412,6 +648,94 @@ static void trace_probe(const struct trace *tr, uint64_t off, uint64_t t, uint64
 	*next = i < tr->n ? t - u + tr->start_ns[i] : t - u + tr->loop_ns + tr->start_ns[0];
 }
 
+/* Partly hit comb: tooth k (at phase + k P) is hit when its draw says so, for a drawn length. */
+static inline bool scomb_tooth(const struct scomb *c, uint64_t key, uint64_t k, uint64_t *len)
+{
+	uint64_t h = mix64(key + GOLDEN * (k + 1));
+	if ((h >> 11) >= c->hit_below)
+		return false;
+	uint64_t x = (uint64_t)(dist_draw(&c->len, mix64(h)) + 0.5);
+	*len = x < 1 ? 1 : x > c->max_ns ? c->max_ns : x;
+	return true;
+}
+
+static void scomb_probe(const struct scomb *c, uint64_t key, uint64_t t, uint64_t limit,
+			uint64_t *cover, uint64_t *next)
+{
+	uint64_t P = c->period_ns, phase = key % P, salt = key / P;
+	/* tooth numbers count from the first tooth at or before 0 (phase - P) */
+	uint64_t k = (t + P - phase) / P; /* tooth k sits at phase + (k - 1) P <= t */
+	uint64_t end = t, len;
+	for (uint64_t j = 0; j <= c->back && j < k; j++) {
+		uint64_t kk = k - j, at = phase + (kk - 1) * P;
+		if (at + c->max_ns > t && scomb_tooth(c, salt, kk, &len) && at + len > end)
+			end = at + len;
+		if (at + c->max_ns <= t)
+			break;
+	}
+	*cover = end;
+	*next = UINT64_MAX;
+	for (uint64_t kk = k + 1;; kk++) {
+		uint64_t at = phase + (kk - 1) * P;
+		if (at > limit || at >= TIME_LIMIT_NS)
+			break;
+		if (scomb_tooth(c, salt, kk, &len)) {
+			*next = at;
+			break;
+		}
+	}
+}
+
+static inline double renewal_gap(const struct renewal *r, uint64_t h)
+{
+	if (r->gap.n)
+		return dist_draw(&r->gap, h) * r->gap_scale;
+	double u = ((double)(h >> 11) + 0.5) * 0x1p-53;
+	return -log(u) * r->gap_mean * r->gap_scale;
+}
+
+/* Walk block j's detours: the end of one covering t into *cover, the first start after t into
+ * *next. Returns whether a start after t was seen. */
+static bool renewal_block(const struct renewal *r, uint64_t key, uint64_t j, uint64_t t,
+			  uint64_t *cover, uint64_t *next)
+{
+	uint64_t h = mix64(key + GOLDEN * (j + 1));
+	double b0 = (double)(j * r->block_ns), b1 = b0 + (double)r->block_ns;
+	double u = (double)(mix64(h ^ GOLDEN) >> 11) * 0x1p-53;
+	double at = b0 + u * renewal_gap(r, h); /* the block opens within a gap */
+	double cap = (double)r->max_ns, tt = (double)t;
+	for (unsigned i = 0; at < b1 && i < RENEWAL_MAX_PER_BLOCK; i++) {
+		uint64_t hi = mix64(h + GOLDEN * (2 * i + 2));
+		double len = dist_draw(&r->len, hi) + 0.5;
+		len = len < 1 ? 1 : len > cap ? cap : len;
+		uint64_t s = (uint64_t)at, e = s + (uint64_t)len;
+		if (s <= t && e > *cover)
+			*cover = e;
+		if (s > t) {
+			if (s < *next)
+				*next = s;
+			return true;
+		}
+		if (at > tt + cap)
+			break;
+		at += len + renewal_gap(r, mix64(hi + GOLDEN));
+	}
+	return false;
+}
+
+static void renewal_probe(const struct renewal *r, uint64_t key, uint64_t t, uint64_t limit,
+			  uint64_t *cover, uint64_t *next)
+{
+	uint64_t jt = t / r->block_ns, j = jt > r->back ? jt - r->back : 0;
+	*cover = t;
+	*next = UINT64_MAX;
+	for (; j <= jt; j++)
+		renewal_block(r, key, j, t, cover, next);
+	for (j = jt + 1; *next == UINT64_MAX && j * r->block_ns <= limit &&
+			 j * r->block_ns < TIME_LIMIT_NS; j++)
+		renewal_block(r, key, j, t, cover, next);
+}
+
 static uint64_t source_key(const struct nt_sim_noise *n, const struct source *s, uint64_t rank)
 {
 	switch (s->kind) {
@@ -419,7 +743,14 @@ static uint64_t source_key(const struct nt_sim_noise *n, const struct source *s,
 		return comb_phase(n, s, rank);
 	case SRC_TRACE:
 		return n->sync ? 0 : rank_key(n, s, rank) % s->u.trace.loop_ns;
+	case SRC_SCOMB: {
+		/* the phase below the period, the tooth draws' salt above it */
+		uint64_t P = s->u.scomb.period_ns, k = rank_key(n, s, rank);
+		uint64_t ph = n->sync ? s->u.scomb.phase_ns : k % P;
+		return ph + P * (mix64(k) % (UINT64_MAX / P));
+	}
 	case SRC_RARE:
+	case SRC_RENEWAL:
 		break;
 	}
 	return rank_key(n, s, rank);
@@ -438,6 +769,12 @@ static void source_probe(const struct source *s, uint64_t key, uint64_t t, uint6
 	case SRC_TRACE:
 		trace_probe(&s->u.trace, key, t, cover, next);
 		return;
+	case SRC_SCOMB:
+		scomb_probe(&s->u.scomb, key, t, limit, cover, next);
+		return;
+	case SRC_RENEWAL:
+		renewal_probe(&s->u.renewal, key, t, limit, cover, next);
+		return;
 	}
 	*cover = t;
 	*next = UINT64_MAX;
@@ -448,7 +785,13 @@ uint64_t nt_sim_noise_advance(const struct nt_sim_noise *n, uint64_t rank, uint6
 {
 	if (!n || n->nmodels == 0 || work_ns == 0)
 		return time_after(t_ns, work_ns);
-	const struct model *m = &n->models[n->nmodels == 1 ? 0 : rank % n->nmodels];
+	return model_advance(n, &n->models[n->nmodels == 1 ? 0 : rank % n->nmodels], rank, t_ns,
+			     work_ns);
+}
+
+static uint64_t model_advance(const struct nt_sim_noise *n, const struct model *m, uint64_t rank,
+			      uint64_t t_ns, uint64_t work_ns)
+{
 	if (m->nsrc == 0 || time_after(t_ns, work_ns) == UINT64_MAX)
 		return time_after(t_ns, work_ns);
 	if (m->nsrc == 1 && m->src[0].kind == SRC_COMB) {

@@ -1,4 +1,5 @@
-/* The TSV noise trace: "start_ns<TAB>duration_ns" per line (Netgauge selfish, LogGOPSim). */
+/* The TSV noise trace: "start_ns<TAB>duration_ns" per line (Netgauge selfish, LogGOPSim),
+ * after a "# elapsed_ns N" line with the run's length (a comment to the readers of old). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -15,8 +16,15 @@
 
 int nt_trace_write(FILE *f, const struct nt_detour *d, size_t n)
 {
+	return nt_trace_write_run(f, d, n, 0);
+}
+
+int nt_trace_write_run(FILE *f, const struct nt_detour *d, size_t n, uint64_t elapsed_ns)
+{
 	if (!f || (!d && n))
 		return -EINVAL;
+	if (elapsed_ns)
+		fprintf(f, "# elapsed_ns %" PRIu64 "\n", elapsed_ns);
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "%" PRIu64 "\t%" PRIu64 "\n", d[i].start_ns, d[i].duration_ns);
 	return ferror(f) ? -EIO : 0;
@@ -43,8 +51,35 @@ static int parse_u64(const char **p, uint64_t *v)
 
 int nt_trace_read(FILE *f, struct nt_detour **out, size_t *n, char *err, size_t errsz)
 {
+	return nt_trace_read_run(f, out, n, NULL, err, errsz);
+}
+
+/* "# elapsed_ns N": the run's length, into *elapsed_ns (other comments are skipped). */
+static void parse_elapsed(const char *p, uint64_t *elapsed_ns)
+{
+	static const char key[] = "elapsed_ns";
+	p++;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (!elapsed_ns || strncmp(p, key, sizeof key - 1) != 0)
+		return;
+	p += sizeof key - 1;
+	if (*p != ' ' && *p != '\t')
+		return;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	uint64_t v;
+	if (parse_u64(&p, &v) == 0 && v <= MAX_START_NS)
+		*elapsed_ns = v;
+}
+
+int nt_trace_read_run(FILE *f, struct nt_detour **out, size_t *n, uint64_t *elapsed_ns,
+		      char *err, size_t errsz)
+{
 	if (!f || !out || !n)
 		return -EINVAL;
+	if (elapsed_ns)
+		*elapsed_ns = 0;
 	*out = NULL;
 	*n = 0;
 	if (err && errsz)
@@ -64,6 +99,8 @@ int nt_trace_read(FILE *f, struct nt_detour **out, size_t *n, char *err, size_t 
 		const char *p = line;
 		while (*p == ' ' || *p == '\t')
 			p++;
+		if (*p == '#')
+			parse_elapsed(p, elapsed_ns);
 		if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0')
 			continue;
 		uint64_t start, dur;

@@ -149,7 +149,7 @@ int noise_outputs_finish(struct noise_outputs *o, const char *cmd, const struct 
 	for (size_t i = 0; i < o->ntraces; i++) {
 		struct nt_outfile *of = &o->traces[i];
 		const struct nt_cpu_noise *c = &r->cpus[i];
-		if (nt_trace_write(of->f, c->detours, c->ndetours) != 0 ||
+		if (nt_trace_write_run(of->f, c->detours, c->ndetours, c->elapsed_ns) != 0 ||
 		    commit(of, cmd, "trace") != 0) {
 			nt_outfile_abort(of);
 			status = NT_EXIT_FAIL;

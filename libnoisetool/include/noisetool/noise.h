@@ -60,11 +60,20 @@ NT_API int nt_node_noise_write_text(FILE *f, const struct nt_node_noise *r);
 /* Netgauge selfish / LogGOPSim noise trace: "start_ns\tduration_ns\n" per detour. 0 or -EIO. */
 NT_API int nt_trace_write(FILE *f, const struct nt_detour *d, size_t n);
 
+/* The same after a first line "# elapsed_ns N", the run's length (none when elapsed_ns is 0),
+ * so that a replay loops at the run's length. 0 or -EIO. */
+NT_API int nt_trace_write_run(FILE *f, const struct nt_detour *d, size_t n, uint64_t elapsed_ns);
+
 /* Read a trace written by nt_trace_write (blank lines and '#' comments are skipped; any other
  * malformed line is an error naming its line number in err, as is a start past 2^56 ns or a
  * detour longer than an hour). *out is malloc'd. Returns 0, -EINVAL (malformed), -ENOMEM,
  * -EIO. */
 NT_API int nt_trace_read(FILE *f, struct nt_detour **out, size_t *n, char *err, size_t errsz);
+
+/* The same, also the run's length from a "# elapsed_ns N" comment line into *elapsed_ns (0 when
+ * the trace has none, as traces of old; N past 2^56 ns is ignored); elapsed_ns may be NULL. */
+NT_API int nt_trace_read_run(FILE *f, struct nt_detour **out, size_t *n, uint64_t *elapsed_ns,
+			     char *err, size_t errsz);
 
 #ifdef __cplusplus
 }

@@ -34,6 +34,14 @@ NT_API int nt_detour_stats_compute(const struct nt_detour *d, size_t n, uint64_t
 
 #define NT_SIG_MAX_PERIODIC 8
 #define NT_SIG_MAX_RARE 16
+#define NT_SIG_QUANTILES 32 /* points of an empirical distribution: min, ..., max */
+
+/* An empirical distribution in bounded size: n (<= NT_SIG_QUANTILES) values at the evenly
+ * spaced probabilities k / (n - 1), k = 0 .. n - 1 (nearest rank); n = 0: no values. */
+struct nt_quantiles {
+	size_t n;
+	uint64_t ns[NT_SIG_QUANTILES];
+};
 
 /* One periodic component. */
 struct nt_periodic {
@@ -42,6 +50,9 @@ struct nt_periodic {
 	size_t count;       /* detours that belong to it */
 	double jitter_ns;   /* median distance of arrivals from the fitted comb */
 	double phase_ns;    /* arrival time of the comb's teeth modulo the period */
+	double hit_fraction; /* count / teeth in the run (elapsed x freq), at most 1 */
+	uint64_t total_ns;  /* its detours' summed durations */
+	struct nt_quantiles durations; /* its detours' durations */
 };
 
 struct nt_signature {
@@ -52,12 +63,23 @@ struct nt_signature {
 	size_t rare_count;
 	size_t nrare;
 	struct nt_detour rare[NT_SIG_MAX_RARE]; /* the longest rare ones, longest first */
+	/* Every detour in no listed component (rare long or not, preempted or not): the
+	 * simulator's renewal process. Gaps are from one's end to the next one's start. */
+	size_t other_count;
+	uint64_t other_total_ns;
+	struct nt_quantiles other_durations;
+	struct nt_quantiles other_gaps;
 };
+
+/* The distribution of v[0..n) (sorted in place) as quantiles (see struct nt_quantiles). */
+NT_API void nt_quantiles_of(uint64_t *v, size_t n, struct nt_quantiles *out);
 
 /* Find periodic components and rare long detours in d[0..n) (sorted by start or not).
  * A component needs at least 8 detours whose arrivals fit a comb of one period (within 3 % of
  * the period, gaps of up to 8 periods allowed). Rare long: not periodic and at least
- * max(10 µs, 10 x the median duration). Never fails on n = 0. Returns 0, -EINVAL, -ENOMEM. */
+ * max(10 µs, 10 x the median duration). Per listed component also its hit fraction (teeth
+ * in elapsed_ns, 0: not known, 1) and durations; the detours of no listed component as count,
+ * total and the quantiles of their durations and gaps. Never fails on n = 0. Returns 0, -EINVAL, -ENOMEM. */
 NT_API int nt_signature_analyze(const struct nt_detour *d, size_t n, uint64_t elapsed_ns,
 				struct nt_signature *out);
 

@@ -174,8 +174,9 @@ NT_API int nt_sim_noise_add_model(struct nt_sim_noise *n);
 
 /* Periodic detours of duration_ns every 1/freq_hz, the first at phase_ns (< the period) when
  * synchronized; unsynchronized ranks get a random phase each. 0, or -EINVAL (bad model, the
- * detour not shorter than the period, the model's noise ratio reaching 1, the model holding
- * NT_SIM_MAX_SOURCES processes already), -ENOMEM. The same limits hold for the two below. */
+ * detour not shorter than the period, the source alone filling the time, the model holding
+ * NT_SIM_MAX_SOURCES processes already), -ENOMEM. The same limits hold for the sources below;
+ * sources of one model may overlap (a detour's time is lost once). */
 NT_API int nt_sim_noise_add_comb(struct nt_sim_noise *n, int model, double freq_hz,
 				 uint64_t duration_ns, uint64_t phase_ns);
 
@@ -191,6 +192,42 @@ NT_API int nt_sim_noise_add_rare(struct nt_sim_noise *n, int model, double rate_
  * past 2^62 ns), -ENOMEM. */
 NT_API int nt_sim_noise_add_trace(struct nt_sim_noise *n, int model, const struct nt_detour *d,
 				  size_t count);
+
+/* The same, looping at loop_ns when that is past the last end (the run's length, as a trace
+ * with a "# elapsed_ns N" line records it); 0: at the last end. loop_ns past 2^62 ns is
+ * -EINVAL. */
+NT_API int nt_sim_noise_add_trace_loop(struct nt_sim_noise *n, int model, const struct nt_detour *d,
+				       size_t count, uint64_t loop_ns);
+
+/* A periodic component as measured: teeth every 1/freq_hz (the first at phase_ns when
+ * synchronized, at a random phase per rank otherwise), each hit with probability hit_fraction
+ * (drawn per tooth and rank), a hit lasting a length drawn from the quantiles
+ * quantiles_ns[0..nq) (ascending, at k / (nq - 1), linearly interpolated; nq 1..32), scaled so
+ * that their mean is mean_ns (0: as they are). A length may pass the period: the detours
+ * merge. 0, or -EINVAL (bad model, frequency, phase or fraction, no quantiles or descending
+ * ones, a length of an hour or more, the component alone filling the time), -ENOMEM. */
+NT_API int nt_sim_noise_add_periodic(struct nt_sim_noise *n, int model, double freq_hz,
+				     uint64_t phase_ns, double hit_fraction,
+				     const uint64_t *quantiles_ns, size_t nq, double mean_ns);
+
+/* A renewal process: detours of lengths drawn from len_q_ns[0..nlen) (quantiles as above,
+ * scaled to mean len_mean_ns unless 0), separated by gaps (end to next start) drawn from
+ * gap_q_ns[0..ngap) scaled to mean gap_mean_ns unless 0, or exponential gaps of mean
+ * gap_mean_ns when ngap is 0. With target_ratio in (0, 1), the gaps are then scaled so that
+ * the model's share of time in detours, measured by pushing work through all of its sources,
+ * is target_ratio within 0.001 (a signature's gaps include the other sources' detours; sources
+ * overlap in the model). Per rank independent when unsynchronized; the cost of advance() is
+ * O(1 + detours hit). 0, or -EINVAL (bad model or quantiles, gaps of mean 0 without a target,
+ * a target outside [0, 1)), -ENOMEM. */
+NT_API int nt_sim_noise_add_renewal(struct nt_sim_noise *n, int model, const uint64_t *len_q_ns,
+				    size_t nlen, double len_mean_ns, const uint64_t *gap_q_ns,
+				    size_t ngap, double gap_mean_ns, double target_ratio);
+
+/* The share of time in detours that the model's signature measured (total_ns / elapsed_ns
+ * of its CPU, or the trace's busy time over its length), to print beside nt_sim_noise_ratio.
+ * NAN when not known (a model built by hand, a bad model). */
+NT_API void nt_sim_noise_set_measured(struct nt_sim_noise *n, int model, double ratio);
+NT_API double nt_sim_noise_measured_ratio(const struct nt_sim_noise *n, int model);
 
 /* Add the node models of one signature file: a `noisetool detour|ftq --json` document (one
  * model per CPU entry: its periodic components and rare long detours) or a TSV trace
@@ -209,7 +246,9 @@ NT_API void nt_sim_noise_set_sync(struct nt_sim_noise *n, bool sync, uint64_t se
 /* Node models in n. */
 NT_API size_t nt_sim_noise_models(const struct nt_sim_noise *n);
 
-/* Long-run share of time that model spends in detours (0..1), 0 for a bad model. */
+/* Long-run share of time that model spends in detours (0..1), 0 for a bad model: the union
+ * of its sources, 1 - prod(1 - share), or as measured on the model when a renewal process was
+ * fitted to a target (nt_sim_noise_add_renewal). */
 NT_API double nt_sim_noise_ratio(const struct nt_sim_noise *n, int model);
 
 /* When work of work_ns, started by rank at t_ns, ends: the first time by which work_ns of
