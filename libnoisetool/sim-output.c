@@ -41,6 +41,17 @@ int nt_sim_write_json(FILE *f, const struct nt_sim_report *rep)
 		for (size_t i = 0; i < rep->nsignatures; i++)
 			nt_json_string(&j, NULL, rep->signatures[i]);
 		nt_json_array_end(&j);
+		/* Each node model's noise share: the signature's own (null when the file does
+		 * not say) and the model's. */
+		nt_json_array_begin(&j, "models");
+		for (size_t m = 0; c->noise && m < nt_sim_noise_models(c->noise); m++) {
+			nt_json_object_begin(&j, NULL);
+			nt_json_double(&j, "measured_noise", /* NAN: null */
+				       nt_sim_noise_measured_ratio(c->noise, (int)m));
+			nt_json_double(&j, "simulated_noise", nt_sim_noise_ratio(c->noise, (int)m));
+			nt_json_object_end(&j);
+		}
+		nt_json_array_end(&j);
 	} else if (rep->freq_hz > 0) {
 		nt_json_string(&j, "kind", "periodic");
 		nt_json_double(&j, "freq_hz", rep->freq_hz);
@@ -95,8 +106,25 @@ int nt_sim_write_text(FILE *f, const struct nt_sim_report *rep)
 	} else {
 		fprintf(f, "none");
 	}
-	fprintf(f, ", %s, seed %llu\n\n", rep->sync ? "sync" : "unsync",
+	fprintf(f, ", %s, seed %llu\n", rep->sync ? "sync" : "unsync",
 		(unsigned long long)rep->seed);
+	/* A signature's own noise share beside the model's: they agree within 2 % absolute
+	 * (doc/simulate.md, "The noise model from a signature"). */
+	size_t models = c->noise && rep->nsignatures ? nt_sim_noise_models(c->noise) : 0;
+	if (models) {
+		fprintf(f, "noise share of a rank's time, measured / simulated:");
+		for (size_t m = 0; m < models && m < 8; m++) {
+			double meas = nt_sim_noise_measured_ratio(c->noise, (int)m);
+			double sim = nt_sim_noise_ratio(c->noise, (int)m);
+			if (isnan(meas))
+				fprintf(f, " model %zu -/%.4f%s", m, sim, m + 1 < models ? "," : "");
+			else
+				fprintf(f, " model %zu %.4f/%.4f%s", m, meas, sim,
+					m + 1 < models ? "," : "");
+		}
+		fprintf(f, "%s\n", models > 8 ? " ..." : "");
+	}
+	fputc('\n', f);
 	fprintf(f, "%10s %16s %16s %9s %14s %12s %9s\n", "ranks", "noise-free us", "noisy us",
 		"magnif.", "events", "events/s", "seconds");
 	for (size_t i = 0; i < rep->nresults; i++) {
