@@ -71,7 +71,9 @@ grep -q "t_min" "$tmp/out" && ok || fail "table printed"
 for key in cpus cpu t_min_ns noise_ratio detour_count preempted_count max_ns mean_ns median_ns p99_ns periodic; do
 	grep -q "\"$key\":" "$tmp/d.json" && ok || fail "json key $key"
 done
-awk -F'\t' 'NF != 2 || $1 !~ /^[0-9]+$/ || $2 !~ /^[0-9]+$/ { bad = 1 } END { exit bad }' "$tmp/d.tsv" &&
+# The run's length first (doc/detour-json.md), then one detour a line.
+head -n 1 "$tmp/d.tsv" | grep -qE '^# elapsed_ns [0-9]+$' && ok || fail "trace opens with # elapsed_ns N"
+awk -F'\t' 'NR > 1 && (NF != 2 || $1 !~ /^[0-9]+$/ || $2 !~ /^[0-9]+$/) { bad = 1 } END { exit bad }' "$tmp/d.tsv" &&
 	ok || fail "trace lines are start_ns<TAB>duration_ns"
 ls "$tmp" | grep -q '\.tmp\.' && fail "temporary file left" || ok
 

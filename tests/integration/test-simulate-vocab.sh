@@ -31,7 +31,7 @@ if [ "${2:-}" = calibrate ]; then
 		exit 77
 	fi
 	[ $rc -eq 0 ] && ok || fail "--calibrate exited $rc"
-	[ "$(grep -c '^ *[0-9] ' "$tmp/cal")" -eq 5 ] && ok || fail "five repetitions printed"
+	[ "$(grep -cE '^ +[0-9]+ +[0-9.]+ +[0-9.]+ ' "$tmp/cal")" -eq 5 ] && ok || fail "five repetitions printed"
 	grep -q '^G (ns/B) ' "$tmp/cal" && ok || fail "the spread table"
 	line=$(sed -n 's/^--loggp //p' "$tmp/cal")
 	grep -q "\"loggp\": \"$line\"" "$f" && ok || fail "the file holds the printed --loggp $line"
