@@ -58,7 +58,8 @@ enum nt_loggp_origin {
  * parameter, the rule: m the median and MAD the median absolute deviation of the rest, a value
  * further from m than max(3 x 1.4826 x MAD, 10 % of m, NT_LOGGP_NS_FLOOR or for G
  * NT_LOGGP_G_FLOOR) is an outlier and rejected. At least min(n, NT_LOGGP_MIN_KEPT) must be kept
- * for every parameter, and the kept ones must span at most max(half their median, the floor). preempted
+ * for every parameter, and the kept ones must span at most max(half their median, twice the
+ * floor). preempted
  * may be NULL. Returns 0, or -EINVAL with a one-line reason in err naming the parameter and its
  * values (e.g. a preempted G of 2.93 ns/B against 0.123 with too few others). */
 NT_API int nt_loggp_combine(const struct nt_sim_loggp *reps, const bool *preempted, size_t n,
