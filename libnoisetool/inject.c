@@ -58,20 +58,6 @@ static int parse_ranks_item(const char *s, size_t len, struct nt_inject_spec *ou
 	return 0;
 }
 
-/* ns as a short duration for a message: "1 ms", "900 us", "2 ns". */
-static const char *duration_str(uint64_t ns, char buf[32])
-{
-	if (ns >= 1000000000u)
-		snprintf(buf, 32, "%g s", (double)ns / 1e9);
-	else if (ns >= 1000000u)
-		snprintf(buf, 32, "%g ms", (double)ns / 1e6);
-	else if (ns >= 1000u)
-		snprintf(buf, 32, "%g us", (double)ns / 1e3);
-	else
-		snprintf(buf, 32, "%llu ns", (unsigned long long)ns);
-	return buf;
-}
-
 /* NT_INJECT_MAX_DUTY_PCT of period_ns, rounded down (without overflow for any period). */
 static uint64_t max_detour_ns(uint64_t period_ns)
 {
@@ -91,9 +77,9 @@ static int check_periodic(uint64_t period_ns, uint64_t detour_ns, const char *wh
 				      "'%s': the period must be at least %s: each detour also costs "
 				      "~%d us here (the timer signal's delivery and return), %.0f %% of "
 				      "%s, and a period under ~%d us never lets the job run",
-				      what, duration_str(NT_INJECT_MIN_PERIOD_NS, a), SIGNAL_COST_US,
+				      what, nt_fmt_duration(NT_INJECT_MIN_PERIOD_NS, a), SIGNAL_COST_US,
 				      SIGNAL_COST_US * 1e5 / NT_INJECT_MIN_PERIOD_NS,
-				      duration_str(NT_INJECT_MIN_PERIOD_NS, b), SIGNAL_COST_US);
+				      nt_fmt_duration(NT_INJECT_MIN_PERIOD_NS, b), SIGNAL_COST_US);
 	if (detour_ns >= period_ns)
 		return nt_err_invalid(err, errsz, "'%s': the detour must be shorter than the period",
 				      what);
@@ -103,7 +89,7 @@ static int check_periodic(uint64_t period_ns, uint64_t detour_ns, const char *wh
 				      "job needs the rest, and each detour costs ~%d us beyond its "
 				      "length here",
 				      what, NT_INJECT_MAX_DUTY_PCT,
-				      duration_str(max_detour_ns(period_ns), a),
+				      nt_fmt_duration(max_detour_ns(period_ns), a),
 				      SIGNAL_COST_US);
 	return 0;
 }
@@ -399,16 +385,16 @@ static int load_trace(const char *path, char *err, size_t errsz)
 			   "trace '%s': %zu detours replayed every %s, one every %s on average; the "
 			   "injector needs at least %s between detours on average (each costs ~%d us "
 			   "beyond its length here)",
-			   path, inj.ntrace, duration_str(inj.trace_span_ns, a),
-			   duration_str(inj.trace_span_ns / inj.ntrace, b),
-			   duration_str(NT_INJECT_MIN_PERIOD_NS, c), SIGNAL_COST_US);
+			   path, inj.ntrace, nt_fmt_duration(inj.trace_span_ns, a),
+			   nt_fmt_duration(inj.trace_span_ns / inj.ntrace, b),
+			   nt_fmt_duration(NT_INJECT_MIN_PERIOD_NS, c), SIGNAL_COST_US);
 		goto invalid;
 	}
 	if (busy_ns * 100 > span_ns * NT_INJECT_MAX_DUTY_PCT) {
 		nt_err_set(err, errsz,
 			   "trace '%s': its detours take %.0f %% of each %s replay; at most %u %%, as "
 			   "for a period: the job needs the rest",
-			   path, 100 * busy_ns / span_ns, duration_str(inj.trace_span_ns, a),
+			   path, 100 * busy_ns / span_ns, nt_fmt_duration(inj.trace_span_ns, a),
 			   NT_INJECT_MAX_DUTY_PCT);
 		goto invalid;
 	}
@@ -433,8 +419,8 @@ int nt_inject_start(const struct nt_inject_spec *s, int rank, int64_t global_min
 			return rc;
 	} else {
 		char what[80], a[32], b[32];
-		snprintf(what, sizeof what, "period=%s,detour=%s", duration_str(s->period_ns, a),
-			 duration_str(s->detour_ns, b));
+		snprintf(what, sizeof what, "period=%s,detour=%s", nt_fmt_duration(s->period_ns, a),
+			 nt_fmt_duration(s->detour_ns, b));
 		if (s->detour_ns == 0)
 			return nt_err_invalid(err, errsz, "'%s': the detour must be positive", what);
 		int rc = check_periodic(s->period_ns, s->detour_ns, what, err, errsz);

@@ -194,20 +194,6 @@ static const char noise_keys_help[] =
 	"keys: period=T,detour=T[,mode=sync|unsync] (the injector's) or "
 	"freq=F,length=T[,mode=...] (Engelmann's; duration= is length=)";
 
-/* ns as a short duration for a message: "8 ms", "2.5 us", "800 ns". */
-static const char *dur_str(uint64_t ns, char buf[32])
-{
-	if (ns >= 1000000000u)
-		snprintf(buf, 32, "%g s", (double)ns / 1e9);
-	else if (ns >= 1000000u)
-		snprintf(buf, 32, "%g ms", (double)ns / 1e6);
-	else if (ns >= 1000u)
-		snprintf(buf, 32, "%g us", (double)ns / 1e3);
-	else
-		snprintf(buf, 32, "%llu ns", (unsigned long long)ns);
-	return buf;
-}
-
 /* A duration in ns: an explicit unit is required when bare_ns is 0. */
 static int parse_len(const char *v, size_t vlen, double bare_ns, uint64_t *out)
 {
@@ -346,8 +332,8 @@ int nt_sim_parse_noise_spec(const char *s, struct nt_sim_noise_spec *out, char *
 	if (out->detour_ns >= out->period_ns) {
 		char a[32], b[32];
 		return nt_err_invalid(err, errsz, "'%s': a %s detour is not shorter than its period, "
-				      "%s (%g Hz)", s, dur_str(out->detour_ns, a),
-				      dur_str(out->period_ns, b), out->freq_hz);
+				      "%s (%g Hz)", s, nt_fmt_duration(out->detour_ns, a),
+				      nt_fmt_duration(out->period_ns, b), out->freq_hz);
 	}
 	return 0;
 }

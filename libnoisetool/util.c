@@ -63,6 +63,19 @@ int nt_site_identity_cmp(const struct nt_log_site *a, const struct nt_log_site *
 	return (a->offset > b->offset) - (a->offset < b->offset);
 }
 
+const char *nt_fmt_duration(uint64_t ns, char buf[32])
+{
+	if (ns >= 1000000000u)
+		snprintf(buf, 32, "%g s", (double)ns / 1e9);
+	else if (ns >= 1000000u)
+		snprintf(buf, 32, "%g ms", (double)ns / 1e6);
+	else if (ns >= 1000u)
+		snprintf(buf, 32, "%g us", (double)ns / 1e3);
+	else
+		snprintf(buf, 32, "%llu ns", (unsigned long long)ns);
+	return buf;
+}
+
 int nt_parse_duration_ns(const char *s, size_t len, double bare_ns, uint64_t *out_ns)
 {
 	char buf[64];

@@ -14,6 +14,9 @@ int nt_read_first_line(const char *path, char *buf, size_t size);
  * Returns 0, or -EINVAL for anything else. */
 int nt_parse_duration_ns(const char *s, size_t len, double bare_ns, uint64_t *out_ns);
 
+/* ns as a short duration for a message into buf: "8 ms", "2.5 us", "800 ns". Returns buf. */
+const char *nt_fmt_duration(uint64_t ns, char buf[32]);
+
 /* The length in bytes of the UTF-8 sequence that starts at s (1 to 4), or 0 when s does not
  * start one (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF). Never reads
  * past a NUL; a NUL itself is the 1-byte sequence U+0000, where callers stop. */
