@@ -110,6 +110,17 @@ static int read_job(const char *path, struct nt_log *log, char *err, size_t errs
 	return rc;
 }
 
+/* The symbolizer for a report's logs, or NULL: --no-symbols, or out of memory (then sites are
+ * named module+offset, and one line says so). */
+static struct symbolizer *open_symbols(const struct report_opts *o)
+{
+	struct symbolizer *sym = NULL;
+	if (o->symbols && symbolizer_open(&sym, &(struct symbolizer_config){ .who = o->cmd }) != 0)
+		fprintf(stderr, "%s: out of memory for symbols; call sites are named module+offset\n",
+			o->cmd);
+	return sym;
+}
+
 /* Report logs[0..nlogs) in turn: text on stdout (unless JSON goes there), JSON to
  * o->json_path, all or nothing. Returns the exit status. */
 static int report_logs(const struct report_opts *o, char *const *logs, size_t nlogs)
@@ -144,10 +155,7 @@ static int report_logs(const struct report_opts *o, char *const *logs, size_t nl
 	}
 	/* One symbolizer for every log: each module's addr2line and its answers serve all the
 	 * logs of one program. Without it (out of memory) sites are named module+offset. */
-	struct symbolizer *sym = NULL;
-	if (o->symbols && symbolizer_open(&sym, &(struct symbolizer_config){ .who = cmd }) != 0)
-		fprintf(stderr, "%s: out of memory for symbols; call sites are named module+offset\n",
-			cmd);
+	struct symbolizer *sym = open_symbols(o);
 	size_t failed = 0, written = 0;
 	bool json_failed = false;
 	for (size_t i = 0; i < nlogs; i++) {
@@ -384,10 +392,7 @@ static int report_one(const struct report_opts *o, char *log)
 		outputs_abort(&out);
 		return status;
 	}
-	struct symbolizer *sym = NULL;
-	if (o->symbols && symbolizer_open(&sym, &(struct symbolizer_config){ .who = cmd }) != 0)
-		fprintf(stderr, "%s: out of memory for symbols; call sites are named module+offset\n",
-			cmd);
+	struct symbolizer *sym = open_symbols(o);
 	struct job j;
 	if (job_open(&j, cmd, log, sym, o->symbols) != 0) {
 		job_close(&j);
@@ -448,10 +453,7 @@ static int compare_two(const struct report_opts *o, char **logs)
 		outputs_abort(&out);
 		return status;
 	}
-	struct symbolizer *sym = NULL;
-	if (o->symbols && symbolizer_open(&sym, &(struct symbolizer_config){ .who = cmd }) != 0)
-		fprintf(stderr, "%s: out of memory for symbols; call sites are named module+offset\n",
-			cmd);
+	struct symbolizer *sym = open_symbols(o);
 	struct job a, b;
 	struct nt_compare *c = NULL;
 	int rc = job_open(&a, cmd, logs[0], sym, o->symbols);
