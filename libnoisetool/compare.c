@@ -9,6 +9,7 @@
 
 #include <noisetool/compare.h>
 
+#include "site-index.h"
 #include "util.h"
 
 #define K NT_COMPARE_BLOCKS
@@ -61,26 +62,11 @@ static int cmp_keyed(const void *x, const void *y)
 	return (a->at > b->at) - (a->at < b->at);
 }
 
-/* A report site by identity (function, module base name, offset), for finding the report
- * site of a log site. */
-struct ident {
-	struct nt_log_site key;
-	size_t at; /* in the report */
-};
-
-static int cmp_ident(const void *x, const void *y)
+/* The report site of a log site, by its place in rep->sites; SIZE_MAX when none. */
+static size_t rep_site_of(const struct nt_report *rep, const struct nt_log_site *s)
 {
-	return nt_site_identity_cmp(&((const struct ident *)x)->key,
-				    &((const struct ident *)y)->key);
-}
-
-/* The report site of a log site: a binary search of the report's sites in identity order.
- * SIZE_MAX when none. */
-static size_t rep_site_of(const struct ident *by_identity, size_t n, const struct nt_log_site *s)
-{
-	struct ident key = { .key = *s };
-	const struct ident *hit = bsearch(&key, by_identity, n, sizeof key, cmp_ident);
-	return hit ? hit->at : SIZE_MAX;
+	const struct nt_report_site *m = nt_report_merged_site(rep, s);
+	return m ? (size_t)(m - rep->sites) : SIZE_MAX;
 }
 
 /* Which block of span_ns time t_ns falls in. */
@@ -176,32 +162,19 @@ static int run_map_logs(struct run *r)
 {
 	const struct nt_report *rep = r->rep;
 	const struct nt_log *log = rep->log;
-	struct ident *by_identity = calloc(rep->nsites ? rep->nsites : 1, sizeof *by_identity);
 	r->site_of_log = calloc(log->nranks ? log->nranks : 1, sizeof *r->site_of_log);
-	if (!by_identity || !r->site_of_log) {
-		free(by_identity);
+	if (!r->site_of_log)
 		return -ENOMEM;
-	}
-	for (size_t i = 0; i < rep->nsites; i++) {
-		const struct nt_report_site *s = &rep->sites[i];
-		by_identity[i] = (struct ident){ { .function = s->function, .module = s->module,
-						   .offset = s->offset },
-						 i };
-	}
-	qsort(by_identity, rep->nsites, sizeof *by_identity, cmp_ident);
 	for (uint32_t k = 0; k < log->nranks; k++) {
 		const struct nt_log_rank *rk = &log->ranks[k];
 		r->site_of_log[k] = calloc(rk->nsites ? rk->nsites : 1, sizeof **r->site_of_log);
-		if (!r->site_of_log[k]) {
-			free(by_identity);
+		if (!r->site_of_log[k])
 			return -ENOMEM;
-		}
 		for (uint32_t i = 0; i < rk->nsites; i++) {
-			size_t at = rep_site_of(by_identity, rep->nsites, &rk->sites[i]);
+			size_t at = rep_site_of(rep, &rk->sites[i]);
 			r->site_of_log[k][i] = at == SIZE_MAX ? SIZE_MAX : r->site_of_rep[at];
 		}
 	}
-	free(by_identity);
 	return 0;
 }
 

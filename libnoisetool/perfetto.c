@@ -29,7 +29,6 @@
 struct trace {
 	FILE *f;
 	const struct nt_report *rep;
-	struct nt_site_index sites;
 	const struct nt_late **late; /* by (comm_id, seq) */
 	size_t nlate;
 	uint32_t *pid;               /* per rank (index in log->ranks): its host's process */
@@ -206,7 +205,7 @@ static void record_slice(struct trace *t, uint32_t r, const struct nt_log_record
 {
 	const struct nt_log_rank *k = &t->rep->log->ranks[r];
 	const struct nt_log_site *s = x->site < k->nsites ? &k->sites[x->site] : NULL;
-	const struct nt_report_site *m = nt_site_index_find(&t->sites, s);
+	const struct nt_report_site *m = nt_report_merged_site(t->rep, s);
 	const struct nt_late *l = late_of(t, x);
 	bool last = l && l->rank == r;
 	const char *fn = s && s->function ? s->function : "?";
@@ -554,9 +553,7 @@ int nt_perfetto_write(FILE *f, const struct nt_report *rep)
 	if (most > SIZE_MAX / sizeof(struct when))
 		return -ENOMEM;
 	struct trace t = { .f = f, .rep = rep, .first = true, .origin_ns = time_origin(log) };
-	int rc = nt_site_index_build(rep, &t.sites);
-	if (rc)
-		return rc;
+	int rc = 0;
 	const struct nt_attrib *a = &rep->attrib;
 	t.nlate = a->nlate;
 	t.late = calloc(a->nlate ? a->nlate : 1, sizeof *t.late);
@@ -608,6 +605,5 @@ out:
 	free(order);
 	free(t.pid);
 	free((void *)t.late);
-	nt_site_index_free(&t.sites);
 	return rc;
 }

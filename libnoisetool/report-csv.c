@@ -233,15 +233,14 @@ static void write_culprit_nodes(FILE *f, const struct nt_report *rep)
 	}
 }
 
-static void write_culprit_sites(FILE *f, const struct nt_report *rep,
-				const struct nt_site_index *ix)
+static void write_culprit_sites(FILE *f, const struct nt_report *rep)
 {
 	static const char *const names[] = { "function", "location", "delay_ns", "instances",
 					     NULL };
 	header_causes(f, names);
 	const struct nt_attrib *a = &rep->attrib;
 	for (size_t i = 0; i < a->nsites; i++) {
-		const struct nt_report_site *s = nt_site_index_find(ix, a->sites[i].site);
+		const struct nt_report_site *s = nt_report_merged_site(rep, a->sites[i].site);
 		struct row w;
 		row_begin(&w, f);
 		text(&w, a->sites[i].site->function);
@@ -250,7 +249,7 @@ static void write_culprit_sites(FILE *f, const struct nt_report *rep,
 	}
 }
 
-static void write_late(FILE *f, const struct nt_report *rep, const struct nt_site_index *ix)
+static void write_late(FILE *f, const struct nt_report *rep)
 {
 	static const char *const names[] = { "comm_id", "seq", "time_ns", "last_rank",
 					     "last_host", "members", "function", "location",
@@ -259,7 +258,7 @@ static void write_late(FILE *f, const struct nt_report *rep, const struct nt_sit
 	const struct nt_attrib *a = &rep->attrib;
 	for (size_t i = 0; i < a->nlate; i++) {
 		const struct nt_late *l = &a->late[i];
-		const struct nt_report_site *s = nt_site_index_find(ix, l->site);
+		const struct nt_report_site *s = nt_report_merged_site(rep, l->site);
 		struct row w;
 		row_begin(&w, f);
 		u64(&w, l->comm_id);
@@ -288,12 +287,7 @@ int nt_report_write_csv(const struct nt_report *rep, const char *dir, char *why,
 		snprintf(why, why_size, "no report or no directory");
 		return -EINVAL;
 	}
-	struct nt_site_index ix;
-	int rc = nt_site_index_build(rep, &ix);
-	if (rc) {
-		snprintf(why, why_size, "%s", strerror(-rc));
-		return rc;
-	}
+	int rc = 0;
 	/* Every file to a temporary file first; renamed over the targets only when all six were
 	 * written, so that a failure leaves no new table beside old ones. */
 	struct nt_outfile out[TABLES];
@@ -316,8 +310,8 @@ int nt_report_write_csv(const struct nt_report *rep, const char *dir, char *why,
 	write_ranks(out[RANKS].f, rep);
 	write_culprits(out[CULPRITS].f, rep);
 	write_culprit_nodes(out[CULPRIT_NODES].f, rep);
-	write_culprit_sites(out[CULPRIT_SITES].f, rep, &ix);
-	write_late(out[LATE].f, rep, &ix);
+	write_culprit_sites(out[CULPRIT_SITES].f, rep);
+	write_late(out[LATE].f, rep);
 	/* Flushed here, so that an error (a full disk) shows before any file is renamed. */
 	for (int i = 0; i < TABLES; i++) {
 		errno = 0;
@@ -338,6 +332,5 @@ int nt_report_write_csv(const struct nt_report *rep, const char *dir, char *why,
 out:
 	for (int i = 0; i < opened; i++)
 		nt_outfile_abort(&out[i]);
-	nt_site_index_free(&ix);
 	return rc;
 }

@@ -9,46 +9,19 @@
 #include <noisetool/report-page.h>
 
 #include "json.h"
+#include "site-index.h"
 
 #define PAGE_HIST_SITES 50     /* call sites with a histogram of call time */
 #define PAGE_TIME_BINS 100     /* columns of the lateness matrix */
 #define PAGE_RANK_ROWS 256     /* its rows at most: more ranks share a row (consecutive ones) */
 #define PAGE_LATEST 2000       /* late instances listed */
 
-/* A merged site's identity, as nt_site_identity_cmp (util.c) orders log sites: function,
- * module file name, offset. */
-struct ident {
-	const char *function, *module_base;
-	uint64_t offset;
-	size_t at; /* in rep->sites */
-};
-
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	return slash ? slash + 1 : path;
-}
-
-static int cmp_ident(const void *x, const void *y)
-{
-	const struct ident *a = x, *b = y;
-	int c = strcmp(a->function, b->function);
-	if (c)
-		return c;
-	if ((c = strcmp(a->module_base, b->module_base)))
-		return c;
-	return (a->offset > b->offset) - (a->offset < b->offset);
-}
-
 /* The place in rep->sites of a log site, or -1 (NULL, or not merged: cannot happen for a site
  * of the report's own log). */
-static long site_index(const struct ident *idx, size_t n, const struct nt_log_site *s)
+static long site_index(const struct nt_report *rep, const struct nt_log_site *s)
 {
-	if (!s || !n)
-		return -1;
-	struct ident key = { s->function, base_name(s->module), s->offset, 0 };
-	const struct ident *hit = bsearch(&key, idx, n, sizeof key, cmp_ident);
-	return hit ? (long)hit->at : -1;
+	const struct nt_report_site *m = nt_report_merged_site(rep, s);
+	return m ? (long)(m - rep->sites) : -1;
 }
 
 /* A numeric array written compactly, "[1,2,3]", inside j's current scope. */
@@ -99,8 +72,7 @@ static int write_partial_reasons(struct nt_json *j, const struct nt_report *rep)
 /* "histograms": the log2 histograms of call time of the report's first PAGE_HIST_SITES call
  * sites, merged over the ranks, with the bins' edges in ns (the log's bins are in counter
  * cycles: clock_hz converts). */
-static int write_histograms(struct nt_json *j, const struct nt_report *rep,
-			    const struct ident *idx)
+static int write_histograms(struct nt_json *j, const struct nt_report *rep)
 {
 	const struct nt_log *log = rep->log;
 	size_t n = rep->nsites < PAGE_HIST_SITES ? rep->nsites : PAGE_HIST_SITES;
@@ -110,7 +82,7 @@ static int write_histograms(struct nt_json *j, const struct nt_report *rep,
 	for (uint32_t r = 0; r < log->nranks; r++)
 		for (uint32_t i = 0; i < log->ranks[r].nsites; i++) {
 			const struct nt_log_site *s = &log->ranks[r].sites[i];
-			long at = site_index(idx, rep->nsites, s);
+			long at = site_index(rep, s);
 			if (at < 0 || (size_t)at >= n)
 				continue;
 			for (int b = 0; b < NT_LOG_HIST_BINS; b++)
@@ -205,7 +177,7 @@ static int write_lateness(struct nt_json *j, const struct nt_report *rep, uint64
 /* "latest": the PAGE_LATEST latest instances, largest delay first, each with its start, delay,
  * last arriver (rank and host), call site (index into the report's "sites") and causes (ns, in
  * the order of "cause_keys"). */
-static void write_latest(struct nt_json *j, const struct nt_report *rep, const struct ident *idx)
+static void write_latest(struct nt_json *j, const struct nt_report *rep)
 {
 	const struct nt_attrib *a = &rep->attrib;
 	size_t n = a->nlate < PAGE_LATEST ? a->nlate : PAGE_LATEST;
@@ -222,7 +194,7 @@ static void write_latest(struct nt_json *j, const struct nt_report *rep, const s
 		nt_json_string(j, "host", l->host);
 		nt_json_uint(j, "comm_id", l->comm_id);
 		nt_json_uint(j, "seq", l->seq);
-		nt_json_int(j, "site", site_index(idx, rep->nsites, l->site));
+		nt_json_int(j, "site", site_index(rep, l->site));
 		uint_array(j, "causes", l->causes.ns, NT_CAUSE_COUNT);
 		nt_json_object_end(j);
 	}
@@ -234,15 +206,6 @@ int nt_report_write_page_json(FILE *f, const struct nt_report *rep, const char *
 {
 	if (!f || !rep || !rep->log || (rep->nsites && !rep->sites))
 		return -EINVAL;
-	struct ident *idx = calloc(rep->nsites ? rep->nsites : 1, sizeof *idx);
-	if (!idx)
-		return -ENOMEM;
-	for (size_t i = 0; i < rep->nsites; i++) {
-		const struct nt_report_site *s = &rep->sites[i];
-		idx[i] = (struct ident){ s->function, base_name(s->module), s->offset, i };
-	}
-	qsort(idx, rep->nsites, sizeof *idx, cmp_ident);
-
 	struct nt_json j;
 	nt_json_init(&j, f);
 	nt_json_object_begin(&j, NULL);
@@ -260,12 +223,11 @@ int nt_report_write_page_json(FILE *f, const struct nt_report *rep, const char *
 	if (rc == 0)
 		rc = write_partial_reasons(&j, rep);
 	if (rc == 0)
-		rc = write_histograms(&j, rep, idx);
+		rc = write_histograms(&j, rep);
 	if (rc == 0)
 		rc = write_lateness(&j, rep, job_end_ns(rep));
 	if (rc == 0)
-		write_latest(&j, rep, idx);
-	free(idx);
+		write_latest(&j, rep);
 	if (rc)
 		return rc;
 	nt_json_object_end(&j);

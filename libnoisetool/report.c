@@ -9,6 +9,7 @@
 #include <noisetool/report.h>
 
 #include "json.h"
+#include "site-index.h"
 #include "util.h"
 
 /* a + b, at most UINT64_MAX: a damaged log's counts may add up past 2^64. */
@@ -194,12 +195,10 @@ int nt_report_build(const struct nt_log *log, nt_symbolize_fn symbolize, void *c
 	return rc;
 }
 
-/* The merged site of a log site (for the location of a culprit site): a binary search of the
- * merged sites by identity. */
-static const struct nt_report_site *merged_site(const struct nt_report *rep,
-						const struct nt_log_site *s)
+const struct nt_report_site *nt_report_merged_site(const struct nt_report *rep,
+						   const struct nt_log_site *s)
 {
-	if (!s || !rep->nsites)
+	if (!rep || !s || !s->function || !s->module || !rep->nsites)
 		return NULL;
 	struct ident key = { s, 0 };
 	const struct ident *hit = bsearch(&key, rep->by_identity_, rep->nsites, sizeof key,
@@ -541,7 +540,7 @@ static void write_culprits_text(FILE *f, const struct nt_report *rep)
 	fprintf(f, "\nCulprits by call site (of the last arriver)\n");
 	culprit_header(f, "function at location");
 	for (size_t i = 0; i < a->nsites && i < 10; i++) {
-		const struct nt_report_site *s = merged_site(rep, a->sites[i].site);
+		const struct nt_report_site *s = nt_report_merged_site(rep, a->sites[i].site);
 		char who[96], fn[21], loc[61];
 		snprintf(who, sizeof who, "%s %s", printable(a->sites[i].site->function, fn, sizeof fn),
 			 printable(s ? s->location : "?", loc, sizeof loc));
@@ -564,7 +563,7 @@ int nt_report_write_late(FILE *f, const struct nt_report *rep, size_t n)
 		"unexp");
 	for (size_t i = 0; i < n; i++) {
 		const struct nt_late *l = &a->late[i];
-		const struct nt_report_site *s = merged_site(rep, l->site);
+		const struct nt_report_site *s = nt_report_merged_site(rep, l->site);
 		char inst[48], where[96], fn[15], loc[41];
 		if (l->comm_id == 0)
 			snprintf(inst, sizeof inst, "world:%llu", (unsigned long long)l->seq);
@@ -838,7 +837,7 @@ static void write_json(struct nt_json *j, const struct nt_report *rep, const cha
 	nt_json_array_begin(j, "late_instances"); /* the 1000 latest */
 	for (size_t i = 0; i < a->nlate && i < 1000; i++) {
 		const struct nt_late *l = &a->late[i];
-		const struct nt_report_site *s = merged_site(rep, l->site);
+		const struct nt_report_site *s = nt_report_merged_site(rep, l->site);
 		nt_json_object_begin(j, NULL);
 		nt_json_uint(j, "comm_id", l->comm_id);
 		nt_json_uint(j, "seq", l->seq);
@@ -865,7 +864,7 @@ static void write_json(struct nt_json *j, const struct nt_report *rep, const cha
 	nt_json_array_end(j);
 	nt_json_array_begin(j, "culprit_sites");
 	for (size_t i = 0; i < a->nsites; i++) {
-		const struct nt_report_site *s = merged_site(rep, a->sites[i].site);
+		const struct nt_report_site *s = nt_report_merged_site(rep, a->sites[i].site);
 		nt_json_object_begin(j, NULL);
 		nt_json_string(j, "function", a->sites[i].site->function);
 		nt_json_string(j, "location", s ? s->location : "");
