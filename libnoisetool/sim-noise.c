@@ -24,32 +24,33 @@ struct comb {
 	uint64_t period_ns, duration_ns, phase_ns;
 };
 
-/* An empirical distribution: quantiles at k / (n - 1), drawn by linear interpolation. */
+/* An empirical distribution: quantiles at k / (n - 1), drawn by linear interpolation. Draws
+ * come from tab, its inverse distribution function at DIST_CELLS + 1 points (times a scale). */
+#define DIST_BITS 10 /* 8 KiB a table: the tables of a model stay in the L1 cache */
+#define DIST_CELLS (1u << DIST_BITS)
+#define DIST_DRAW_BITS (DIST_BITS + 16) /* random bits a draw takes */
 struct dist {
 	double q[NT_SIG_QUANTILES];
 	unsigned n;
-	double mean; /* of the interpolated distribution */
+	double mean;   /* of the interpolated distribution */
+	uint64_t *tab; /* NULL until dist_tabulate() */
 };
 
 /* A comb whose teeth are each hit with probability p, each hit drawing its own length. */
 struct scomb {
 	uint64_t period_ns, phase_ns;
-	uint64_t hit_below; /* a tooth is hit when the top 53 bits of its draw are below this */
+	uint64_t hit_below; /* a tooth is hit when the low 32 bits of its draw are below this */
 	unsigned back;      /* teeth looked back for a detour still running (longer than P) */
 	uint64_t max_ns;    /* lengths are capped at back x P */
 	struct dist len;
 };
 
-#define RENEWAL_MAX_BACK 16      /* blocks looked back for a detour still running */
-#define RENEWAL_MAX_PER_BLOCK 512 /* detours generated in one block at most */
-
-/* Alternating gaps and detours of empirical lengths, generated block by block: block j starts
- * afresh at j x block_ns with part of a gap, so that any time is reached in O(1) blocks. */
+/* Alternating gaps and detours of empirical lengths: one sequence per rank, detour i drawn from
+ * (key, i). A run walks it forward once with a per-rank cursor (struct nt_sim_noise_state), so
+ * a probe costs O(1) amortized whatever the lengths' tail. */
 struct renewal {
-	struct dist len, gap;  /* gap.n == 0: exponential gaps of mean gap_mean */
+	struct dist len, gap; /* gap.n == 0: exponential gaps of mean gap_mean */
 	double gap_mean, gap_scale;
-	uint64_t block_ns, max_ns;
-	unsigned back;
 };
 
 struct rare {
@@ -87,6 +88,8 @@ struct model {
 	size_t nsrc;
 	double ratio;    /* long-run share of time in detours (the union of the sources) */
 	double measured; /* the signature's own total_ns / elapsed_ns, NAN when not known */
+	uint64_t horizon_ns; /* how far a probe looks for the next detour start (4 x the shortest
+			      * mean spacing of a source's detours): the reach of a rank's quiet */
 };
 
 struct nt_sim_noise {
@@ -132,7 +135,12 @@ int nt_sim_noise_new(struct nt_sim_noise **out)
 
 static void free_source(struct source *s)
 {
-	if (s->kind == SRC_RARE) {
+	if (s->kind == SRC_SCOMB) {
+		free(s->u.scomb.len.tab);
+	} else if (s->kind == SRC_RENEWAL) {
+		free(s->u.renewal.len.tab);
+		free(s->u.renewal.gap.tab);
+	} else if (s->kind == SRC_RARE) {
 		free(s->u.rare.durations_ns);
 	} else if (s->kind == SRC_TRACE) {
 		free(s->u.trace.start_ns);
@@ -168,6 +176,41 @@ int nt_sim_noise_add_model(struct nt_sim_noise *n)
 	return idx;
 }
 
+/* Mean time from one detour start of s to the next. */
+static double source_spacing(const struct source *s)
+{
+	switch (s->kind) {
+	case SRC_COMB:
+		return (double)s->u.comb.period_ns;
+	case SRC_SCOMB:
+		return (double)s->u.scomb.period_ns * 0x1p32 / (double)s->u.scomb.hit_below;
+	case SRC_RARE: {
+		/* arrivals per window: the mean of the Poisson law tabulated in cdf */
+		double mean = 0, prev = 0;
+		for (unsigned k = 0; k <= s->u.rare.kmax; k++) {
+			mean += k * (s->u.rare.cdf[k] - prev);
+			prev = s->u.rare.cdf[k];
+		}
+		return mean > 0 ? (double)s->u.rare.window_ns / mean : 0x1p62;
+	}
+	case SRC_TRACE:
+		return (double)s->u.trace.loop_ns / (double)s->u.trace.n;
+	case SRC_RENEWAL: {
+		const struct renewal *r = &s->u.renewal;
+		return r->len.mean + (r->gap.n ? r->gap.mean : r->gap_mean) * r->gap_scale;
+	}
+	}
+	return 0x1p62;
+}
+
+static void set_horizon(struct model *m)
+{
+	double h = 0x1p62;
+	for (size_t i = 0; i < m->nsrc; i++)
+		h = fmin(h, 4 * source_spacing(&m->src[i]));
+	m->horizon_ns = (uint64_t)fmin(fmax(h, 1), 0x1p62);
+}
+
 /* Append a source to a model. Sources overlap where they meet (the time is lost once), so the
  * model's share is their union, 1 - prod(1 - ratio) for independent sources: only a source
  * that alone leaves no time for work is refused. */
@@ -182,6 +225,7 @@ static int push_source(struct nt_sim_noise *n, int model, const struct source *s
 	m->src = ns;
 	ns[m->nsrc++] = *s;
 	m->ratio = 1 - (1 - m->ratio) * (1 - ratio);
+	set_horizon(m);
 	set_salts(n);
 	return 0;
 }
@@ -358,14 +402,33 @@ static int dist_make(struct dist *d, const uint64_t *q, size_t n, double scale)
 	return 0;
 }
 
-/* One draw from d with the random bits h. */
-static inline double dist_draw(const struct dist *d, uint64_t h)
+/* d's value at probability p in [0, 1]. */
+static double dist_at(const struct dist *d, double p)
 {
 	if (d->n == 1)
 		return d->q[0];
-	double x = (double)(h >> 11) * 0x1p-53 * (d->n - 1);
-	unsigned i = (unsigned)x;
+	double x = p * (d->n - 1);
+	unsigned i = x >= d->n - 1 ? d->n - 2 : (unsigned)x;
 	return d->q[i] + (x - i) * (d->q[i + 1] - d->q[i]);
+}
+
+/* Fill d's table with its values times scale, rounded to ns and at most TIME_LIMIT_NS. */
+static int dist_tabulate(struct dist *d, double scale)
+{
+	if (!d->tab && !(d->tab = malloc((DIST_CELLS + 1) * sizeof *d->tab)))
+		return -ENOMEM;
+	for (unsigned i = 0; i <= DIST_CELLS; i++) {
+		double v = dist_at(d, (double)i / DIST_CELLS) * scale + 0.5;
+		d->tab[i] = v >= (double)TIME_LIMIT_NS ? TIME_LIMIT_NS : (uint64_t)v;
+	}
+	return 0;
+}
+
+/* One draw from d's table with DIST_DRAW_BITS random bits u: a cell, and a place in it. */
+static inline uint64_t dist_draw(const struct dist *d, uint64_t u)
+{
+	uint64_t i = u >> 16, f = u & 0xffff, a = d->tab[i], b = d->tab[i + 1];
+	return a + (uint64_t)(((unsigned __int128)(b - a) * f) >> 16);
 }
 
 /* Scale of quantiles q[0..n) whose interpolated mean becomes mean_ns (1 when mean_ns is 0). */
@@ -398,28 +461,20 @@ int nt_sim_noise_add_periodic(struct nt_sim_noise *n, int model, double freq_hz,
 		return -EINVAL;
 	c.back = (unsigned)fmin(ceil(max / (double)c.period_ns), 64);
 	c.max_ns = (uint64_t)c.back * c.period_ns;
-	c.hit_below = (uint64_t)llround(hit_fraction * 0x1p53);
+	c.hit_below = (uint64_t)llround(hit_fraction * 0x1p32);
+	if (dist_tabulate(&c.len, 1))
+		return -ENOMEM;
 	struct source s = { .kind = SRC_SCOMB, .u.scomb = c };
 	double ratio = fmin(hit_fraction * c.len.mean / (double)c.period_ns, 1);
-	return push_source(n, model, &s, ratio);
+	int rc = push_source(n, model, &s, ratio);
+	if (rc)
+		free(c.len.tab);
+	return rc;
 }
 
-/* Block length: about four cycles, long enough that a detour still running is found within
- * RENEWAL_MAX_BACK blocks, short enough that a block holds at most a few hundred detours. */
-static void renewal_layout(struct renewal *r)
-{
-	double gap = r->gap.n ? r->gap.mean * r->gap_scale : r->gap_mean * r->gap_scale;
-	double cycle = fmax(r->len.mean + gap, 1);
-	double max = r->len.q[r->len.n - 1];
-	double b = fmax(4 * cycle, max / 8);
-	b = fmin(b, 64 * cycle);
-	r->block_ns = (uint64_t)fmin(fmax(ceil(b), 1), 0x1p50);
-	r->back = (unsigned)fmin(ceil(max / (double)r->block_ns), RENEWAL_MAX_BACK);
-	r->max_ns = (uint64_t)r->back * r->block_ns;
-}
-
-static uint64_t model_advance(const struct nt_sim_noise *n, const struct model *m, uint64_t rank,
-			      uint64_t t_ns, uint64_t work_ns);
+static uint64_t model_advance(const struct nt_sim_noise *n, const struct model *m,
+			      struct nt_sim_noise_state *st, uint64_t rank, uint64_t t_ns,
+			      uint64_t work_ns);
 
 /* The model's share of time in detours, measured: work pushed through its noise on 32
  * unsynchronized ranks (the same draws every time, so that a search over a scale is smooth). */
@@ -431,13 +486,22 @@ static double model_measure(const struct nt_sim_noise *n, int model, double span
 	double work = 0, took = 0;
 	for (uint64_t r = 0; r < 32; r++) {
 		uint64_t w = (uint64_t)fmax(span_ns / 32, 1);
-		uint64_t end = model_advance(&tmp, m, r + 0x5eed, 0, w);
+		struct nt_sim_noise_state st = { 0 };
+		uint64_t end = model_advance(&tmp, m, &st, r + 0x5eed, 0, w);
 		if (end == UINT64_MAX)
 			return 1;
 		work += (double)w;
 		took += (double)end;
 	}
 	return took > 0 ? 1 - work / took : 0;
+}
+
+/* The gaps of r times scale (the table holds them scaled). */
+static void renewal_scale(struct renewal *r, double scale)
+{
+	r->gap_scale = scale;
+	if (r->gap.n)
+		dist_tabulate(&r->gap, scale); /* the table exists: no allocation */
 }
 
 int nt_sim_noise_add_renewal(struct nt_sim_noise *n, int model, const uint64_t *len_q_ns,
@@ -448,6 +512,9 @@ int nt_sim_noise_add_renewal(struct nt_sim_noise *n, int model, const uint64_t *
 	    !(target_ratio >= 0) || !(target_ratio < 1))
 		return -EINVAL;
 	struct renewal r = { .gap_scale = 1 };
+	for (size_t i = 0; !bad_model(n, model) && i < n->models[model].nsrc; i++)
+		if (n->models[model].src[i].kind == SRC_RENEWAL)
+			return -EINVAL; /* one per model: a rank's cursor follows one sequence */
 	if (dist_make(&r.len, len_q_ns, nlen, mean_scale(len_q_ns, nlen, len_mean_ns)))
 		return -EINVAL;
 	if (!(r.len.q[0] >= 0) || !(r.len.q[r.len.n - 1] >= 1) || r.len.q[r.len.n - 1] > 3.6e12)
@@ -465,10 +532,18 @@ int nt_sim_noise_add_renewal(struct nt_sim_noise *n, int model, const uint64_t *
 		r.gap = (struct dist){ .n = 0 };
 		r.gap_mean = gmean = r.len.mean;
 	}
-	renewal_layout(&r);
+	if (dist_tabulate(&r.len, 1) || (r.gap.n && dist_tabulate(&r.gap, 1))) {
+		free(r.len.tab);
+		free(r.gap.tab);
+		return -ENOMEM;
+	}
 	struct source s = { .kind = SRC_RENEWAL, .u.renewal = r };
 	double own = r.len.mean / (r.len.mean + gmean);
 	int rc = push_source(n, model, &s, own >= 1 ? 0.999999 : own);
+	if (rc) {
+		free(r.len.tab);
+		free(r.gap.tab);
+	}
 	if (rc || !(target_ratio > 0))
 		return rc;
 	/* Scale the gaps until the model's measured share is the target: the gaps were measured
@@ -479,8 +554,8 @@ int nt_sim_noise_add_renewal(struct nt_sim_noise *n, int model, const uint64_t *
 	double lo = 0, hi = INFINITY, scale = 1, ratio = 0, best = 1, best_ratio = -1;
 	double prev_scale = 1, prev_ratio = -1;
 	for (int it = 0; it < 16; it++) {
-		rr->gap_scale = scale;
-		renewal_layout(rr);
+		renewal_scale(rr, scale);
+		set_horizon(m);
 		double cycle = rr->len.mean + gmean * scale;
 		ratio = model_measure(n, model, fmin(30000 * cycle, 1e14));
 		if (fabs(ratio - target_ratio) < fabs(best_ratio - target_ratio)) {
@@ -507,8 +582,8 @@ int nt_sim_noise_add_renewal(struct nt_sim_noise *n, int model, const uint64_t *
 			break;
 		scale = next;
 	}
-	rr->gap_scale = best;
-	renewal_layout(rr);
+	renewal_scale(rr, best);
+	set_horizon(m);
 	ratio = best_ratio;
 	m->ratio = ratio;
 	return 0;
@@ -652,9 +727,9 @@ static void trace_probe(const struct trace *tr, uint64_t off, uint64_t t, uint64
 static inline bool scomb_tooth(const struct scomb *c, uint64_t key, uint64_t k, uint64_t *len)
 {
 	uint64_t h = mix64(key + GOLDEN * (k + 1));
-	if ((h >> 11) >= c->hit_below)
+	if ((uint32_t)h >= c->hit_below)
 		return false;
-	uint64_t x = (uint64_t)(dist_draw(&c->len, mix64(h)) + 0.5);
+	uint64_t x = dist_draw(&c->len, h >> (64 - DIST_DRAW_BITS));
 	*len = x < 1 ? 1 : x > c->max_ns ? c->max_ns : x;
 	return true;
 }
@@ -686,54 +761,52 @@ static void scomb_probe(const struct scomb *c, uint64_t key, uint64_t t, uint64_
 	}
 }
 
-static inline double renewal_gap(const struct renewal *r, uint64_t h)
+/* Detour i of a rank's sequence and the gap before it, both from h_i = mix64(key + (i + 1)
+ * GOLDEN): the length from its top bits, the gap from bits 4 and up (32 bits: no overlap). */
+static inline uint64_t renewal_len(const struct renewal *r, uint64_t h)
+{
+	uint64_t x = dist_draw(&r->len, h >> (64 - DIST_DRAW_BITS));
+	return x < 1 ? 1 : x;
+}
+
+static inline uint64_t renewal_gap(const struct renewal *r, uint64_t h)
 {
 	if (r->gap.n)
-		return dist_draw(&r->gap, h) * r->gap_scale;
-	double u = ((double)(h >> 11) + 0.5) * 0x1p-53;
-	return -log(u) * r->gap_mean * r->gap_scale;
+		return dist_draw(&r->gap, (h >> 4) & ((1u << DIST_DRAW_BITS) - 1));
+	double u = ((double)((h >> 4) & 0xfffffff) + 0.5) * 0x1p-28;
+	return (uint64_t)(-log(u) * r->gap_mean * r->gap_scale + 0.5);
 }
 
-/* Walk block j's detours: the end of one covering t into *cover, the first start after t into
- * *next. Returns whether a start after t was seen. */
-static bool renewal_block(const struct renewal *r, uint64_t key, uint64_t j, uint64_t t,
-			  uint64_t *cover, uint64_t *next)
+/* The cursor on detour 0: the run opens at a uniform point of the gap before it. */
+static void renewal_start(const struct renewal *r, uint64_t key, struct nt_sim_noise_state *c)
 {
-	uint64_t h = mix64(key + GOLDEN * (j + 1));
-	double b0 = (double)(j * r->block_ns), b1 = b0 + (double)r->block_ns;
-	double u = (double)(mix64(h ^ GOLDEN) >> 11) * 0x1p-53;
-	double at = b0 + u * renewal_gap(r, h); /* the block opens within a gap */
-	double cap = (double)r->max_ns, tt = (double)t;
-	for (unsigned i = 0; at < b1 && i < RENEWAL_MAX_PER_BLOCK; i++) {
-		uint64_t hi = mix64(h + GOLDEN * (2 * i + 2));
-		double len = dist_draw(&r->len, hi) + 0.5;
-		len = len < 1 ? 1 : len > cap ? cap : len;
-		uint64_t s = (uint64_t)at, e = s + (uint64_t)len;
-		if (s <= t && e > *cover)
-			*cover = e;
-		if (s > t) {
-			if (s < *next)
-				*next = s;
-			return true;
-		}
-		if (at > tt + cap)
-			break;
-		at += len + renewal_gap(r, mix64(hi + GOLDEN));
-	}
-	return false;
+	uint64_t h = mix64(key + GOLDEN);
+	double u = (double)(mix64(key ^ GOLDEN) >> 11) * 0x1p-53;
+	c->start = (uint64_t)(u * (double)renewal_gap(r, h) + 0.5);
+	c->end = time_after(c->start, renewal_len(r, h));
+	c->count = 1;
 }
 
-static void renewal_probe(const struct renewal *r, uint64_t key, uint64_t t, uint64_t limit,
-			  uint64_t *cover, uint64_t *next)
+/* The cursor on the next detour. */
+static inline void renewal_step(const struct renewal *r, uint64_t key,
+				struct nt_sim_noise_state *c)
 {
-	uint64_t jt = t / r->block_ns, j = jt > r->back ? jt - r->back : 0;
-	*cover = t;
-	*next = UINT64_MAX;
-	for (; j <= jt; j++)
-		renewal_block(r, key, j, t, cover, next);
-	for (j = jt + 1; *next == UINT64_MAX && j * r->block_ns <= limit &&
-			 j * r->block_ns < TIME_LIMIT_NS; j++)
-		renewal_block(r, key, j, t, cover, next);
+	uint64_t h = mix64(key + GOLDEN * ++c->count);
+	c->start = time_after(c->end, renewal_gap(r, h));
+	c->end = time_after(c->start, renewal_len(r, h));
+}
+
+/* The cursor rests on the first detour that ends after the last time probed; a probe walks on
+ * from there (a run's times for a rank never decrease). */
+static void renewal_probe(const struct renewal *r, uint64_t key, struct nt_sim_noise_state *c,
+			  uint64_t t, uint64_t *cover, uint64_t *next)
+{
+	if (c->count == 0)
+		renewal_start(r, key, c);
+	while (c->end <= t)
+		renewal_step(r, key, c);
+	*cover = c->start <= t ? c->end : t;
+	*next = c->start > t ? c->start : UINT64_MAX;
 }
 
 static uint64_t source_key(const struct nt_sim_noise *n, const struct source *s, uint64_t rank)
@@ -756,8 +829,8 @@ static uint64_t source_key(const struct nt_sim_noise *n, const struct source *s,
 	return rank_key(n, s, rank);
 }
 
-static void source_probe(const struct source *s, uint64_t key, uint64_t t, uint64_t limit,
-			 uint64_t *cover, uint64_t *next)
+static void source_probe(const struct source *s, uint64_t key, struct nt_sim_noise_state *st,
+			 uint64_t t, uint64_t limit, uint64_t *cover, uint64_t *next)
 {
 	switch (s->kind) {
 	case SRC_COMB:
@@ -773,24 +846,40 @@ static void source_probe(const struct source *s, uint64_t key, uint64_t t, uint6
 		scomb_probe(&s->u.scomb, key, t, limit, cover, next);
 		return;
 	case SRC_RENEWAL:
-		renewal_probe(&s->u.renewal, key, t, limit, cover, next);
+		renewal_probe(&s->u.renewal, key, st, t, cover, next);
 		return;
 	}
 	*cover = t;
 	*next = UINT64_MAX;
 }
 
-uint64_t nt_sim_noise_advance(const struct nt_sim_noise *n, uint64_t rank, uint64_t t_ns,
-			      uint64_t work_ns)
+bool nt_sim_noise_stateful(const struct nt_sim_noise *n)
+{
+	for (size_t m = 0; n && m < n->nmodels; m++)
+		if (n->models[m].nsrc > 1 ||
+		    (n->models[m].nsrc == 1 && n->models[m].src[0].kind != SRC_COMB))
+			return true;
+	return false;
+}
+
+uint64_t nt_sim_noise_advance_state(const struct nt_sim_noise *n, struct nt_sim_noise_state *st,
+				    uint64_t rank, uint64_t t_ns, uint64_t work_ns)
 {
 	if (!n || n->nmodels == 0 || work_ns == 0)
 		return time_after(t_ns, work_ns);
-	return model_advance(n, &n->models[n->nmodels == 1 ? 0 : rank % n->nmodels], rank, t_ns,
-			     work_ns);
+	return model_advance(n, &n->models[n->nmodels == 1 ? 0 : rank % n->nmodels], st, rank,
+			     t_ns, work_ns);
 }
 
-static uint64_t model_advance(const struct nt_sim_noise *n, const struct model *m, uint64_t rank,
-			      uint64_t t_ns, uint64_t work_ns)
+uint64_t nt_sim_noise_advance(const struct nt_sim_noise *n, uint64_t rank, uint64_t t_ns,
+			      uint64_t work_ns)
+{
+	return nt_sim_noise_advance_state(n, NULL, rank, t_ns, work_ns);
+}
+
+static uint64_t model_advance(const struct nt_sim_noise *n, const struct model *m,
+			      struct nt_sim_noise_state *st, uint64_t rank, uint64_t t_ns,
+			      uint64_t work_ns)
 {
 	if (m->nsrc == 0 || time_after(t_ns, work_ns) == UINT64_MAX)
 		return time_after(t_ns, work_ns);
@@ -799,16 +888,21 @@ static uint64_t model_advance(const struct nt_sim_noise *n, const struct model *
 		return comb_advance(s->u.comb.period_ns, s->u.comb.duration_ns,
 				    comb_phase(n, s, rank), t_ns, work_ns);
 	}
+	struct nt_sim_noise_state none = { 0 };
+	if (!st)
+		st = &none; /* from time 0, answering the same */
+	else if (t_ns + work_ns <= st->quiet) /* no detour until then: known from the last call */
+		return t_ns + work_ns;
 	uint64_t key[NT_SIM_MAX_SOURCES];
 	for (size_t i = 0; i < m->nsrc; i++)
 		key[i] = source_key(n, &m->src[i], rank);
 	uint64_t t = t_ns, w = work_ns;
 	for (;;) {
-		uint64_t next = UINT64_MAX;
+		uint64_t next = UINT64_MAX, limit = time_after(t, w > m->horizon_ns ? w : m->horizon_ns);
 		bool moved = false;
 		for (size_t i = 0; i < m->nsrc; i++) {
 			uint64_t cover, s;
-			source_probe(&m->src[i], key[i], t, t + w, &cover, &s);
+			source_probe(&m->src[i], key[i], st, t, limit, &cover, &s);
 			if (cover > t) {
 				t = cover; /* past this detour; probe every source again */
 				moved = true;
@@ -822,8 +916,10 @@ static uint64_t model_advance(const struct nt_sim_noise *n, const struct model *
 			return UINT64_MAX;
 		if (moved)
 			continue;
-		if (next == UINT64_MAX || t + w <= next)
+		if (next == UINT64_MAX || t + w <= next) {
+			st->quiet = next < limit ? next : limit; /* [t, quiet) is free of detours */
 			return t + w;
+		}
 		w -= next - t;
 		t = next;
 	}

@@ -15,6 +15,7 @@
  * arrival, per algorithm) and next_send (the earliest start of its next send: g). */
 struct run {
 	const struct nt_sim_noise *noise; /* NULL: noise-free */
+	struct nt_sim_noise_state *state; /* per rank, for renewal noise; NULL: none */
 	uint64_t P;
 	uint64_t L_ns, o_ns, g_ns;
 	double G_ns_per_byte;
@@ -33,7 +34,10 @@ static inline uint64_t max_u64(uint64_t a, uint64_t b)
 
 static inline uint64_t busy(const struct run *r, uint64_t rank, uint64_t t_ns, uint64_t w_ns)
 {
-	return r->noise ? nt_sim_noise_advance(r->noise, rank, t_ns, w_ns) : t_ns + w_ns;
+	if (!r->noise)
+		return t_ns + w_ns;
+	return nt_sim_noise_advance_state(r->noise, r->state ? &r->state[rank] : NULL, rank, t_ns,
+					  w_ns);
 }
 
 /* Wire time of a k-byte message: L + (k - 1) G. */
@@ -356,7 +360,14 @@ int nt_sim_run(const struct nt_sim_config *cfg, uint64_t ranks, struct nt_sim_re
 	r.base = 0.5;
 	if (cfg->noise) {
 		r.noise = cfg->noise;
+		if (nt_sim_noise_stateful(r.noise) && !(r.state = calloc(ranks, sizeof *r.state))) {
+			free(r.t_ns);
+			free(r.aux_ns);
+			free(r.next_send_ns);
+			return -ENOMEM;
+		}
 		out->time_ns_noisy = simulate(&r, cfg, a);
+		free(r.state);
 		events += r.events;
 	} else {
 		out->time_ns_noisy = out->time_ns_noise_free;

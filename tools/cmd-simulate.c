@@ -550,7 +550,9 @@ int cmd_simulate(int argc, char **argv)
 				progress_done(&ps.p);
 				fprintf(stderr, "%s: %llu ranks: %s\n", cmd,
 					(unsigned long long)ranks[i],
-					rc == -ENOMEM ? "out of memory (24 bytes per rank)"
+					rc == -ENOMEM ? (nt_sim_noise_stateful(noise)
+								 ? "out of memory (56 bytes per rank)"
+								 : "out of memory (24 bytes per rank)")
 						      : strerror(-rc));
 				status = NT_EXIT_FAIL;
 				goto out_res;

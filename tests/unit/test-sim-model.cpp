@@ -106,6 +106,65 @@ TEST_CASE("renewal process fitted to a measured share")
 	}
 }
 
+TEST_CASE("a run's per-rank state gives the answers of the stateless call")
+{
+	// A signature-like model: a partly hit comb of long teeth, a renewal process with a long
+	// tail, rare long detours. Each rank's calls come with times that never decrease, as in a
+	// run: after the work ends, the rank waits a while (a partner late), then works again.
+	noise_guard g;
+	int m = nt_sim_noise_add_model(g.n);
+	const uint64_t teeth[] = { 1000, 4000000, 20000000 };
+	const uint64_t len[] = { 1000, 1400, 3000, 42000000 };
+	const uint64_t gap[] = { 800, 45000, 300000, 70000000 };
+	const uint64_t rare[] = { 5000000 };
+	REQUIRE(nt_sim_noise_add_periodic(g.n, m, 250, 3000, 0.39, teeth, 3, 0) == 0);
+	REQUIRE(nt_sim_noise_add_renewal(g.n, m, len, 4, 0, gap, 4, 0, 0.6) == 0);
+	REQUIRE(nt_sim_noise_add_rare(g.n, m, 3, rare, 1) == 0);
+	REQUIRE(nt_sim_noise_stateful(g.n));
+	for (bool sync : { false, true }) {
+		nt_sim_noise_set_sync(g.n, sync, 7);
+		uint64_t mismatches = 0, calls = 0;
+		for (uint64_t rank = 0; rank < 16; rank++) {
+			struct nt_sim_noise_state st = {};
+			uint64_t t = 0, h = rank * 0x9e3779b97f4a7c15ull + 1;
+			for (int i = 0; i < 400; i++) {
+				h = h * 6364136223846793005ull + 1442695040888963407ull;
+				uint64_t work = 100 + (h >> 33) % (i % 3 ? 2000 : 3000000);
+				uint64_t wait = (h >> 20) % (i % 5 ? 50000 : 30000000);
+				uint64_t a = nt_sim_noise_advance_state(g.n, &st, rank, t, work);
+				uint64_t b = nt_sim_noise_advance(g.n, rank, t, work);
+				mismatches += a != b;
+				calls++;
+				t = a + wait;
+			}
+		}
+		CHECK(calls == 6400);
+		CHECK(mismatches == 0);
+	}
+}
+
+TEST_CASE("one renewal process per model")
+{
+	noise_guard g;
+	int m = nt_sim_noise_add_model(g.n);
+	const uint64_t len[] = { 2000, 10000 };
+	const uint64_t gap[] = { 100000, 1000000 };
+	REQUIRE(nt_sim_noise_add_renewal(g.n, m, len, 2, 0, gap, 2, 0, 0) == 0);
+	CHECK(nt_sim_noise_add_renewal(g.n, m, len, 2, 0, gap, 2, 0, 0) == -EINVAL);
+	int m2 = nt_sim_noise_add_model(g.n);
+	CHECK(nt_sim_noise_add_renewal(g.n, m2, len, 2, 0, gap, 2, 0, 0) == 0);
+}
+
+TEST_CASE("a plain comb needs no per-rank state")
+{
+	noise_guard g;
+	int m = nt_sim_noise_add_model(g.n);
+	REQUIRE(nt_sim_noise_add_comb(g.n, m, 1000, 25000, 0) == 0);
+	CHECK_FALSE(nt_sim_noise_stateful(g.n));
+	REQUIRE(nt_sim_noise_add_comb(g.n, m, 100, 5000, 0) == 0);
+	CHECK(nt_sim_noise_stateful(g.n));
+}
+
 TEST_CASE("trace: the run's length")
 {
 	const struct nt_detour d[] = { { 1000, 500, 0 }, { 5000, 500, 0 } };

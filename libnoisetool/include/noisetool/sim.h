@@ -216,9 +216,11 @@ NT_API int nt_sim_noise_add_periodic(struct nt_sim_noise *n, int model, double f
  * gap_mean_ns when ngap is 0. With target_ratio in (0, 1), the gaps are then scaled so that
  * the model's share of time in detours, measured by pushing work through all of its sources,
  * is target_ratio within 0.001 (a signature's gaps include the other sources' detours; sources
- * overlap in the model). Per rank independent when unsynchronized; the cost of advance() is
- * O(1 + detours hit). 0, or -EINVAL (bad model or quantiles, gaps of mean 0 without a target,
- * a target outside [0, 1)), -ENOMEM. */
+ * overlap in the model). Per rank independent when unsynchronized. A rank's detours are one
+ * sequence walked forward: through nt_sim_noise_advance_state() a run pays O(1) per detour it
+ * passes; nt_sim_noise_advance() walks from time 0 each call. One per model. 0, or -EINVAL (bad
+ * model or quantiles, gaps of mean 0 without a target, a target outside [0, 1), a model that
+ * has one already), -ENOMEM. */
 NT_API int nt_sim_noise_add_renewal(struct nt_sim_noise *n, int model, const uint64_t *len_q_ns,
 				    size_t nlen, double len_mean_ns, const uint64_t *gap_q_ns,
 				    size_t ngap, double gap_mean_ns, double target_ratio);
@@ -253,10 +255,31 @@ NT_API double nt_sim_noise_ratio(const struct nt_sim_noise *n, int model);
 
 /* When work of work_ns, started by rank at t_ns, ends: the first time by which work_ns of
  * detour-free time has passed (a start inside a detour waits for its end). Cost O(1 + detours
- * hit). n may be NULL (no noise): t_ns + work_ns. An end past 2^62 ns (146 years) is
+ * hit), and O(t_ns / mean cycle) for a renewal process (see nt_sim_noise_advance_state). n may be NULL (no noise): t_ns + work_ns. An end past 2^62 ns (146 years) is
  * UINT64_MAX: never, rather than a time that wrapped round. */
 NT_API uint64_t nt_sim_noise_advance(const struct nt_sim_noise *n, uint64_t rank, uint64_t t_ns,
 				     uint64_t work_ns);
+
+/* What a run knows of a rank's noise so far, kept by the caller: one per rank, zeroed before
+ * the run, 32 bytes. The end of the detour-free time found by the last call, and the rank's
+ * place in its renewal sequence (nt_sim_noise_add_renewal). */
+struct nt_sim_noise_state {
+	uint64_t quiet;      /* no detour starts between the last call's end and this */
+	uint64_t start, end; /* the renewal detour under the cursor */
+	uint64_t count;      /* renewal detours drawn; 0: not started */
+};
+
+/* Whether a state per rank pays for itself: n has a model that is not one plain comb (whose
+ * advance() is a closed form). */
+NT_API bool nt_sim_noise_stateful(const struct nt_sim_noise *n);
+
+/* nt_sim_noise_advance() for a run: st is rank's state (NULL: none, as
+ * nt_sim_noise_advance()), and the calls for one rank come with t_ns never below the end the
+ * last call returned (a rank's clock). The answers are those of nt_sim_noise_advance(); the
+ * cost is O(1) when no detour starts before the end, else O(sources x detours passed). */
+NT_API uint64_t nt_sim_noise_advance_state(const struct nt_sim_noise *n,
+					   struct nt_sim_noise_state *st, uint64_t rank,
+					   uint64_t t_ns, uint64_t work_ns);
 
 NT_API void nt_sim_noise_free(struct nt_sim_noise *n);
 
