@@ -893,31 +893,38 @@ static uint64_t model_advance(const struct nt_sim_noise *n, const struct model *
 		st = &none; /* from time 0, answering the same */
 	else if (t_ns + work_ns <= st->quiet) /* no detour until then: known from the last call */
 		return t_ns + work_ns;
-	uint64_t key[NT_SIM_MAX_SOURCES];
-	for (size_t i = 0; i < m->nsrc; i++)
+	/* Each source's answer at its last probe: the end of its detours started by then (cov;
+	 * not above t: none covers) and a time before which none of its detours starts (nxt: the
+	 * next start, the end of the cover, or the probe's limit). It holds until t reaches nxt,
+	 * so only the sources whose nxt has come are probed again. */
+	uint64_t key[NT_SIM_MAX_SOURCES], cov[NT_SIM_MAX_SOURCES], nxt[NT_SIM_MAX_SOURCES];
+	for (size_t i = 0; i < m->nsrc; i++) {
 		key[i] = source_key(n, &m->src[i], rank);
+		nxt[i] = 0;
+	}
 	uint64_t t = t_ns, w = work_ns;
 	for (;;) {
-		uint64_t next = UINT64_MAX, limit = time_after(t, w > m->horizon_ns ? w : m->horizon_ns);
-		bool moved = false;
+		uint64_t limit = time_after(t, w > m->horizon_ns ? w : m->horizon_ns);
+		uint64_t end = t, next = UINT64_MAX;
 		for (size_t i = 0; i < m->nsrc; i++) {
-			uint64_t cover, s;
-			source_probe(&m->src[i], key[i], st, t, limit, &cover, &s);
-			if (cover > t) {
-				t = cover; /* past this detour; probe every source again */
-				moved = true;
-			} else if (s > t && s < next) {
-				next = s;
+			if (nxt[i] <= t) {
+				uint64_t s;
+				source_probe(&m->src[i], key[i], st, t, limit, &cov[i], &s);
+				nxt[i] = cov[i] > t ? cov[i] : s < limit ? s : limit;
 			}
+			end = cov[i] > end ? cov[i] : end;
+			next = nxt[i] < next ? nxt[i] : next;
 		}
-		/* Noise that leaves almost no time for work (a trace of 99.9999 %) can push the
-		 * end past any time there is. */
-		if (time_after(t, w) == UINT64_MAX)
-			return UINT64_MAX;
-		if (moved)
+		if (end > t) { /* past the detours that cover t */
+			t = end;
+			/* Noise that leaves almost no time for work (a trace of 99.9999 %) can push
+			 * the end past any time there is. */
+			if (time_after(t, w) == UINT64_MAX)
+				return UINT64_MAX;
 			continue;
-		if (next == UINT64_MAX || t + w <= next) {
-			st->quiet = next < limit ? next : limit; /* [t, quiet) is free of detours */
+		}
+		if (t + w <= next) {
+			st->quiet = next; /* [t, next) is free of detours */
 			return t + w;
 		}
 		w -= next - t;

@@ -78,6 +78,7 @@ int nt_sim_write_json(FILE *f, const struct nt_sim_report *rep)
 		nt_json_uint(&j, "events", r->events);
 		nt_json_double(&j, "events_per_s", r->events_per_s);
 		nt_json_double(&j, "seconds", r->seconds);
+		nt_json_uint(&j, "threads", r->threads);
 		nt_json_object_end(&j);
 	}
 	nt_json_array_end(&j);
@@ -125,14 +126,14 @@ int nt_sim_write_text(FILE *f, const struct nt_sim_report *rep)
 		fprintf(f, "%s\n", models > 8 ? " ..." : "");
 	}
 	fputc('\n', f);
-	fprintf(f, "%10s %16s %16s %9s %14s %12s %9s\n", "ranks", "noise-free us", "noisy us",
-		"magnif.", "events", "events/s", "seconds");
+	fprintf(f, "%10s %16s %16s %9s %14s %12s %9s %7s\n", "ranks", "noise-free us", "noisy us",
+		"magnif.", "events", "events/s", "seconds", "threads");
 	for (size_t i = 0; i < rep->nresults; i++) {
 		const struct nt_sim_result *r = &rep->results[i];
-		fprintf(f, "%10llu %16.3f %16.3f %9.4f %14llu %12.3g %9.3f\n",
+		fprintf(f, "%10llu %16.3f %16.3f %9.4f %14llu %12.3g %9.3f %7u\n",
 			(unsigned long long)r->ranks, (double)r->time_ns_noise_free * 1e-3,
 			(double)r->time_ns_noisy * 1e-3, r->magnification,
-			(unsigned long long)r->events, r->events_per_s, r->seconds);
+			(unsigned long long)r->events, r->events_per_s, r->seconds, r->threads);
 	}
 	return ferror(f) ? -EIO : 0;
 }

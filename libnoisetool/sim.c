@@ -1,7 +1,11 @@
 /* The simulator's engine: LogGP messages and the collective algorithms, simulated round by
- * round over three flat per-rank arrays (no event queue, no per-message allocation). */
+ * round over three flat per-rank arrays (no event queue, no per-message allocation). A round's
+ * ranks depend only on times from before the round, so its rank ranges run on threads (the
+ * shards), with the same answers whatever their number. */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +14,26 @@
 #include <noisetool/sim.h>
 
 #include "util.h"
+
+struct run;
+
+/* A loop body over items [lo, hi) of a round, and its arguments. */
+typedef void (*range_fn)(struct run *r, const uint64_t *arg, uint64_t lo, uint64_t hi);
+
+/* Threads that take the shards of a round: the caller takes the first, each worker one more. */
+struct pool {
+	pthread_t tid[NT_SIM_MAX_THREADS];
+	unsigned workers;
+	pthread_mutex_t mu;
+	pthread_cond_t go, done;
+	unsigned long gen; /* bumped for every round handed out */
+	unsigned pending;  /* workers still on the current round */
+	bool quit;
+	struct run *r; /* the current round: */
+	range_fn fn;
+	const uint64_t *arg;
+	uint64_t count;
+};
 
 /* One simulated run. Per rank: t (when it is free next), aux (a send's end or a message's
  * arrival, per algorithm) and next_send (the earliest start of its next send: g). */
@@ -21,6 +45,7 @@ struct run {
 	double G_ns_per_byte;
 	uint64_t *t_ns, *aux_ns, *next_send_ns;
 	uint64_t events;
+	struct pool *pool; /* NULL: every round on the calling thread */
 	/* progress */
 	nt_sim_progress_fn progress;
 	void *progress_ctx;
@@ -30,6 +55,115 @@ struct run {
 static inline uint64_t max_u64(uint64_t a, uint64_t b)
 {
 	return a > b ? a : b;
+}
+
+/* Rounds of fewer items than this run on the calling thread: a shard should be worth waking
+ * a thread for (tens of microseconds of work at least). */
+#define SHARD_MIN_ITEMS 16384
+
+/* Items [lo, hi) of shard k of n. */
+static void shard(uint64_t count, unsigned k, unsigned n, uint64_t *lo, uint64_t *hi)
+{
+	*lo = count / n * k + (k < count % n ? k : count % n);
+	*hi = *lo + count / n + (k < count % n);
+}
+
+static void *worker(void *p)
+{
+	struct pool *pl = p;
+	unsigned k = 0;
+	unsigned long seen = 0;
+	pthread_mutex_lock(&pl->mu);
+	for (unsigned i = 0; i < pl->workers; i++)
+		if (pthread_equal(pl->tid[i], pthread_self()))
+			k = i + 1;
+	for (;;) {
+		while (pl->gen == seen && !pl->quit)
+			pthread_cond_wait(&pl->go, &pl->mu);
+		if (pl->quit)
+			break;
+		seen = pl->gen;
+		pthread_mutex_unlock(&pl->mu);
+		uint64_t lo, hi;
+		shard(pl->count, k, pl->workers + 1, &lo, &hi);
+		pl->fn(pl->r, pl->arg, lo, hi);
+		pthread_mutex_lock(&pl->mu);
+		if (--pl->pending == 0)
+			pthread_cond_signal(&pl->done);
+	}
+	pthread_mutex_unlock(&pl->mu);
+	return NULL;
+}
+
+/* Threads for a run of P ranks: the number asked (0: the CPUs this process may run on), at most
+ * NT_SIM_MAX_THREADS; NULL when one thread is all it gets (or threads cannot be made). */
+static struct pool *pool_start(unsigned threads, uint64_t P)
+{
+	if (threads == 0) {
+		cpu_set_t set;
+		threads = sched_getaffinity(0, sizeof set, &set) == 0 ? (unsigned)CPU_COUNT(&set) : 1;
+	}
+	if (threads > NT_SIM_MAX_THREADS)
+		threads = NT_SIM_MAX_THREADS;
+	if (threads < 2 || P < 2 * SHARD_MIN_ITEMS)
+		return NULL;
+	struct pool *pl = calloc(1, sizeof *pl);
+	if (!pl)
+		return NULL;
+	pthread_mutex_init(&pl->mu, NULL);
+	pthread_cond_init(&pl->go, NULL);
+	pthread_cond_init(&pl->done, NULL);
+	pthread_mutex_lock(&pl->mu); /* workers find their index once tid[] is complete */
+	for (unsigned i = 0; i + 1 < threads; i++) {
+		if (pthread_create(&pl->tid[i], NULL, worker, pl))
+			break;
+		pl->workers++;
+	}
+	pthread_mutex_unlock(&pl->mu);
+	return pl;
+}
+
+static void pool_stop(struct pool *pl)
+{
+	if (!pl)
+		return;
+	pthread_mutex_lock(&pl->mu);
+	pl->quit = true;
+	pthread_cond_broadcast(&pl->go);
+	pthread_mutex_unlock(&pl->mu);
+	for (unsigned i = 0; i < pl->workers; i++)
+		pthread_join(pl->tid[i], NULL);
+	pthread_mutex_destroy(&pl->mu);
+	pthread_cond_destroy(&pl->go);
+	pthread_cond_destroy(&pl->done);
+	free(pl);
+}
+
+/* fn over items [0, count) of one round, split in shards over the pool's threads; returns when
+ * every shard is done. */
+static void each(struct run *r, uint64_t count, range_fn fn, const uint64_t *arg)
+{
+	struct pool *pl = r->pool;
+	if (!pl || pl->workers == 0 || count < SHARD_MIN_ITEMS) {
+		fn(r, arg, 0, count);
+		return;
+	}
+	pthread_mutex_lock(&pl->mu);
+	pl->r = r;
+	pl->fn = fn;
+	pl->arg = arg;
+	pl->count = count;
+	pl->pending = pl->workers;
+	pl->gen++;
+	pthread_cond_broadcast(&pl->go);
+	pthread_mutex_unlock(&pl->mu);
+	uint64_t lo, hi;
+	shard(count, 0, pl->workers + 1, &lo, &hi);
+	fn(r, arg, lo, hi);
+	pthread_mutex_lock(&pl->mu);
+	while (pl->pending)
+		pthread_cond_wait(&pl->done, &pl->mu);
+	pthread_mutex_unlock(&pl->mu);
 }
 
 static inline uint64_t busy(const struct run *r, uint64_t rank, uint64_t t_ns, uint64_t w_ns)
@@ -70,17 +204,28 @@ static void round_done(struct run *r)
 
 /* One round of a shift pattern: every rank sends `bytes` to (rank + d) mod P, then receives
  * from (rank - d) mod P (dissemination, Bruck, ring, pairwise exchange). */
-static void shift_round(struct run *r, uint64_t d, uint64_t bytes)
+static void shift_sends(struct run *r, const uint64_t *arg, uint64_t lo, uint64_t hi)
 {
-	uint64_t P = r->P, x = xfer_ns(r, bytes);
-	uint64_t *t = r->t_ns, *se = r->aux_ns;
-	for (uint64_t i = 0; i < P; i++)
-		se[i] = send_end(r, i, t[i]);
-	for (uint64_t i = 0; i < P; i++) {
+	for (uint64_t i = lo; i < hi; i++)
+		r->aux_ns[i] = send_end(r, i, r->t_ns[i]);
+}
+
+/* arg: d, the wire time */
+static void shift_recvs(struct run *r, const uint64_t *arg, uint64_t lo, uint64_t hi)
+{
+	uint64_t P = r->P, d = arg[0], x = arg[1], *t = r->t_ns, *se = r->aux_ns;
+	for (uint64_t i = lo; i < hi; i++) {
 		uint64_t src = i >= d ? i - d : i + P - d;
 		t[i] = recv_end(r, i, se[i], se[src] + x);
 	}
-	r->events += 2 * P;
+}
+
+static void shift_round(struct run *r, uint64_t d, uint64_t bytes)
+{
+	const uint64_t arg[2] = { d, xfer_ns(r, bytes) };
+	each(r, r->P, shift_sends, NULL);
+	each(r, r->P, shift_recvs, arg);
+	r->events += 2 * r->P;
 	round_done(r);
 }
 
@@ -93,38 +238,47 @@ static void barrier_dissemination(struct run *r)
 /* MPICH's recursive doubling: with P = 2^k + rem, the first 2*rem ranks fold pairwise (the
  * even one sends to the odd one and sits out), 2^k ranks exchange in k rounds, then the odd
  * ones send the result back. */
+/* Pairs [lo, hi) of the fold (arg[1] 0: even rank i sends to odd rank i + 1) or the unfold
+ * (arg[1] 1: back). arg[0]: the wire time. */
+static void rd_fold(struct run *r, const uint64_t *arg, uint64_t lo, uint64_t hi)
+{
+	uint64_t x = arg[0], *t = r->t_ns;
+	for (uint64_t i = lo; i < hi; i++) {
+		uint64_t from = 2 * i + arg[1], to = 2 * i + 1 - arg[1];
+		t[from] = send_end(r, from, t[from]);
+		t[to] = recv_end(r, to, t[to], t[from] + x);
+	}
+}
+
+/* Pairs [lo, hi) of an exchange round: pair q is (nr, nr | mask), nr being q with a 0 bit put
+ * in at mask. arg: mask, rem, the wire time. */
+static void rd_exchange(struct run *r, const uint64_t *arg, uint64_t lo, uint64_t hi)
+{
+	uint64_t mask = arg[0], rem = arg[1], x = arg[2], *t = r->t_ns;
+	for (uint64_t q = lo; q < hi; q++) {
+		uint64_t nr = ((q & ~(mask - 1)) << 1) | (q & (mask - 1)), nb = nr | mask;
+		uint64_t a = nr < rem ? 2 * nr + 1 : nr + rem;
+		uint64_t b = nb < rem ? 2 * nb + 1 : nb + rem;
+		uint64_t sa = send_end(r, a, t[a]), sb = send_end(r, b, t[b]);
+		t[a] = recv_end(r, a, sa, sb + x);
+		t[b] = recv_end(r, b, sb, sa + x);
+	}
+}
+
 static void allreduce_recursive_doubling(struct run *r, uint64_t bytes)
 {
 	uint64_t P = r->P, pof2 = 1, x = xfer_ns(r, bytes);
-	uint64_t *t = r->t_ns;
 	while (pof2 * 2 <= P)
 		pof2 *= 2;
 	uint64_t rem = P - pof2;
-	for (uint64_t i = 0; i < rem; i++) {
-		uint64_t ev = 2 * i, od = 2 * i + 1;
-		t[ev] = send_end(r, ev, t[ev]);
-		t[od] = recv_end(r, od, t[od], t[ev] + x);
-	}
+	each(r, rem, rd_fold, (const uint64_t[]){ x, 0 });
 	r->events += 2 * rem;
 	for (uint64_t mask = 1; mask < pof2; mask <<= 1) {
-		for (uint64_t nr = 0; nr < pof2; nr++) {
-			if (nr & mask)
-				continue;
-			uint64_t nb = nr | mask;
-			uint64_t a = nr < rem ? 2 * nr + 1 : nr + rem;
-			uint64_t b = nb < rem ? 2 * nb + 1 : nb + rem;
-			uint64_t sa = send_end(r, a, t[a]), sb = send_end(r, b, t[b]);
-			t[a] = recv_end(r, a, sa, sb + x);
-			t[b] = recv_end(r, b, sb, sa + x);
-		}
+		each(r, pof2 / 2, rd_exchange, (const uint64_t[]){ mask, rem, x });
 		r->events += 2 * pof2;
 		round_done(r);
 	}
-	for (uint64_t i = 0; i < rem; i++) {
-		uint64_t ev = 2 * i, od = 2 * i + 1;
-		t[od] = send_end(r, od, t[od]);
-		t[ev] = recv_end(r, ev, t[ev], t[od] + x);
-	}
+	each(r, rem, rd_fold, (const uint64_t[]){ x, 1 });
 	r->events += 2 * rem;
 }
 
@@ -280,6 +434,13 @@ int nt_sim_check(const struct nt_sim_config *cfg, uint64_t ranks, char *err, siz
 	return 0;
 }
 
+/* Every rank's compute of an iteration: arg[0] ns. */
+static void compute(struct run *r, const uint64_t *arg, uint64_t lo, uint64_t hi)
+{
+	for (uint64_t i = lo; i < hi; i++)
+		r->t_ns[i] = busy(r, i, r->t_ns[i], arg[0]);
+}
+
 /* One run: the bulk-synchronous loop, noise from r->noise. Returns the last rank's finish. */
 static uint64_t simulate(struct run *r, const struct nt_sim_config *cfg, enum nt_sim_algorithm a)
 {
@@ -291,8 +452,7 @@ static uint64_t simulate(struct run *r, const struct nt_sim_config *cfg, enum nt
 	r->done = 0;
 	for (uint64_t it = 0; it < cfg->iterations; it++) {
 		if (cfg->compute_ns) {
-			for (uint64_t i = 0; i < P; i++)
-				r->t_ns[i] = busy(r, i, r->t_ns[i], cfg->compute_ns);
+			each(r, P, compute, &cfg->compute_ns);
 			r->events += P;
 		}
 		switch (cfg->collective) {
@@ -347,31 +507,31 @@ int nt_sim_run(const struct nt_sim_config *cfg, uint64_t ranks, struct nt_sim_re
 	r.t_ns = malloc(ranks * sizeof *r.t_ns);
 	r.aux_ns = malloc(ranks * sizeof *r.aux_ns);
 	r.next_send_ns = malloc(ranks * sizeof *r.next_send_ns);
-	if (!r.t_ns || !r.aux_ns || !r.next_send_ns) {
+	if (cfg->noise && nt_sim_noise_stateful(cfg->noise))
+		r.state = calloc(ranks, sizeof *r.state);
+	if (!r.t_ns || !r.aux_ns || !r.next_send_ns ||
+	    (cfg->noise && nt_sim_noise_stateful(cfg->noise) && !r.state)) {
 		free(r.t_ns);
 		free(r.aux_ns);
 		free(r.next_send_ns);
+		free(r.state);
 		return -ENOMEM;
 	}
 	uint64_t t0 = nt_clock_monotonic_ns();
 	*out = (struct nt_sim_result){ .ranks = ranks };
+	r.pool = pool_start(cfg->threads, ranks);
+	out->threads = r.pool ? r.pool->workers + 1 : 1;
 	out->time_ns_noise_free = simulate(&r, cfg, a);
 	uint64_t events = r.events;
 	r.base = 0.5;
 	if (cfg->noise) {
 		r.noise = cfg->noise;
-		if (nt_sim_noise_stateful(r.noise) && !(r.state = calloc(ranks, sizeof *r.state))) {
-			free(r.t_ns);
-			free(r.aux_ns);
-			free(r.next_send_ns);
-			return -ENOMEM;
-		}
 		out->time_ns_noisy = simulate(&r, cfg, a);
-		free(r.state);
 		events += r.events;
 	} else {
 		out->time_ns_noisy = out->time_ns_noise_free;
 	}
+	pool_stop(r.pool);
 	uint64_t t1 = nt_clock_monotonic_ns();
 	out->events = r.events;
 	out->seconds = (double)(t1 - t0) * 1e-9;
@@ -382,5 +542,6 @@ int nt_sim_run(const struct nt_sim_config *cfg, uint64_t ranks, struct nt_sim_re
 	free(r.t_ns);
 	free(r.aux_ns);
 	free(r.next_send_ns);
+	free(r.state);
 	return 0;
 }

@@ -32,7 +32,7 @@ static const char usage[] =
 	"                          (--sync | --unsync | --sync-unsync) [--seed S]\n"
 	"                          [--iterations N] [--compute-us C]\n"
 	"                          [--loggp L,o,g,G | --loggp-file FILE]\n"
-	"                          [--json FILE] [--html FILE]\n"
+	"                          [--threads N] [--json FILE] [--html FILE]\n"
 	"       noisetool simulate --calibrate [--repetitions N] [--save-loggp FILE]\n"
 	"\n"
 	"Predict what node noise does to a collective at scale: every rank follows the LogGP model\n"
@@ -73,6 +73,8 @@ static const char usage[] =
 	"                      $XDG_CONFIG_HOME/noisetool/loggp.json (else ~/.config/noisetool/\n"
 	"                      loggp.json) when it exists, else the development VM's 22,78,71,0.123;\n"
 	"                      `noisetool version` says which\n"
+	"  --threads N         run each round's rank ranges on N threads, 1 to 64 (default: one\n"
+	"                      per CPU this process may run on); the results do not depend on it\n"
 	"  --json FILE         also write the results as JSON (doc/simulate.md); - = stdout only\n"
 	"  --html FILE         a page with plots: magnification and times against ranks\n"
 	"                      (doc/html.md; needs Python 3 with matplotlib, checked before\n"
@@ -89,7 +91,7 @@ static const char usage[] =
 	"  -h, --help          this text\n"
 	"\n"
 	"Events are message sends + receives + compute phases of one simulated run; events/s\n"
-	"counts both runs (noise-free and noisy) per second of wall time.\n"
+	"counts both runs (noise-free and noisy) per second of wall time, on the threads shown.\n"
 	"\n"
 	"Outputs (--json, --html): a new or regular file is replaced atomically, a symlink is\n"
 	"written through, a character device, a FIFO (with a reader) or - is written in place;\n"
@@ -393,6 +395,8 @@ int cmd_simulate(int argc, char **argv)
 			have_sync = true;
 		} else if (cli_is(&c, "--seed")) {
 			seed = cli_u64(&c, 0, UINT64_MAX);
+		} else if (cli_is(&c, "--threads")) {
+			cfg.threads = (unsigned)cli_u64(&c, 1, NT_SIM_MAX_THREADS);
 		} else if (cli_is(&c, "--iterations")) {
 			cfg.iterations = cli_u64(&c, 1, 1000000000);
 		} else if (cli_is(&c, "--compute-us")) {

@@ -45,8 +45,25 @@ expect_sim 2 --ranks 1024 "${base[@]}" --sync --bogus
 "$NT" simulate --ranks 4096,1024,2^11 "${base[@]}" --unsync --seed 3 >"$tmp/table" 2>"$tmp/err"
 [ $? -eq 0 ] && ok || { fail "table run"; cat "$tmp/err"; }
 grep -q "magnif" "$tmp/table" && ok || fail "table header"
-[ "$(awk '$1 ~ /^[0-9]+$/ && NF == 7 { print $1 }' "$tmp/table" | tr '\n' ' ')" = "1024 2048 4096 " ] &&
+[ "$(awk '$1 ~ /^[0-9]+$/ && NF == 8 { print $1 }' "$tmp/table" | tr '\n' ' ')" = "1024 2048 4096 " ] &&
 	ok || { fail "table rows"; cat "$tmp/table"; }
+
+# Threads: each round's rank ranges on 1 or 3 threads give the same results (65536 ranks: enough
+# to shard), with a signature model (partly hit combs, renewal, per-rank state); the table and
+# the JSON say how many threads ran.
+sig=$(dirname "$0")/../data/sig-long3s.json
+for th in 1 3; do
+	"$NT" simulate --ranks 2^10,2^16 --collective allreduce --signature "$sig" --unsync \
+		--compute-us 100 --iterations 2 --threads $th --json "$tmp/th$th.json" >"$tmp/th$th.txt" 2>&1 &&
+		ok || { fail "--threads $th"; cat "$tmp/th$th.txt"; }
+	sed -E 's/"(events_per_s|seconds|threads)": [0-9.e+]+,? ?//g' "$tmp/th$th.json" >"$tmp/th$th.cmp"
+done
+cmp -s "$tmp/th1.cmp" "$tmp/th3.cmp" && ok || fail "the same results on 1 and 3 threads"
+[ "$(grep -o '"threads": [0-9]*' "$tmp/th3.json" | tr '\n' ' ')" = '"threads": 1 "threads": 3 ' ] &&
+	ok || fail "JSON threads: 1 for 2^10 ranks (too few to shard), 3 for 2^16"
+[ "$(awk '$1 == 65536 { print $8 }' "$tmp/th3.txt")" = 3 ] && ok || fail "table threads column"
+expect_sim 2 --ranks 1024 "${base[@]}" --sync --threads 0
+expect_sim 2 --ranks 1024 "${base[@]}" --sync --threads 65
 
 # JSON: the documented keys, ascending ranks, identical results for one seed.
 run_json() {

@@ -20,6 +20,7 @@ extern "C" {
 #define NT_SIM_RING_MAX_RANKS 16384     /* ring algorithms are O(P^2) messages */
 #define NT_SIM_MAX_RANK_COUNTS 64       /* entries of one --ranks list */
 #define NT_SIM_MAX_SOURCES 16           /* detour processes in one node model */
+#define NT_SIM_MAX_THREADS 64           /* threads (shards of each round) of one run */
 
 enum nt_sim_collective {
 	NT_SIM_BARRIER,
@@ -69,6 +70,9 @@ struct nt_sim_config {
 	const struct nt_sim_noise *noise; /* NULL: noise-free only */
 	nt_sim_progress_fn progress;     /* optional */
 	void *progress_ctx;
+	unsigned threads; /* shards of each round run on this many threads (at most
+			   * NT_SIM_MAX_THREADS; 0: one per CPU this process may use; 1: none).
+			   * The answers do not depend on it. */
 };
 
 struct nt_sim_result {
@@ -79,6 +83,7 @@ struct nt_sim_result {
 	uint64_t events;             /* events of one simulated run: sends + receives + compute phases */
 	double events_per_s;         /* events simulated (both runs) per second of wall time */
 	double seconds;              /* wall time of both runs */
+	unsigned threads;            /* threads the rounds ran on (1: the caller's alone) */
 };
 
 /* Check that the configuration can simulate `ranks` ranks: known collective and algorithm
