@@ -58,7 +58,7 @@ int main(int argc, char **argv)
 	printf("%-52s %9s %10s %12s %9s\n", "run", "ranks", "magnif.", "events/s", "seconds");
 	struct nt_sim_config cfg = { .collective = NT_SIM_ALLREDUCE, .bytes = 8,
 				     .loggp = NT_SIM_LOGGP_DEFAULT, .iterations = 1,
-				     .noise = periodic };
+				     .noise = periodic, .threads = 1 };
 	struct nt_sim_result big, r;
 	if (nt_sim_run(&cfg, ranks, &big)) {
 		fprintf(stderr, "bench-sim: out of memory\n");

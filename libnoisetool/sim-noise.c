@@ -472,9 +472,9 @@ int nt_sim_noise_add_periodic(struct nt_sim_noise *n, int model, double freq_hz,
 	return rc;
 }
 
-static uint64_t model_advance(const struct nt_sim_noise *n, const struct model *m,
-			      struct nt_sim_noise_state *st, uint64_t rank, uint64_t t_ns,
-			      uint64_t work_ns);
+static inline uint64_t model_advance(const struct nt_sim_noise *n, const struct model *m,
+				     struct nt_sim_noise_state *st, uint64_t rank, uint64_t t_ns,
+				     uint64_t work_ns);
 
 /* The model's share of time in detours, measured: work pushed through its noise on 32
  * unsynchronized ranks (the same draws every time, so that a search over a scale is smooth). */
@@ -633,10 +633,11 @@ static uint64_t time_after(uint64_t t, uint64_t w)
 }
 
 /* Closed form for a model that is one comb: skip whole periods at once. */
-static uint64_t comb_advance(uint64_t P, uint64_t D, uint64_t phase, uint64_t t, uint64_t w)
+static uint64_t comb_advance(const struct comb *c, uint64_t phase, uint64_t t, uint64_t w)
 {
 	if (time_after(t, w) == UINT64_MAX)
 		return UINT64_MAX;
+	uint64_t P = c->period_ns, D = c->duration_ns;
 	uint64_t x = (t + P - phase) % P; /* position in the period, teeth at 0 */
 	if (x < D) {
 		t += D - x;
@@ -734,10 +735,10 @@ static inline bool scomb_tooth(const struct scomb *c, uint64_t key, uint64_t k, 
 	return true;
 }
 
-static void scomb_probe(const struct scomb *c, uint64_t key, uint64_t t, uint64_t limit,
-			uint64_t *cover, uint64_t *next)
+static void scomb_probe(const struct scomb *c, uint64_t phase, uint64_t salt, uint64_t t,
+			uint64_t limit, uint64_t *cover, uint64_t *next)
 {
-	uint64_t P = c->period_ns, phase = key % P, salt = key / P;
+	uint64_t P = c->period_ns;
 	/* tooth numbers count from the first tooth at or before 0 (phase - P) */
 	uint64_t k = (t + P - phase) / P; /* tooth k sits at phase + (k - 1) P <= t */
 	uint64_t end = t, len;
@@ -787,15 +788,6 @@ static void renewal_start(const struct renewal *r, uint64_t key, struct nt_sim_n
 	c->count = 1;
 }
 
-/* The cursor on the next detour. */
-static inline void renewal_step(const struct renewal *r, uint64_t key,
-				struct nt_sim_noise_state *c)
-{
-	uint64_t h = mix64(key + GOLDEN * ++c->count);
-	c->start = time_after(c->end, renewal_gap(r, h));
-	c->end = time_after(c->start, renewal_len(r, h));
-}
-
 /* The cursor rests on the first detour that ends after the last time probed; a probe walks on
  * from there (a run's times for a rank never decrease). */
 static void renewal_probe(const struct renewal *r, uint64_t key, struct nt_sim_noise_state *c,
@@ -803,50 +795,64 @@ static void renewal_probe(const struct renewal *r, uint64_t key, struct nt_sim_n
 {
 	if (c->count == 0)
 		renewal_start(r, key, c);
-	while (c->end <= t)
-		renewal_step(r, key, c);
+	if (c->end <= t) { /* on to the first detour that ends after t, in registers */
+		uint64_t count = c->count, start, end = c->end;
+		do {
+			uint64_t h = mix64(key + GOLDEN * ++count);
+			start = time_after(end, renewal_gap(r, h));
+			end = time_after(start, renewal_len(r, h));
+		} while (end <= t);
+		c->count = count;
+		c->start = start;
+		c->end = end;
+	}
 	*cover = c->start <= t ? c->end : t;
 	*next = c->start > t ? c->start : UINT64_MAX;
 }
 
-static uint64_t source_key(const struct nt_sim_noise *n, const struct source *s, uint64_t rank)
+/* A source's per-rank draws: a comb's phase, a trace's offset, the Poisson or renewal stream's
+ * key; a partly hit comb's phase and the salt of its teeth. */
+struct skey {
+	uint64_t a, b;
+};
+
+static struct skey source_key(const struct nt_sim_noise *n, const struct source *s, uint64_t rank)
 {
+	uint64_t k = rank_key(n, s, rank);
 	switch (s->kind) {
 	case SRC_COMB:
-		return comb_phase(n, s, rank);
+		return (struct skey){ comb_phase(n, s, rank), 0 };
 	case SRC_TRACE:
-		return n->sync ? 0 : rank_key(n, s, rank) % s->u.trace.loop_ns;
-	case SRC_SCOMB: {
-		/* the phase below the period, the tooth draws' salt above it */
-		uint64_t P = s->u.scomb.period_ns, k = rank_key(n, s, rank);
-		uint64_t ph = n->sync ? s->u.scomb.phase_ns : k % P;
-		return ph + P * (mix64(k) % (UINT64_MAX / P));
-	}
+		return (struct skey){ n->sync ? 0 : k % s->u.trace.loop_ns, 0 };
+	case SRC_SCOMB:
+		return (struct skey){ n->sync ? s->u.scomb.phase_ns : k % s->u.scomb.period_ns,
+				      mix64(k) };
 	case SRC_RARE:
 	case SRC_RENEWAL:
 		break;
 	}
-	return rank_key(n, s, rank);
+	return (struct skey){ k, 0 };
 }
 
-static void source_probe(const struct source *s, uint64_t key, struct nt_sim_noise_state *st,
-			 uint64_t t, uint64_t limit, uint64_t *cover, uint64_t *next)
+static void source_probe(const struct source *s, const struct skey *key,
+			 struct nt_sim_noise_state *st, uint64_t t, uint64_t limit, uint64_t *cover,
+			 uint64_t *next)
 {
 	switch (s->kind) {
 	case SRC_COMB:
-		comb_probe(&s->u.comb, key, t, cover, next);
+		comb_probe(&s->u.comb, key->a, t, cover, next);
 		return;
 	case SRC_RARE:
-		rare_probe(&s->u.rare, key, t, limit, cover, next);
+		rare_probe(&s->u.rare, key->a, t, limit, cover, next);
 		return;
 	case SRC_TRACE:
-		trace_probe(&s->u.trace, key, t, cover, next);
+		trace_probe(&s->u.trace, key->a, t, cover, next);
 		return;
 	case SRC_SCOMB:
-		scomb_probe(&s->u.scomb, key, t, limit, cover, next);
+		scomb_probe(&s->u.scomb, key->a, key->b, t, limit, cover, next);
 		return;
 	case SRC_RENEWAL:
-		renewal_probe(&s->u.renewal, key, st, t, cover, next);
+		renewal_probe(&s->u.renewal, key->a, st, t, cover, next);
 		return;
 	}
 	*cover = t;
@@ -877,27 +883,38 @@ uint64_t nt_sim_noise_advance(const struct nt_sim_noise *n, uint64_t rank, uint6
 	return nt_sim_noise_advance_state(n, NULL, rank, t_ns, work_ns);
 }
 
-static uint64_t model_advance(const struct nt_sim_noise *n, const struct model *m,
-			      struct nt_sim_noise_state *st, uint64_t rank, uint64_t t_ns,
-			      uint64_t work_ns)
+static uint64_t model_walk(const struct nt_sim_noise *n, const struct model *m,
+			   struct nt_sim_noise_state *st, uint64_t rank, uint64_t t_ns,
+			   uint64_t work_ns);
+
+/* The fast ways first: no noise, one comb in closed form, time known to be free of detours. */
+static inline uint64_t model_advance(const struct nt_sim_noise *n, const struct model *m,
+				     struct nt_sim_noise_state *st, uint64_t rank, uint64_t t_ns,
+				     uint64_t work_ns)
 {
 	if (m->nsrc == 0 || time_after(t_ns, work_ns) == UINT64_MAX)
 		return time_after(t_ns, work_ns);
 	if (m->nsrc == 1 && m->src[0].kind == SRC_COMB) {
 		const struct source *s = &m->src[0];
-		return comb_advance(s->u.comb.period_ns, s->u.comb.duration_ns,
-				    comb_phase(n, s, rank), t_ns, work_ns);
+		return comb_advance(&s->u.comb, comb_phase(n, s, rank), t_ns, work_ns);
 	}
-	struct nt_sim_noise_state none = { 0 };
-	if (!st)
-		st = &none; /* from time 0, answering the same */
-	else if (t_ns + work_ns <= st->quiet) /* no detour until then: known from the last call */
+	if (st && t_ns + work_ns <= st->quiet) /* no detour until then: known from the last call */
 		return t_ns + work_ns;
+	struct nt_sim_noise_state none = { 0 };
+	return model_walk(n, m, st ? st : &none, rank, t_ns, work_ns); /* none: from time 0 */
+}
+
+/* The union of the sources, walked detour by detour from t_ns. */
+static uint64_t model_walk(const struct nt_sim_noise *n, const struct model *m,
+			   struct nt_sim_noise_state *st, uint64_t rank, uint64_t t_ns,
+			   uint64_t work_ns)
+{
 	/* Each source's answer at its last probe: the end of its detours started by then (cov;
 	 * not above t: none covers) and a time before which none of its detours starts (nxt: the
 	 * next start, the end of the cover, or the probe's limit). It holds until t reaches nxt,
 	 * so only the sources whose nxt has come are probed again. */
-	uint64_t key[NT_SIM_MAX_SOURCES], cov[NT_SIM_MAX_SOURCES], nxt[NT_SIM_MAX_SOURCES];
+	struct skey key[NT_SIM_MAX_SOURCES];
+	uint64_t cov[NT_SIM_MAX_SOURCES], nxt[NT_SIM_MAX_SOURCES];
 	for (size_t i = 0; i < m->nsrc; i++) {
 		key[i] = source_key(n, &m->src[i], rank);
 		nxt[i] = 0;
@@ -909,7 +926,7 @@ static uint64_t model_advance(const struct nt_sim_noise *n, const struct model *
 		for (size_t i = 0; i < m->nsrc; i++) {
 			if (nxt[i] <= t) {
 				uint64_t s;
-				source_probe(&m->src[i], key[i], st, t, limit, &cov[i], &s);
+				source_probe(&m->src[i], &key[i], st, t, limit, &cov[i], &s);
 				nxt[i] = cov[i] > t ? cov[i] : s < limit ? s : limit;
 			}
 			end = cov[i] > end ? cov[i] : end;

@@ -206,8 +206,9 @@ static void round_done(struct run *r)
  * from (rank - d) mod P (dissemination, Bruck, ring, pairwise exchange). */
 static void shift_sends(struct run *r, const uint64_t *arg, uint64_t lo, uint64_t hi)
 {
+	uint64_t *t = r->t_ns, *se = r->aux_ns;
 	for (uint64_t i = lo; i < hi; i++)
-		r->aux_ns[i] = send_end(r, i, r->t_ns[i]);
+		se[i] = send_end(r, i, t[i]);
 }
 
 /* arg: d, the wire time */
