@@ -52,7 +52,8 @@ static void ftq_loop(const struct nt_ftq_config *cfg, struct nt_ftq_result *r)
 	const uint64_t q = nt_clock_ns_to_cyc((double)cfg->quantum_ns);
 	const size_t per_s = (size_t)(1e9 / (double)cfg->quantum_ns);
 	uint64_t x = 88172645463325252ull, count = 0;
-	uint64_t next = nt_clock_now_cyc() + q;
+	r->start_cyc = nt_clock_now_cyc();
+	uint64_t next = r->start_cyc + q;
 	size_t i = 0, next_report = per_s;
 	while (i < r->nsamples) {
 		x = basic_op(x);
@@ -113,6 +114,7 @@ static void fwq_loop(const struct nt_ftq_config *cfg, struct nt_ftq_result *r)
 	const uint64_t budget_ns = (uint64_t)(cfg->seconds * 1e9);
 	uint64_t next_report = 1000000000ull;
 	size_t i = 0;
+	r->start_cyc = nt_clock_now_cyc();
 	while (i < r->nsamples && total_ns < budget_ns) {
 		uint64_t t0 = nt_clock_now_cyc();
 		for (uint64_t k = 0; k < ops; k++)

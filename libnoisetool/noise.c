@@ -87,6 +87,7 @@ static void json_cpu(struct nt_json *j, const struct nt_node_noise *r, const str
 	if (strcmp(r->method, "detour") == 0)
 		nt_json_double(j, "t_min_raw_ns", c->t_min_raw_ns);
 	nt_json_uint(j, "elapsed_ns", c->elapsed_ns);
+	nt_json_uint(j, "start_offset_ns", c->start_offset_ns);
 	nt_json_uint(j, "iterations", c->iterations);
 	if (strcmp(r->method, "detour") != 0) {
 		nt_json_uint(j, "quantum_ns", c->quantum_ns);

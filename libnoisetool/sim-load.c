@@ -149,6 +149,13 @@ static int load_cpu(struct nt_sim_noise *n, const struct nt_jvalue *cpu, size_t 
 	int model = nt_sim_noise_add_model(n);
 	if (model < 0)
 		return model;
+	/* Where this CPU's time axis starts in the run's (several CPUs measured at once; older
+	 * signatures: 0), so that --sync puts every model's combs on the same axis. */
+	const struct nt_jvalue *off = nt_jvalue_get(cpu, "start_offset_ns");
+	double origin = 0;
+	if (off && (rc = get_num(cpu, "start_offset_ns", 0, where, &origin, err, errsz)))
+		return rc;
+	nt_sim_noise_set_origin(n, model, (uint64_t)origin);
 	const struct nt_jvalue *per = nt_jvalue_get(cpu, "periodic");
 	if (!per || per->type != NT_JARRAY)
 		return nt_err_invalid(err, errsz, "%s: \"periodic\" is missing or not an array", where);
@@ -283,9 +290,10 @@ static int load_tsv(struct nt_sim_noise *n, FILE *f, char *err, size_t errsz)
 {
 	struct nt_detour *d = NULL;
 	size_t nd = 0;
-	uint64_t elapsed = 0;
+	struct nt_trace_axis axis;
 	char why[200] = "";
-	int rc = nt_trace_read_run(f, &d, &nd, &elapsed, why, sizeof why);
+	int rc = nt_trace_read_axis(f, &d, &nd, &axis, why, sizeof why);
+	uint64_t elapsed = axis.elapsed_ns;
 	if (rc == -EINVAL)
 		return nt_err_invalid(err, errsz, "%s", why[0] ? why : "not a start_ns<TAB>duration_ns trace");
 	if (rc)
@@ -303,6 +311,8 @@ static int load_tsv(struct nt_sim_noise *n, FILE *f, char *err, size_t errsz)
 	int model = nt_sim_noise_add_model(n);
 	rc = model < 0 ? model : nt_sim_noise_add_trace_loop(n, model, d, nd, elapsed);
 	free(d);
+	if (rc == 0)
+		nt_sim_noise_set_origin(n, model, axis.start_offset_ns);
 	if (rc == -EINVAL)
 		return nt_err_invalid(err, errsz, "the trace's detours (%llu ns) leave no time for "
 				      "work in its %llu ns", (unsigned long long)busy,

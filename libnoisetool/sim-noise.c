@@ -74,6 +74,7 @@ struct trace {
 struct source {
 	enum src_kind kind;
 	uint64_t salt; /* mix of the seed and the source's place, set by nt_sim_noise_set_sync */
+	uint64_t sync_a; /* synchronized: a comb's phase or a trace's offset on the common axis */
 	union {
 		struct comb comb;
 		struct rare rare;
@@ -90,6 +91,7 @@ struct model {
 	double measured; /* the signature's own total_ns / elapsed_ns, NAN when not known */
 	uint64_t horizon_ns; /* how far a probe looks for the next detour start (4 x the shortest
 			      * mean spacing of a source's detours): the reach of a rank's quiet */
+	uint64_t origin_ns;  /* where its time axis starts on the common one (sync only) */
 };
 
 struct nt_sim_noise {
@@ -203,6 +205,22 @@ static double source_spacing(const struct source *s)
 	return 0x1p62;
 }
 
+/* The sources' synchronized phases and offsets on the common axis, the model's origin_ns on. */
+static void set_sync_keys(struct model *m)
+{
+	for (size_t i = 0; i < m->nsrc; i++) {
+		struct source *s = &m->src[i];
+		uint64_t o = m->origin_ns;
+		if (s->kind == SRC_COMB)
+			s->sync_a = (s->u.comb.phase_ns + o % s->u.comb.period_ns) % s->u.comb.period_ns;
+		else if (s->kind == SRC_SCOMB)
+			s->sync_a = (s->u.scomb.phase_ns + o % s->u.scomb.period_ns) %
+				    s->u.scomb.period_ns;
+		else if (s->kind == SRC_TRACE) /* common time t is local time t - o */
+			s->sync_a = (s->u.trace.loop_ns - o % s->u.trace.loop_ns) % s->u.trace.loop_ns;
+	}
+}
+
 static void set_horizon(struct model *m)
 {
 	double h = 0x1p62;
@@ -226,6 +244,7 @@ static int push_source(struct nt_sim_noise *n, int model, const struct source *s
 	ns[m->nsrc++] = *s;
 	m->ratio = 1 - (1 - m->ratio) * (1 - ratio);
 	set_horizon(m);
+	set_sync_keys(m);
 	set_salts(n);
 	return 0;
 }
@@ -600,6 +619,14 @@ double nt_sim_noise_measured_ratio(const struct nt_sim_noise *n, int model)
 	return bad_model(n, model) ? NAN : n->models[model].measured;
 }
 
+void nt_sim_noise_set_origin(struct nt_sim_noise *n, int model, uint64_t offset_ns)
+{
+	if (bad_model(n, model))
+		return;
+	n->models[model].origin_ns = offset_ns < TIME_LIMIT_NS ? offset_ns : 0;
+	set_sync_keys(&n->models[model]);
+}
+
 void nt_sim_noise_set_sync(struct nt_sim_noise *n, bool sync, uint64_t seed)
 {
 	if (!n)
@@ -623,7 +650,7 @@ double nt_sim_noise_ratio(const struct nt_sim_noise *n, int model)
 
 static inline uint64_t comb_phase(const struct nt_sim_noise *n, const struct source *s, uint64_t rank)
 {
-	return n->sync ? s->u.comb.phase_ns : rank_key(n, s, rank) % s->u.comb.period_ns;
+	return n->sync ? s->sync_a : rank_key(n, s, rank) % s->u.comb.period_ns;
 }
 
 /* t + w, or UINT64_MAX when that passes TIME_LIMIT_NS. */
@@ -823,9 +850,9 @@ static struct skey source_key(const struct nt_sim_noise *n, const struct source 
 	case SRC_COMB:
 		return (struct skey){ comb_phase(n, s, rank), 0 };
 	case SRC_TRACE:
-		return (struct skey){ n->sync ? 0 : k % s->u.trace.loop_ns, 0 };
+		return (struct skey){ n->sync ? s->sync_a : k % s->u.trace.loop_ns, 0 };
 	case SRC_SCOMB:
-		return (struct skey){ n->sync ? s->u.scomb.phase_ns : k % s->u.scomb.period_ns,
+		return (struct skey){ n->sync ? s->sync_a : k % s->u.scomb.period_ns,
 				      mix64(k) };
 	case SRC_RARE:
 	case SRC_RENEWAL:

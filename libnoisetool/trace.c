@@ -1,5 +1,7 @@
 /* The TSV noise trace: "start_ns<TAB>duration_ns" per line (Netgauge selfish, LogGOPSim),
- * after a "# elapsed_ns N" line with the run's length (a comment to the readers of old). */
+ * after a "# elapsed_ns N" line with the run's length and, for one CPU of several, a
+ * "# start_offset_ns N" line with where its time axis starts in the run's (comments to the
+ * readers of old). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -21,10 +23,18 @@ int nt_trace_write(FILE *f, const struct nt_detour *d, size_t n)
 
 int nt_trace_write_run(FILE *f, const struct nt_detour *d, size_t n, uint64_t elapsed_ns)
 {
-	if (!f || (!d && n))
+	return nt_trace_write_axis(f, d, n, &(struct nt_trace_axis){ elapsed_ns, 0 });
+}
+
+int nt_trace_write_axis(FILE *f, const struct nt_detour *d, size_t n,
+			const struct nt_trace_axis *axis)
+{
+	if (!f || (!d && n) || !axis)
 		return -EINVAL;
-	if (elapsed_ns)
-		fprintf(f, "# elapsed_ns %" PRIu64 "\n", elapsed_ns);
+	if (axis->elapsed_ns)
+		fprintf(f, "# elapsed_ns %" PRIu64 "\n", axis->elapsed_ns);
+	if (axis->start_offset_ns)
+		fprintf(f, "# start_offset_ns %" PRIu64 "\n", axis->start_offset_ns);
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "%" PRIu64 "\t%" PRIu64 "\n", d[i].start_ns, d[i].duration_ns);
 	return ferror(f) ? -EIO : 0;
@@ -54,32 +64,41 @@ int nt_trace_read(FILE *f, struct nt_detour **out, size_t *n, char *err, size_t 
 	return nt_trace_read_run(f, out, n, NULL, err, errsz);
 }
 
-/* "# elapsed_ns N": the run's length, into *elapsed_ns (other comments are skipped). */
-static void parse_elapsed(const char *p, uint64_t *elapsed_ns)
+/* "# KEY N" into *v when the comment p is that line and N is at most 2^56 ns. */
+static void parse_comment(const char *p, const char *key, uint64_t *v)
 {
-	static const char key[] = "elapsed_ns";
+	size_t klen = strlen(key);
 	p++;
 	while (*p == ' ' || *p == '\t')
 		p++;
-	if (!elapsed_ns || strncmp(p, key, sizeof key - 1) != 0)
+	if (strncmp(p, key, klen) != 0)
 		return;
-	p += sizeof key - 1;
+	p += klen;
 	if (*p != ' ' && *p != '\t')
 		return;
 	while (*p == ' ' || *p == '\t')
 		p++;
-	uint64_t v;
-	if (parse_u64(&p, &v) == 0 && v <= MAX_START_NS)
-		*elapsed_ns = v;
+	uint64_t x;
+	if (parse_u64(&p, &x) == 0 && x <= MAX_START_NS)
+		*v = x;
 }
 
 int nt_trace_read_run(FILE *f, struct nt_detour **out, size_t *n, uint64_t *elapsed_ns,
 		      char *err, size_t errsz)
 {
-	if (!f || !out || !n)
-		return -EINVAL;
+	struct nt_trace_axis axis;
+	int rc = nt_trace_read_axis(f, out, n, &axis, err, errsz);
 	if (elapsed_ns)
-		*elapsed_ns = 0;
+		*elapsed_ns = rc == 0 ? axis.elapsed_ns : 0;
+	return rc;
+}
+
+int nt_trace_read_axis(FILE *f, struct nt_detour **out, size_t *n, struct nt_trace_axis *axis,
+		       char *err, size_t errsz)
+{
+	if (!f || !out || !n || !axis)
+		return -EINVAL;
+	*axis = (struct nt_trace_axis){ 0, 0 };
 	*out = NULL;
 	*n = 0;
 	if (err && errsz)
@@ -99,8 +118,10 @@ int nt_trace_read_run(FILE *f, struct nt_detour **out, size_t *n, uint64_t *elap
 		const char *p = line;
 		while (*p == ' ' || *p == '\t')
 			p++;
-		if (*p == '#')
-			parse_elapsed(p, elapsed_ns);
+		if (*p == '#') {
+			parse_comment(p, "elapsed_ns", &axis->elapsed_ns);
+			parse_comment(p, "start_offset_ns", &axis->start_offset_ns);
+		}
 		if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0')
 			continue;
 		uint64_t start, dur;

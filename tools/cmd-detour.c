@@ -1,4 +1,5 @@
 /* `noisetool detour`: the selfish-detour loop on one CPU or on every allowed CPU at once. */
+#include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +113,9 @@ int cmd_detour(int argc, char **argv)
 	noise_report_init(&rep, "detour", cfg.seconds, res[0].threshold_ns);
 	rep.ncpus = ncpus;
 	rep.cpus = cn;
+	uint64_t origin = UINT64_MAX; /* the earliest CPU's loop start: the run's common time axis */
+	for (size_t i = 0; i < ncpus; i++)
+		origin = res[i].start_cyc < origin ? res[i].start_cyc : origin;
 	for (size_t i = 0; i < ncpus; i++) {
 		const struct nt_detour_result *r = &res[i];
 		cn[i] = (struct nt_cpu_noise){
@@ -120,6 +124,7 @@ int cmd_detour(int argc, char **argv)
 			.t_min_ns = r->t_min_ns,
 			.t_min_raw_ns = nt_clock_cyc_to_ns(r->t_min_raw_cyc),
 			.elapsed_ns = r->elapsed_ns,
+			.start_offset_ns = (uint64_t)llround(nt_clock_cyc_to_ns(r->start_cyc - origin)),
 			.iterations = r->iterations,
 			.dropped = r->dropped,
 			.classified = r->classified,

@@ -1,9 +1,11 @@
 /* `noisetool ftq`: fixed time quantum (or, with --fwq, fixed work quantum) sampling. */
+#include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <noisetool/clock.h>
 #include <noisetool/ftq.h>
 #include <noisetool/noise.h>
 
@@ -114,6 +116,9 @@ int cmd_ftq(int argc, char **argv)
 	noise_report_init(&rep, cfg.mode == NT_FTQ ? "ftq" : "fwq", cfg.seconds, threshold_ns);
 	rep.ncpus = ncpus;
 	rep.cpus = cn;
+	uint64_t origin = UINT64_MAX; /* the earliest CPU's start: the run's common time axis */
+	for (size_t i = 0; i < ncpus; i++)
+		origin = res[i].start_cyc < origin ? res[i].start_cyc : origin;
 	for (size_t i = 0; i < ncpus; i++) {
 		const struct nt_ftq_result *r = &res[i];
 		size_t nd = 0;
@@ -130,6 +135,7 @@ int cmd_ftq(int argc, char **argv)
 			.os = r->os,
 			.t_min_ns = t_min,
 			.elapsed_ns = r->elapsed_ns,
+			.start_offset_ns = (uint64_t)llround(nt_clock_cyc_to_ns(r->start_cyc - origin)),
 			.iterations = r->nsamples,
 			.quantum_ns = r->quantum_ns,
 			.best = r->best,

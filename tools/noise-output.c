@@ -149,7 +149,8 @@ int noise_outputs_finish(struct noise_outputs *o, const char *cmd, const struct 
 	for (size_t i = 0; i < o->ntraces; i++) {
 		struct nt_outfile *of = &o->traces[i];
 		const struct nt_cpu_noise *c = &r->cpus[i];
-		if (nt_trace_write_run(of->f, c->detours, c->ndetours, c->elapsed_ns) != 0 ||
+		struct nt_trace_axis axis = { c->elapsed_ns, c->start_offset_ns };
+		if (nt_trace_write_axis(of->f, c->detours, c->ndetours, &axis) != 0 ||
 		    commit(of, cmd, "trace") != 0) {
 			nt_outfile_abort(of);
 			status = NT_EXIT_FAIL;

@@ -51,7 +51,9 @@ def json_models(doc):
             continue
         periodic_ns = 0.0
         for c in cpu["periodic"]:
-            f, typ, ph = c["freq_hz"], c["typical_ns"], c["phase_ns"]
+            # a phase on this CPU's axis, which starts start_offset_ns into the run's
+            f, typ = c["freq_hz"], c["typical_ns"]
+            ph = c["phase_ns"] + cpu.get("start_offset_ns", 0)
             if "count" in c:   # the members' rate when they fill only some teeth
                 members = c["count"]
                 if members / (elapsed * 1e-9) < f:
@@ -126,7 +128,11 @@ def tsv_model(text):
     if busy >= loop or not m.push(busy / loop, "leave no time for work"):
         m.why = m.why or "leave no time for work"
         return m
-    m.intervals += [(s, e, loop) for s, e in merged]
+    # this CPU's axis starts "# start_offset_ns N" into the run's: local time u is run time u + N
+    offs = [int(x.split()[2]) for x in text.splitlines()
+            if x.strip().startswith("#") and len(x.split()) >= 3 and x.split()[1] == "start_offset_ns"]
+    o = offs[0] % loop if offs else 0
+    m.intervals += [(s + o - loop, e + o - loop, loop) for s, e in merged]
     return m
 
 

@@ -38,6 +38,17 @@ else
 	atraces=$(printf "$tmp/a.tsv.cpu%s," "${cpus[@]}")
 	atraces=${atraces%,}
 fi
+# One time axis for the run: each CPU's start_offset_ns after the earliest (which has 0), the
+# same in its trace ("# start_offset_ns N", absent for 0).
+[ "$(jget "$tmp/a.json" 'min(c["start_offset_ns"] for c in j["cpus"])')" = 0 ] && ok ||
+	fail "--cpu all: no CPU at start_offset_ns 0: $(jget "$tmp/a.json" '[c["start_offset_ns"] for c in j["cpus"]]')"
+i=0
+for tr in ${atraces//,/ }; do
+	want=$(jget "$tmp/a.json" "j['cpus'][$i]['start_offset_ns']")
+	got=$(awk '$1 == "#" && $2 == "start_offset_ns" { print $3 }' "$tr")
+	[ "${got:-0}" = "$want" ] && ok || fail "$tr: start_offset_ns ${got:-absent}, the JSON's is $want"
+	i=$((i + 1))
+done
 for x in d f a; do
 	echo "$x.json: $(jget "$tmp/$x.json" '"; ".join("CPU %d: %d detours, noise %.3f, %d periodic, %d rare" % (c["cpu"], c["detour_count"], c["noise_ratio"], len(c["periodic"]), c["rare_long"]["count"]) for c in j["cpus"])')"
 done

@@ -165,6 +165,78 @@ TEST_CASE("a plain comb needs no per-rank state")
 	CHECK(nt_sim_noise_stateful(g.n));
 }
 
+TEST_CASE("a model's origin puts its synchronized detours on the common time axis")
+{
+	noise_guard g;
+	// A comb of 100 ns teeth every 1000 ns at phase 0 of its own axis, which starts 300 ns into
+	// the run's: the teeth lie at 300, 1300, ... Work of 100 ns from 250 meets the one at 300.
+	int m = nt_sim_noise_add_model(g.n);
+	REQUIRE(nt_sim_noise_add_comb(g.n, m, 1e6, 100, 0) == 0);
+	nt_sim_noise_set_sync(g.n, true, 1);
+	CHECK(nt_sim_noise_advance(g.n, 0, 250, 100) == 350); // axis at 0: tooth at 0, 1000
+	nt_sim_noise_set_origin(g.n, m, 300);
+	CHECK(nt_sim_noise_advance(g.n, 0, 250, 100) == 450);
+	CHECK(nt_sim_noise_advance(g.n, 5, 250, 100) == 450); // every rank: synchronized
+	nt_sim_noise_set_origin(g.n, m, 2300);                // whole periods fold away
+	CHECK(nt_sim_noise_advance(g.n, 0, 250, 100) == 450);
+	SECTION("the generic path (two sources) and a trace")
+	{
+		noise_guard h;
+		int a = nt_sim_noise_add_model(h.n);
+		nt_sim_noise_set_origin(h.n, a, 300); // before the sources: they take it on
+		REQUIRE(nt_sim_noise_add_comb(h.n, a, 1e6, 100, 0) == 0);
+		REQUIRE(nt_sim_noise_add_comb(h.n, a, 1e3, 10, 500000) == 0);
+		nt_sim_noise_set_sync(h.n, true, 1);
+		CHECK(nt_sim_noise_advance(h.n, 0, 250, 100) == 450);
+		// A trace of one 100 ns detour at 200 in a 1000 ns run, its axis 300 ns late: the
+		// detour is at 500 of the run's time (and 1500, ...).
+		noise_guard tr;
+		int b = nt_sim_noise_add_model(tr.n);
+		const struct nt_detour d[] = { { 200, 100, 0 } };
+		REQUIRE(nt_sim_noise_add_trace_loop(tr.n, b, d, 1, 1000) == 0);
+		nt_sim_noise_set_sync(tr.n, true, 1);
+		CHECK(nt_sim_noise_advance(tr.n, 0, 450, 100) == 550);
+		nt_sim_noise_set_origin(tr.n, b, 300);
+		CHECK(nt_sim_noise_advance(tr.n, 0, 450, 100) == 650);
+		nt_sim_noise_set_sync(tr.n, false, 1); // unsynchronized: random offsets, as before
+		nt_sim_noise_set_origin(tr.n, b, 0);
+		uint64_t x = nt_sim_noise_advance(tr.n, 3, 450, 100);
+		nt_sim_noise_set_origin(tr.n, b, 300);
+		CHECK(nt_sim_noise_advance(tr.n, 3, 450, 100) == x);
+	}
+}
+
+TEST_CASE("trace: where a CPU's time axis starts")
+{
+	const struct nt_detour d[] = { { 1000, 500, 0 } };
+	char buf[256] = "";
+	FILE *f = fmemopen(buf, sizeof buf, "w");
+	REQUIRE(f);
+	const struct nt_trace_axis out = { 100000, 12804 };
+	REQUIRE(nt_trace_write_axis(f, d, 1, &out) == 0);
+	fclose(f);
+	CHECK(std::string(buf) == "# elapsed_ns 100000\n# start_offset_ns 12804\n1000\t500\n");
+	f = fmemopen(buf, strlen(buf), "r");
+	REQUIRE(f);
+	struct nt_detour *got = nullptr;
+	size_t n = 0;
+	struct nt_trace_axis in = {};
+	REQUIRE(nt_trace_read_axis(f, &got, &n, &in, nullptr, 0) == 0);
+	fclose(f);
+	CHECK(n == 1);
+	CHECK(in.elapsed_ns == 100000);
+	CHECK(in.start_offset_ns == 12804);
+	free(got);
+	// the earliest CPU (offset 0) writes no offset line, as before
+	char buf2[256] = "";
+	f = fmemopen(buf2, sizeof buf2, "w");
+	REQUIRE(f);
+	const struct nt_trace_axis first = { 100000, 0 };
+	REQUIRE(nt_trace_write_axis(f, d, 1, &first) == 0);
+	fclose(f);
+	CHECK(std::string(buf2) == "# elapsed_ns 100000\n1000\t500\n");
+}
+
 TEST_CASE("trace: the run's length")
 {
 	const struct nt_detour d[] = { { 1000, 500, 0 }, { 5000, 500, 0 } };

@@ -38,6 +38,7 @@ struct nt_ftq_result {
 	uint64_t *samples;    /* FTQ: operations per quantum; FWQ: ns per sample */
 	uint64_t best;        /* FTQ: most operations in a quantum; FWQ: fastest sample, ns */
 	uint64_t elapsed_ns;  /* sum of the quanta / samples */
+	uint64_t start_cyc;   /* counter value at the first quantum / sample's start */
 	double noise_ratio;   /* work (FTQ) or time (FWQ) lost to noise, 0..1 */
 	struct nt_run_os os;  /* where it ran, run-queue delay and steal over the run */
 };

@@ -24,6 +24,8 @@ struct nt_cpu_noise {
 	double t_min_ns;         /* detour: undisturbed iteration; FTQ: ns per operation; FWQ: fastest sample */
 	double t_min_raw_ns;     /* detour: the plain minimum gap (may be a counter artefact) */
 	uint64_t elapsed_ns;
+	uint64_t start_offset_ns; /* this CPU's time axis (detour starts, phases) begins this long
+				   * after the earliest CPU's of the same run (0: it is the earliest) */
 	uint64_t iterations;     /* detour loop iterations, or FTQ/FWQ samples */
 	size_t dropped;          /* detours not kept (array full) */
 	bool classified;         /* preempted counts are meaningful */
@@ -74,6 +76,20 @@ NT_API int nt_trace_read(FILE *f, struct nt_detour **out, size_t *n, char *err, 
  * the trace has none, as traces of old; N past 2^56 ns is ignored); elapsed_ns may be NULL. */
 NT_API int nt_trace_read_run(FILE *f, struct nt_detour **out, size_t *n, uint64_t *elapsed_ns,
 			     char *err, size_t errsz);
+
+/* A trace's time axis: the run's length, and how long after the earliest CPU of the same run
+ * this CPU's axis starts (a multi-CPU measurement; 0 for one CPU or when not known). */
+struct nt_trace_axis {
+	uint64_t elapsed_ns, start_offset_ns;
+};
+
+/* nt_trace_write_run() with "# start_offset_ns N" after the length when N > 0. */
+NT_API int nt_trace_write_axis(FILE *f, const struct nt_detour *d, size_t n,
+			       const struct nt_trace_axis *axis);
+
+/* nt_trace_read_run() that also reads "# start_offset_ns N" (0 when absent) into *axis. */
+NT_API int nt_trace_read_axis(FILE *f, struct nt_detour **out, size_t *n,
+			      struct nt_trace_axis *axis, char *err, size_t errsz);
 
 #ifdef __cplusplus
 }

@@ -246,6 +246,12 @@ NT_API double nt_sim_noise_measured_ratio(const struct nt_sim_noise *n, int mode
  * why), -ENOMEM. */
 NT_API int nt_sim_noise_load(struct nt_sim_noise *n, const char *path, char *err, size_t errsz);
 
+/* Where model's time axis starts on the axis common to its signature's CPUs (a multi-CPU
+ * measurement's start_offset_ns; default 0). With --sync, a comb's tooth at phase p of its own
+ * axis lies at p + offset_ns on the common one, and a trace's time 0 at offset_ns, so the models
+ * of several CPUs keep their measured alignment. No effect unsynchronized. */
+NT_API void nt_sim_noise_set_origin(struct nt_sim_noise *n, int model, uint64_t offset_ns);
+
 /* Synchronized (the same detours on every rank of a model) or not, and the seed of every random
  * draw. Default: unsynchronized, seed 1. */
 NT_API void nt_sim_noise_set_sync(struct nt_sim_noise *n, bool sync, uint64_t seed);
