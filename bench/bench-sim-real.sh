@@ -144,15 +144,19 @@ json() {
 	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"
 }
 
-# comb_offset SIG: where rank 1's 1 ms comb lies in rank 0's 10 ms period by the phases in SIG.
-# The hogs put it at +1.000 ms; the absorbed case holds only if the signature keeps that.
+# comb_offset SIG: where rank 1's 1 ms comb lies in rank 0's 10 ms period by the phases in SIG,
+# on the run's common time axis (each CPU's phase plus its start_offset_ns). The hogs put it at
+# +1.000 ms; the absorbed case holds only if the signature keeps that.
 comb_offset() {
 	python3 - "$1" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-a = next((p for p in d["cpus"][0]["periodic"] if p["typical_ns"] > 2e6), None)
-b = next((p for p in d["cpus"][1]["periodic"] if 5e5 < p["typical_ns"] < 2e6), None)
-print("+%.3f ms" % ((b["phase_ns"] - a["phase_ns"]) % 1e7 / 1e6) if a and b else "(no comb)")
+c0, c1 = d["cpus"][0], d["cpus"][1]
+a = next((p for p in c0["periodic"] if p["typical_ns"] > 2e6), None)
+b = next((p for p in c1["periodic"] if 5e5 < p["typical_ns"] < 2e6), None)
+pa = a["phase_ns"] + c0.get("start_offset_ns", 0) if a else 0
+pb = b["phase_ns"] + c1.get("start_offset_ns", 0) if b else 0
+print("+%.3f ms" % ((pb - pa) % 1e7 / 1e6) if a and b else "(no comb)")
 PY
 }
 
@@ -178,9 +182,9 @@ for round in $(seq 1 "$ROUNDS"); do
 			"${cmd[@]}" >/dev/null 2>"$d/detour.err" ||
 				{ echo "FAIL: $name: noisetool detour: $(cat "$d/detour.err")"; exit 1; }
 			[ "$name" = absorbed ] || break
-			# detour's CPUs have no common time origin: a thread that starts inside a FIFO
-			# spin shifts its CPU's phases, and the absorbed case's prediction with them.
-			# Such a signature is noted and recorded again (twice at most).
+			# The absorbed case needs the combs' measured alignment (on the run's common
+			# axis, start_offset_ns): a signature that lost it (a comb not found, a phase
+			# fitted off) is noted and recorded again (twice at most).
 			off=$(comb_offset "$d/sig.json")
 			echo "absorbed, round $round, recording $try: rank 1's 1 ms comb recorded at $off" \
 				"of rank 0's 3 ms comb (the hogs: +1.000 ms)" >>"$tmp/notes"
