@@ -143,7 +143,13 @@ for class in fast slow; do
 	[ $n -gt 0 ] || continue
 	any=1
 	echo
-	echo "$class state: medians over pairs (ratios taken within each pair)"
+	if [ $class = fast ]; then
+		echo "fast state (runs under 1.8x the fastest run of their size; fastest 1 B run ${fastest[1]} ns):" \
+			"medians over pairs, ratios taken within each pair"
+	else
+		echo "slow state (runs at 1.8x the fastest run of their size or more):" \
+			"medians over pairs, ratios taken within each pair"
+	fi
 	printf "%6s %5s %9s %9s %9s %9s %10s %10s %11s\n" size pairs "none ns" "bare ns" \
 		"def. ns" bare/none timing/none default/none default/bare
 	worst=0
