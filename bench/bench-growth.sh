@@ -61,10 +61,12 @@ status=0
 
 # median: of the numbers on stdin, one a line ("-" for none).
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "-" }'; }
-# fmt_n N: 10^k for a power of ten, else N in 3 significant digits (7.4e6).
+# fmt_n N: 10^k for a power of ten, else N as 7.5e6 (up to 6 significant digits) from 10^4.
 fmt_n() {
 	awk -v n="$1" 'BEGIN { k = log(n) / log(10); r = int(k + 0.5)
-		if (n == 10 ^ r) printf "10^%d", r; else if (n >= 1e4) printf "%.3g", n; else print n }'
+		if (n == 10 ^ r) printf "10^%d", r
+		else if (n >= 1e4) { e = int(k); printf "%ge%d", n / 10 ^ e, e }
+		else print n }'
 }
 # slope: the least-squares slope of ln y against ln x over the "x y" lines on stdin, and that of
 # x ln x (n log n) over the same x, "SLOPE NLOGN_SLOPE", or "- -" for fewer than two points.
@@ -139,25 +141,40 @@ point() {
 	echo "$r $n $tm $km" >>"$tmp/points"
 }
 
-# fit_line LABEL: the slopes of time and peak RSS over "X S KIB" lines on stdin whose time is
-# FIT_MIN_S or more, and the verdict against n log n.
+# fit_line LABEL: over "X S KIB" lines on stdin, those whose time is FIT_MIN_S or more: the
+# least-squares slopes of time and peak RSS, and the slope of the time between the two largest
+# X (the growth where it matters), each beside n log n's over the same X; sets fit_bad=1 when a
+# time slope is over n log n's by more than NLOGN_TOL.
 fit_line() {
-	local label=$1 pts ts ks t tn k
-	pts=$(awk -v m="$FIT_MIN_S" '$2 >= m')
-	ts=$(awk '{ print $1, $2 }' <<<"$pts" | slope)
-	ks=$(awk 'NF { print $1, $3 }' <<<"$pts" | slope)
-	local np
-	np=$(grep -c . <<<"$pts")
-	read -r t tn <<<"$ts"
-	read -r k _ <<<"$ks"
-	if [ "$t" = - ]; then
-		printf "  %-28s %2d points >= %s s: too few to fit\n" "$label" "$np" "$FIT_MIN_S"
+	local label=$1 pts n t tn k lt ltn
+	pts=$(awk -v m="$FIT_MIN_S" '$2 >= m' | sort -g)
+	n=$(grep -c . <<<"$pts")
+	if [ "$n" -lt 2 ]; then
+		printf "  %-28s %d point(s) of >= %s s: too few to fit\n" "$label" "$n" "$FIT_MIN_S"
 		return
 	fi
+	read -r t tn <<<"$(awk '{ print $1, $2 }' <<<"$pts" | slope)"
+	read -r k _ <<<"$(awk '{ print $1, $3 }' <<<"$pts" | slope)"
+	read -r lt ltn <<<"$(tail -2 <<<"$pts" | awk '{ print $1, $2 }' | slope)"
 	local verdict="no worse than n log n"
-	[ "$(echo "$t <= $tn + $NLOGN_TOL" | bc -l)" = 1 ] || { verdict="WORSE than n log n"; fit_bad=1; }
-	printf "  %-28s %2d points: time slope %5s (n log n: %s, linear: 1.00), peak RSS slope %5s: %s\n" \
-		"$label" "$np" "$t" "$tn" "$k" "$verdict"
+	if [ "$(echo "$t <= $tn + $NLOGN_TOL && $lt <= $ltn + $NLOGN_TOL" | bc -l)" != 1 ]; then
+		verdict="WORSE than n log n"
+		fit_bad=1
+	fi
+	printf "  %-28s %d points: time %5s (n log n %s), last step %5s (n log n %s); peak RSS %5s: %s\n" \
+		"$label" "$n" "$t" "$tn" "$lt" "$ltn" "$k" "$verdict"
+}
+
+# fits_in_gib RANKS: the largest record count (2 significant digits, rounded down) whose log at
+# RANKS ranks stays under 99 % of 1 GiB, from the bytes per record between the two largest logs
+# made at RANKS (refused ones included) and their fixed part; empty without two logs.
+fits_in_gib() {
+	awk -v r="$1" '$1 == r { print $2, $3 }' "$tmp/sizes" | sort -g | tail -2 |
+		awk -v lim=$GIB '{ n[NR] = $1; b[NR] = $2 }
+			END { if (NR < 2 || n[2] == n[1]) exit
+			      per = (b[2] - b[1]) / (n[2] - n[1]); fixed = b[1] - per * n[1]
+			      f = (lim * 0.99 - fixed) / per; p = 10 ^ int(log(f) / log(10) - 1)
+			      printf "%d\n", int(f / p) * p }'
 }
 
 report_part() {
@@ -169,67 +186,77 @@ report_part() {
 	: >"$tmp/points"
 	: >"$tmp/sizes"
 	: >"$tmp/refused"
-	local r n
+	local r n extra=""
 	for r in $RANKS; do
 		for n in $RECORDS; do
-			[ "$n" -ge "$r" ] || continue
-			point "$r" "$n"
-			# A refused log: the largest record count that fits at this rank count, from the
-			# bytes per record of the largest log measured at it (2 significant digits, down).
-			if grep -q "^$r $n " "$tmp/refused"; then
-				local fit
-				fit=$(awk -v r="$r" -v lim=$GIB '$1 == r && $3 <= lim { if ($2 > n) { n = $2; b = $3 } }
-					END { if (n) { f = lim * 0.99 / (b / n); p = 10 ^ int(log(f) / log(10) - 1)
-					      printf "%d", int(f / p) * p } }' "$tmp/sizes")
-				[ -n "$fit" ] && [ "$fit" -ge "$r" ] &&
-					point "$r" "$fit" "(the largest that fits in 1 GiB at $r ranks)"
-			fi
+			[ "$n" -ge "$r" ] && point "$r" "$n"
+		done
+	done
+	# The refused logs: the largest record count that fits at every rank count refused (the
+	# smallest of theirs, so that one count gives a row at each), run in their place.
+	for n in $(awk '{ print $2 }' "$tmp/refused" | sort -gu); do
+		local fit="" f
+		for r in $(awk -v n="$n" '$2 == n { print $1 }' "$tmp/refused"); do
+			f=$(fits_in_gib "$r")
+			[ -n "$f" ] && { [ -z "$fit" ] || [ "$f" -lt "$fit" ]; } && fit=$f
+		done
+		[ -n "$fit" ] || continue
+		extra+=" $fit"
+		for r in $(awk -v n="$n" '$2 == n { print $1 }' "$tmp/refused"); do
+			[ "$fit" -ge "$r" ] && point "$r" "$fit" "(in place of $(fmt_n "$n"): the largest that fits in 1 GiB)"
 		done
 	done
 	echo
-	echo "Growth (log-log least-squares slopes over the points of >= $FIT_MIN_S s; n log n's own slope over the same points):"
+	echo "Growth: log-log slopes of the report's time over the points of >= $FIT_MIN_S s (least squares, and"
+	echo "between the two largest), each beside n log n's own slope over the same points (linear: 1.00):"
 	fit_bad=0
 	for r in $RANKS; do
 		awk -v r="$r" '$1 == r { print $2, $3, $4 }' "$tmp/points" | fit_line "time vs records, $r ranks"
 	done
-	for n in $RECORDS; do
+	for n in $RECORDS $extra; do
 		awk -v n="$n" '$2 == n { print $1, $3, $4 }' "$tmp/points" | fit_line "time vs ranks, $(fmt_n "$n") records"
 	done
 	echo
-	local acc refused
+	acceptance
+	[ $fit_bad = 0 ] || status=1
+}
+
+# acceptance: the verdict line for ACC_RANKS ranks and ACC_RECORDS records.
+acceptance() {
+	local what="acceptance ($ACC_RANKS ranks, 10^7 records: < $ACC_S s, < 4 GB, growth <= n log n)"
+	local acc refused s k bytes msg
 	acc=$(awk -v r=$ACC_RANKS -v n=$ACC_RECORDS '$1 == r && $2 == n' "$tmp/points")
 	refused=$(awk -v r=$ACC_RANKS -v n=$ACC_RECORDS '$1 == r && $2 == n' "$tmp/refused")
 	if [ -n "$acc" ]; then
 		read -r _ _ s k <<<"$acc"
 		if [ "$(echo "$s < $ACC_S && $k < $ACC_KIB" | bc -l)" = 1 ] && [ $fit_bad = 0 ]; then
-			echo "acceptance ($ACC_RANKS ranks, 10^7 records: < $ACC_S s, < 4 GB, growth <= n log n): met, $s s, $((k / 1024)) MiB"
+			echo "$what: met, $s s, $((k / 1024)) MiB"
 		else
-			echo "acceptance ($ACC_RANKS ranks, 10^7 records: < $ACC_S s, < 4 GB, growth <= n log n): $s s, $((k / 1024)) MiB: OVER BUDGET"
+			echo "$what: $s s, $((k / 1024)) MiB: OVER BUDGET"
 			status=1
 		fi
-	elif [ -n "$refused" ]; then
-		read -r _ _ bytes msg <<<"$refused"
-		echo "acceptance ($ACC_RANKS ranks, 10^7 records: < $ACC_S s, < 4 GB): NOT MET: the log is" \
-			"$(awk -v b="$bytes" 'BEGIN { printf "%.2f GiB (%.0f B a record)", b / 2^30, b / 1e7 }'), and the reader refuses it ($msg);"
-		echo "  reading it takes a limit of at least $(awk -v b="$bytes" 'BEGIN { printf "%.2f GiB", b / 2^30 }') instead of 1 GiB."
-		local big
-		big=$(awk -v r=$ACC_RANKS '$1 == r { if ($2 > n) { n = $2; l = $0 } } END { print l }' "$tmp/points")
-		if [ -n "$big" ]; then
-			read -r _ bn bs bk <<<"$big"
-			local sl
-			sl=$(awk -v r=$ACC_RANKS '$1 == r { print $2, $3 }' "$tmp/points" |
-				awk -v m="$FIT_MIN_S" '$2 >= m' | slope | cut -d' ' -f1)
-			echo "  the largest that fits, $ACC_RANKS x $(fmt_n "$bn"): $bs s, $((bk / 1024)) MiB;" \
-				"extrapolated to 10^7 records (time slope $sl, RSS linear):" \
-				"$(awk -v s="$bs" -v k="$bk" -v n="$bn" -v e="$sl" 'BEGIN {
-					if (e == "-") e = 1
-					printf "%.1f s, %.0f MiB", s * (1e7 / n) ^ e, k * 1e7 / n / 1024 }')"
-		fi
-		status=1
-	else
-		echo "acceptance ($ACC_RANKS ranks, 10^7 records): not in this grid"
+		return
 	fi
-	[ $fit_bad = 0 ] || status=1
+	if [ -z "$refused" ]; then
+		echo "acceptance ($ACC_RANKS ranks, 10^7 records): not in this grid"
+		return
+	fi
+	status=1
+	read -r _ _ bytes msg <<<"$refused"
+	echo "$what: NOT MET: the log is $(awk -v b="$bytes" 'BEGIN { printf "%.2f GiB", b / 2^30 }')" \
+		"and the reader refuses it ($msg); reading it needs a limit of" \
+		"$(awk -v b="$bytes" 'BEGIN { printf "%.2f GiB", b / 2^30 }') or more instead of 1 GiB"
+	local big bn bs bk sl
+	big=$(awk -v r=$ACC_RANKS '$1 == r && $2 > n { n = $2; l = $0 } END { print l }' "$tmp/points")
+	[ -n "$big" ] || return
+	read -r _ bn bs bk <<<"$big"
+	# The growth between the two largest points at ACC_RANKS carries it to 10^7 records.
+	read -r sl _ <<<"$(awk -v r=$ACC_RANKS '$1 == r { print $2, $3 }' "$tmp/points" | sort -g |
+		tail -2 | slope)"
+	echo "  the largest that fits, $ACC_RANKS x $(fmt_n "$bn") records: $bs s, $((bk / 1024)) MiB;" \
+		"extrapolated to 10^7 (time slope $sl, peak RSS linear):" \
+		"$(awk -v s="$bs" -v k="$bk" -v n="$bn" -v e="$sl" 'BEGIN { if (e == "-") e = 1
+			printf "%.1f s, %.0f MiB (not measured)", s * (1e7 / n) ^ e, k * 1e7 / n / 1024 }')"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -273,7 +300,7 @@ fin_run() {
 	rm -rf "$logs"
 }
 
-# fin_point NP CALLS: one row of the table, from RUNS alternated pairs of jobs; appends
+# fin_point NP CALLS: one row of the table, from FIN_RUNS alternated pairs of jobs; appends
 # "NP RECORDS END_NS" to $tmp/finpts.
 fin_point() {
 	local np=$1 c=$2 p k m fn ft lt rt bt failed=0
