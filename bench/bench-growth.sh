@@ -10,8 +10,8 @@
 #    more (below that the process's start dominates), beside the slope n log n has over the same
 #    points; and the acceptance line: 4,096 ranks and 10^7 records in < 30 s and < 4 GB.
 #    A log over 1 GiB is refused by the reader (libnoisetool/ntlog.c): the row says so, with the
-#    message, and the largest record count that fits at that rank count (from the bytes per
-#    record measured) is run instead, in a row of its own.
+#    message, and the largest record count whose log fits (from the bytes per record measured;
+#    one count for all the refused rank counts) is run instead, in rows of their own.
 # 2. MPI_Finalize with the library preloaded (NOISETOOL_WAIT=adaptive, summary on, log written to
 #    a scratch directory) after CALLS 8-byte allreduces (FINALIZE_LOOP, bench/finalize-loop.c),
 #    at 2 ranks (one per CPU) and 16 ranks (oversubscribed on 2 CPUs): the records the log holds,
