@@ -7,20 +7,9 @@
 
 #include <mpi.h>
 
+#include "batch-median.h"
+
 enum { BATCH = 100 };
-
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv)
 {
@@ -42,8 +31,7 @@ int main(int argc, char **argv)
 		t[b] = (now_ns() - t0) / BATCH;
 	}
 	if (rank == 0) {
-		qsort(t, (size_t)batches, sizeof *t, cmp);
-		printf("median_per_call_ns %.2f\n", t[batches / 2]);
+		printf("median_per_call_ns %.2f\n", median(t, (size_t)batches));
 	}
 	free(t);
 	MPI_Finalize();

@@ -8,20 +8,9 @@
 
 #include <mpi.h>
 
+#include "batch-median.h"
+
 enum { WARMUP = 1000, MAX_BYTES = 64 };
-
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 /* n round trips of `bytes` bytes between ranks 0 and 1, blocking, as NetPIPE's MPI module
  * does (rank 0 sends first). */
@@ -70,8 +59,8 @@ int main(int argc, char **argv)
 			t_ns[b] = (now_ns() - t0_ns) / (2.0 * per_batch);
 		}
 		if (rank == 0) {
-			qsort(t_ns, (size_t)batches, sizeof *t_ns, cmp);
-			printf("size_bytes %d median_one_way_ns %.2f\n", bytes, t_ns[batches / 2]);
+			printf("size_bytes %d median_one_way_ns %.2f\n", bytes,
+			       median(t_ns, (size_t)batches));
 			fflush(stdout);
 		}
 	}
