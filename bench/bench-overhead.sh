@@ -15,6 +15,7 @@ BARE=${3:?}
 PAIRS=${4:-7}
 BATCHES=${5:-3000}
 . "$(dirname "$0")/../tests/lib.sh"
+. "$(dirname "$0")/bench-lib.sh"
 nt_need_mpiexec
 nt_need_cpus 2 "one rank per CPU"
 
@@ -23,11 +24,7 @@ BASELINE=${NT_BENCH_BASELINE_LIB:-}
 [ -n "$BASELINE" ] && modes+=(baseline)
 RANDOM=42 # the same layouts every time the bench runs
 
-# The size of the environment moves the process's initial stack, and that alone changes the
-# per-call time by up to 4 % here (no preload: 320-333 ns over paddings of 0-256 bytes) -- as
-# much as what is measured. So every mode gets an environment of the same size (the padding
-# variable takes up the difference), and each pair draws a new size, so that the medians cover
-# many layouts instead of one lucky or unlucky one.
+# One run of a mode, in an environment of the pair's size (bench_equal_env, bench-lib.sh).
 run() {
 	local mode=$1 base=$2 env=()
 	case $mode in
@@ -39,16 +36,8 @@ run() {
 	every-call) env=(LD_PRELOAD "$LIB" NOISETOOL_CALLSITE every-call) ;;
 	baseline) env=(LD_PRELOAD "$BASELINE") ;;
 	esac
-	local size=0 args=() i
-	for ((i = 0; i < ${#env[@]}; i += 2)); do
-		size=$((size + ${#env[i]} + ${#env[i + 1]} + 2))
-		args+=(-genv "${env[i]}" "${env[i + 1]}")
-	done
-	local pad
-	pad=$(printf "%*s" $((1024 + base - size)) "" | tr ' ' x)
-	timeout 300 mpiexec -n 2 $(nt_bind 2) "${args[@]}" -genv NOISETOOL_BENCH_PAD "$pad" \
-		-genv NOISETOOL_OUT "$logs" \
-		"$PROG" "$BATCHES" 2>/dev/null | awk '/median_per_call_ns/ { print $2 }'
+	bench_equal_env "$base" "$logs" "${env[@]}" -- "$PROG" "$BATCHES" 2>/dev/null |
+		awk '/median_per_call_ns/ { print $2 }'
 }
 
 nt_tmpdir

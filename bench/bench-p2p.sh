@@ -13,6 +13,7 @@ BARE=${3:?}
 PAIRS=${4:-7}
 BATCHES=${5:-2000} # of 100 round trips, per size
 . "$(dirname "$0")/../tests/lib.sh"
+. "$(dirname "$0")/bench-lib.sh"
 nt_need_mpiexec
 nt_need_cpus 2 "one rank per CPU"
 
@@ -22,11 +23,8 @@ BUDGET=1.05
 MIN_PAIRS=5
 RANDOM=42 # the same layouts every time the bench runs
 
-# The size of the environment moves the process's initial stack, and that alone changes
-# per-call times by a few per cent (bench-overhead.sh measured 320-333 ns over paddings of
-# 0-256 bytes) -- as much as what is measured. So every mode gets an environment of the same
-# size (the padding variable takes up the difference), and each pair draws a new size.
-# Prints "SIZE NS" per message size.
+# One run of a mode, in an environment of the pair's size (bench_equal_env, bench-lib.sh):
+# "SIZE NS" per message size.
 run() {
 	local mode=$1 base=$2 env=()
 	case $mode in
@@ -35,16 +33,8 @@ run() {
 	timing) env=(LD_PRELOAD "$LIB" NOISETOOL_LEVEL timing) ;;
 	default) env=(LD_PRELOAD "$LIB") ;;
 	esac
-	local size=0 args=() i
-	for ((i = 0; i < ${#env[@]}; i += 2)); do
-		size=$((size + ${#env[i]} + ${#env[i + 1]} + 2))
-		args+=(-genv "${env[i]}" "${env[i + 1]}")
-	done
-	local pad
-	pad=$(printf "%*s" $((1024 + base - size)) "" | tr ' ' x)
-	timeout 300 mpiexec -n 2 $(nt_bind 2) "${args[@]}" -genv NOISETOOL_BENCH_PAD "$pad" \
-		-genv NOISETOOL_OUT "$logs" \
-		"$PROG" "$BATCHES" 2>/dev/null | awk '/median_one_way_ns/ { print $2, $4 }'
+	bench_equal_env "$base" "$logs" "${env[@]}" -- "$PROG" "$BATCHES" 2>/dev/null |
+		awk '/median_one_way_ns/ { print $2, $4 }'
 }
 
 nt_tmpdir
