@@ -23,6 +23,10 @@ typedef void (*range_fn)(struct run *r, const uint64_t *arg, uint64_t lo, uint64
 /* Threads that take the shards of a round: the caller takes the first, each worker one more. */
 struct pool {
 	pthread_t tid[NT_SIM_MAX_THREADS];
+	struct pool_worker {
+		struct pool *pl;
+		unsigned k; /* its shard: 1.. (the caller takes 0) */
+	} w[NT_SIM_MAX_THREADS];
 	unsigned workers;
 	pthread_mutex_t mu;
 	pthread_cond_t go, done;
@@ -70,13 +74,10 @@ static void shard(uint64_t count, unsigned k, unsigned n, uint64_t *lo, uint64_t
 
 static void *worker(void *p)
 {
-	struct pool *pl = p;
-	unsigned k = 0;
+	struct pool *pl = ((struct pool_worker *)p)->pl;
+	unsigned k = ((struct pool_worker *)p)->k;
 	unsigned long seen = 0;
 	pthread_mutex_lock(&pl->mu);
-	for (unsigned i = 0; i < pl->workers; i++)
-		if (pthread_equal(pl->tid[i], pthread_self()))
-			k = i + 1;
 	for (;;) {
 		while (pl->gen == seen && !pl->quit)
 			pthread_cond_wait(&pl->go, &pl->mu);
@@ -113,9 +114,10 @@ static struct pool *pool_start(unsigned threads, uint64_t P)
 	pthread_mutex_init(&pl->mu, NULL);
 	pthread_cond_init(&pl->go, NULL);
 	pthread_cond_init(&pl->done, NULL);
-	pthread_mutex_lock(&pl->mu); /* workers find their index once tid[] is complete */
+	pthread_mutex_lock(&pl->mu); /* workers wait for a round once the pool is complete */
 	for (unsigned i = 0; i + 1 < threads; i++) {
-		if (pthread_create(&pl->tid[i], NULL, worker, pl))
+		pl->w[i] = (struct pool_worker){ pl, i + 1 };
+		if (pthread_create(&pl->tid[i], NULL, worker, &pl->w[i]))
 			break;
 		pl->workers++;
 	}
