@@ -95,6 +95,16 @@ nt_need_mpi4() {
 		nt_skip "$NT_MPIEXEC runs MPI ${NT_MPI_VERSION}.x; $1 is MPI 4"
 }
 
+# nt_need_python WHAT: skip unless python3 is here (Debian's first): PY is it. WHAT says what it
+# is needed for.
+nt_need_python() {
+	local py
+	for py in /usr/bin/python3 python3; do
+		command -v "$py" >/dev/null && PY=$py && return 0
+	done
+	nt_skip "no python3 to $1"
+}
+
 # nt_need_plot: skip unless a Python that draws pages (matplotlib) is here, as noisetool's --html
 # finds it (NOISETOOL_PYTHON, python3, /usr/bin/python3): NT_PYTHON is it, NT_PLOT_DIR the
 # plotting helper's source (tools/plot). Its selenium drives chromium for tests/html/check-page.py.

@@ -11,11 +11,7 @@ MAKE=${2:?}
 . "$(dirname "$0")/../lib.sh"
 nt_tmpdir
 fail=0
-PY=
-for py in /usr/bin/python3 python3; do
-	command -v "$py" >/dev/null && PY=$py && break
-done
-[ -n "$PY" ] || nt_skip "no python3 to read the tables"
+nt_need_python "read the tables"
 
 # compare DIR JSON NAME: every CSV row and column against the JSON report.
 compare() {

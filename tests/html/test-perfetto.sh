@@ -18,11 +18,7 @@ VALIDATE=${2:?}
 . "$(dirname "$0")/../lib.sh"
 nt_tmpdir
 fail=0
-PY=
-for py in /usr/bin/python3 python3; do
-	command -v "$py" >/dev/null && PY=$py && break
-done
-[ -n "$PY" ] || nt_skip "no python3 to read the trace"
+nt_need_python "read the trace"
 
 # check LOG NAME: report LOG as JSON and as a trace; the trace is valid, has the log's records
 # and late instances as slices, and each late arrival is on its last arriver's track with the
