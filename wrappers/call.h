@@ -24,21 +24,31 @@
  * hidden, so calls inside the library are direct, not through the PLT. */
 #define NT_MPI_API __attribute__((visibility("default")))
 
+/* The communicator state a thread's cache holds when it holds none: its handle (0) is never a
+ * communicator's, so every check fails on it. */
+extern struct nt_comm nt_comm_none_;
+
 struct nt_call {
 	uint64_t t0_cyc, t1_cyc;
 };
 
-/* Per-thread state: the reentry guard and a one-entry site cache (a loop calls the same site
- * again and again, so the table lookup is skipped almost always). */
+/* The thread's site cache: direct-mapped by (function, return address), so that a loop over
+ * a few sites (a halo exchange's sends, receives and waits, a solver's collectives) skips the
+ * table lookup on every call, not only when one site repeats. */
+#define NT_SITE_CACHE_BITS 6
+struct nt_site_slot {
+	uintptr_t key; /* nt_call_site_key(fn, ret); 0: empty */
+	struct nt_site *site;
+};
+/* The thread's communicator cache, direct-mapped by handle: a slot holds a communicator's
+ * state, or nt_comm_none_ (never NULL). */
+#define NT_COMM_CACHE_BITS 3
+
+/* Per-thread state: the reentry guard, the caches, the phase and interval. */
 struct nt_thread {
 	int depth;                /* > 0 while inside a wrapper: MPI calling MPI passes through */
-	uintptr_t last_ret;
-	unsigned last_fn;
-	struct nt_site *last_site;
+	unsigned comm_gen;        /* nt_comm_gen_ when the communicator cache was checked */
 	uint64_t last_exit_cyc;   /* end of the previous MPI call: the phase starts here */
-	MPI_Comm last_comm;       /* one-entry communicator cache */
-	struct nt_comm *last_comm_state;
-	unsigned comm_gen;        /* nt_comm_gen_ when the cache was filled */
 	/* The interval since the previous blocking collective instance returned: where it
 	 * ended (0: none yet) and the time spent in other MPI calls since (point-to-point
 	 * waits, where a rank absorbs most of another's lateness in halo exchanges). */
@@ -46,10 +56,28 @@ struct nt_thread {
 	/* The recording policy's state for this thread: when its probe read is due (read on
 	 * every collective instance), what reads cost (only when one is done). */
 	struct nt_rec_thread rec;
+	struct nt_comm *comms[1u << NT_COMM_CACHE_BITS];
+	struct nt_site_slot sites[1u << NT_SITE_CACHE_BITS];
 };
+
+/* A thread's initial state (thread-local storage: no constructor runs). */
+#define NT_THREAD_INIT                                                                          \
+	{ .comms = { &nt_comm_none_, &nt_comm_none_, &nt_comm_none_, &nt_comm_none_,         \
+		     &nt_comm_none_, &nt_comm_none_, &nt_comm_none_, &nt_comm_none_ },        \
+	  .rec = NT_REC_THREAD_NONE }
 
 extern NT_TLS struct nt_thread nt_thread_;
 extern int nt_active_; /* recording on: after init, not disabled, not paused (atomic) */
+
+/* The fast path's gate (atomic): 0 when a call may take the fast path (nt_fast_begin): recording
+ * on, the counter is the clock, no adaptive waits, no every-call extras, one thread calling MPI,
+ * and (for wait and test calls) no nonblocking collective outstanding. One word, read by every
+ * call; changed only when one of those changes (nt_gate_update, nt_gate_requests). */
+#define NT_GATE_GENERIC 1u  /* one of the first five does not hold: the generic path */
+#define NT_GATE_REQUESTS 2u /* nonblocking collectives outstanding: wait and test calls look */
+extern unsigned nt_gate_;
+/* Recompute NT_GATE_GENERIC from the runtime's state (after any of it changed). */
+void nt_gate_update(void);
 
 static inline bool nt_call_begin(struct nt_call *c)
 {
@@ -60,7 +88,21 @@ static inline bool nt_call_begin(struct nt_call *c)
 	return true;
 }
 
-/* The slow parts, out of line: a call site not in the one-entry cache, the every-call stack
+/* The fast path of a call whose wrapper is simple (a blocking collective, a point-to-point
+ * call, a wait or test call), taken when the gate is 0 for it (mask: the gate bits that
+ * matter to it) and no wrapper is running on the thread: then the real call runs between two
+ * raw counter reads and nt_fast_end keeps the books. Otherwise the generic path below. */
+static inline __attribute__((always_inline)) bool nt_fast_begin(struct nt_thread *t, unsigned mask)
+{
+	if (NT_LIKELY(!((__atomic_load_n(&nt_gate_, __ATOMIC_RELAXED) & mask) |
+			(unsigned)t->depth))) {
+		t->depth = 1;
+		return true;
+	}
+	return false;
+}
+
+/* The slow parts, out of line: a call site not in the thread's cache, the every-call stack
  * walk of the benchmark mode. */
 struct nt_site *nt_call_site_miss(struct nt_thread *t, enum nt_fn fn, void *ret);
 /* A call through a language binding: the site of the program's own call, found on the stack
@@ -71,14 +113,46 @@ extern int nt_slow_extras_;
 extern uint64_t nt_unknown_comm_records_; /* records not kept: their communicator has no id */
 extern unsigned nt_comm_gen_; /* bumped when a communicator is freed (atomic) */
 
-/* Whether the thread's one-entry communicator cache holds comm's state. */
-static inline __attribute__((always_inline)) bool nt_call_comm_cached(const struct nt_thread *t,
-								      MPI_Comm comm)
+/* The site cache's key of (fn, ret): a return address is below 2^48. */
+static inline __attribute__((always_inline)) uintptr_t nt_call_site_key(enum nt_fn fn, void *ret)
 {
-	return comm == t->last_comm && t->last_comm_state != NULL &&
-	       t->comm_gen == __atomic_load_n(&nt_comm_gen_, __ATOMIC_RELAXED);
+	return (uintptr_t)ret ^ ((uintptr_t)fn << 48);
 }
+
+static inline __attribute__((always_inline)) struct nt_site_slot *
+nt_call_site_slot(struct nt_thread *t, uintptr_t key)
+{
+	return &t->sites[(key * 0x9e3779b97f4a7c15ull) >> (64 - NT_SITE_CACHE_BITS)];
+}
+
+/* The slot of comm in the thread's communicator cache. */
+static inline __attribute__((always_inline)) struct nt_comm **
+nt_call_comm_slot(struct nt_thread *t, MPI_Comm comm)
+{
+	return &t->comms[((uint64_t)(uintptr_t)comm * 0x9e3779b97f4a7c15ull) >>
+			 (64 - NT_COMM_CACHE_BITS)];
+}
+
+/* comm's state when the thread's cache holds it and no communicator was freed since the
+ * cache was checked (several threads: another one's free may move table entries), else NULL. */
+static inline __attribute__((always_inline)) struct nt_comm *
+nt_call_comm_cached(struct nt_thread *t, MPI_Comm comm)
+{
+	struct nt_comm *cs = *nt_call_comm_slot(t, comm);
+	return cs->handle == comm && t->comm_gen == __atomic_load_n(&nt_comm_gen_, __ATOMIC_RELAXED)
+		       ? cs
+		       : NULL;
+}
+/* comm's state, looked up and cached (NULL: the table is full). */
 struct nt_comm *nt_call_comm_miss(struct nt_thread *t, MPI_Comm comm);
+
+/* comm's state: cached, else looked up (NULL: the table is full). */
+static inline __attribute__((always_inline)) struct nt_comm *nt_call_comm(struct nt_thread *t,
+									  MPI_Comm comm)
+{
+	struct nt_comm *cs = nt_call_comm_cached(t, comm);
+	return NT_LIKELY(cs != NULL) ? cs : nt_call_comm_miss(t, comm);
+}
 /* The recording policy's slow path for instance in of site s, on the calling thread: what
  * nt_recpolicy_at_instance() decides, done -- the site's thresholds refreshed, the probe
  * window closed at the instance's exit, a record kept (comm_id, seq: the instance's name;
@@ -97,9 +171,7 @@ static inline __attribute__((always_inline)) void
 nt_call_instance(struct nt_thread *t, struct nt_site *s, MPI_Comm comm, MPI_Request *nb_request,
 		 const struct nt_call *c, uint64_t d, uint64_t phase, uint64_t bytes)
 {
-	struct nt_comm *cs = t->last_comm_state;
-	if (NT_UNLIKELY(!nt_call_comm_cached(t, comm)))
-		cs = nt_call_comm_miss(t, comm);
+	struct nt_comm *cs = nt_call_comm(t, comm);
 	uint64_t seq = cs ? nt_comms_next_seq(cs) : 0;
 	uint64_t comm_id = cs ? cs->id : NT_COMM_ID_UNKNOWN;
 	if (nb_request) {
@@ -144,10 +216,8 @@ static inline __attribute__((always_inline)) bool nt_coll_blocking(MPI_Comm comm
 {
 	if (NT_LIKELY(!nt_wait_mode_))
 		return true;
-	struct nt_thread *t = &nt_thread_;
-	struct nt_comm *cs = t->last_comm_state;
-	if (*t0_cyc < nt_wait_spin_until_cyc_ && nt_call_comm_cached(t, comm) && !cs->wait_nb &&
-	    cs->seq < cs->vote_at_seq)
+	struct nt_comm *cs = nt_call_comm_cached(&nt_thread_, comm);
+	if (*t0_cyc < nt_wait_spin_until_cyc_ && cs && !cs->wait_nb && cs->seq < cs->vote_at_seq)
 		return true;
 	return nt_mpiwait_coll_blocking(comm, t0_cyc);
 }
@@ -165,8 +235,10 @@ nt_call_end(const struct nt_call *c, enum nt_fn fn, void *ret, MPI_Comm comm,
 	uint64_t d = c->t1_cyc - c->t0_cyc;
 	uint64_t phase = c->t0_cyc - t->last_exit_cyc;
 	t->last_exit_cyc = c->t1_cyc; /* the next phase starts here */
-	struct nt_site *s = t->last_site;
-	if (NT_UNLIKELY((uintptr_t)ret != t->last_ret || (unsigned)fn != t->last_fn))
+	uintptr_t key = nt_call_site_key(fn, ret);
+	struct nt_site_slot *slot = nt_call_site_slot(t, key);
+	struct nt_site *s = slot->site;
+	if (NT_UNLIKELY(slot->key != key))
 		s = nt_call_site_miss(t, fn, ret);
 	if (NT_UNLIKELY(s != NULL && s->binding))
 		s = nt_call_binding_site(fn, s);
@@ -191,6 +263,71 @@ nt_call_end(const struct nt_call *c, enum nt_fn fn, void *ret, MPI_Comm comm,
 	}
 	if (NT_UNLIKELY(nt_slow_extras_)) /* the benchmark's stack walk, adaptive waits */
 		nt_call_slow_extras();
+	t->depth = 0;
+}
+
+/* nt_call_end, out of line: for a fast-path call that missed one of the thread's caches. */
+void nt_call_end_generic(const struct nt_call *c, enum nt_fn fn, void *ret, MPI_Comm comm,
+			 uint64_t count, MPI_Datatype type);
+
+/* The books of a fast-path call (nt_fast_begin): what nt_call_end does for a blocking
+ * collective (collective, a constant) on comm or a call that is not one (comm MPI_COMM_NULL),
+ * with count elements of type when typed (a constant: whether the call has a buffer; a site's
+ * cached datatype is never MPI_DATATYPE_NULL, so a call that passes it goes the generic way),
+ * when the thread's caches hold its site (never a language binding's: nt_call_site_miss),
+ * its datatype's size and its communicator (by handle alone: one thread, and a vacated table
+ * entry's handle is cleared); single-threaded. Any miss: the generic path,
+ * out of line. Clears the reentry guard. */
+static inline __attribute__((always_inline)) void
+nt_fast_end(struct nt_thread *t, const struct nt_call *c, bool collective, bool typed,
+	    enum nt_fn fn, void *ret, MPI_Comm comm, uint64_t count, MPI_Datatype type)
+{
+	uintptr_t key = nt_call_site_key(fn, ret);
+	struct nt_site_slot *slot = nt_call_site_slot(t, key);
+	struct nt_site *s = slot->site;
+	struct nt_comm *cs = collective ? *nt_call_comm_slot(t, comm) : NULL;
+	if (NT_UNLIKELY(slot->key != key)) { /* many sites: looked up, and on the fast way */
+		s = nt_call_site_miss(t, fn, ret);
+		if (!s || s->binding) {
+			nt_call_end_generic(c, fn, ret, collective ? comm : MPI_COMM_NULL, count,
+					    typed ? type : MPI_DATATYPE_NULL);
+			return;
+		}
+	}
+	if (NT_UNLIKELY((typed && type != s->type) || (collective && cs->handle != comm))) {
+		nt_call_end_generic(c, fn, ret, collective ? comm : MPI_COMM_NULL, count,
+				    typed ? type : MPI_DATATYPE_NULL);
+		return;
+	}
+	uint64_t d = c->t1_cyc - c->t0_cyc;
+	uint64_t phase = c->t0_cyc - t->last_exit_cyc;
+	t->last_exit_cyc = c->t1_cyc;
+	uint64_t prev = s->pending_cyc;
+	uint64_t calls = s->calls + 1;
+	s->pending_cyc = d;
+	s->calls = calls;
+	s->total_cyc += d;
+	if (typed)
+		s->bytes += count * s->type_size;
+	if (NT_LIKELY(prev != NT_SITE_NONE))
+		nt_sites_fold(s, prev);
+	if (!collective) {
+		t->p2p_cyc += d;
+		t->depth = 0;
+		return;
+	}
+	uint64_t seq = cs->seq++;
+	uint64_t interval = t->coll_exit_cyc ? c->t0_cyc - t->coll_exit_cyc : phase;
+	s->phase_cyc += interval;
+	if (NT_UNLIKELY(nt_recpolicy_may_act(&t->rec, &s->rec, calls, c->t0_cyc, d, interval,
+					     false))) {
+		struct nt_rec_instance in = { .calls = calls, .t0_cyc = c->t0_cyc,
+					      .t1_cyc = c->t1_cyc, .span_cyc = interval,
+					      .interval = t->coll_exit_cyc != 0 };
+		nt_call_record(s, cs->id, seq, &in, phase, t->p2p_cyc);
+	}
+	t->coll_exit_cyc = c->t1_cyc;
+	t->p2p_cyc = 0;
 	t->depth = 0;
 }
 

@@ -330,11 +330,15 @@ void nt_comms_forget(MPI_Comm comm)
 	int shadow = c ? c->shadow : -1;
 	if (c) {
 		/* Backward-shift deletion keeps the probe chains of linear probing intact. */
+		/* A vacated slot's handle is cleared: a thread's cache that points at it misses
+		 * (nt_fast_end compares the handle only). */
 		size_t i = (size_t)(c - table);
 		c->used = false;
+		c->handle = (MPI_Comm)0;
 		for (size_t j = (i + 1) % capacity; table[j].used; j = (j + 1) % capacity) {
 			struct nt_comm moved = table[j];
 			table[j].used = false;
+			table[j].handle = (MPI_Comm)0;
 			*slot_for(moved.handle, true) = moved;
 		}
 	}

@@ -436,6 +436,36 @@ NT_MPI_API void {lname}_({fparams})
 """
 
 
+def fast_path(kind, name, params, protos):
+    """The fast-path block of a simple wrapper (nt_fast_begin, nt_fast_end in call.h): a
+    blocking collective, a point-to-point call, a wait or test call that starts no persistent
+    collective; empty for the others."""
+    if (kind not in ("collective", "p2p", "wait") or
+            nonblocking_request(kind, name, params) != "NULL" or
+            persistent_request(kind, name, params) != "NULL" or
+            start_requests(kind, name, params)[1] != "0" or
+            created(kind, name, params, "rc") != "(void)0"):
+        return ("/* none */", "it has none")
+    comm = instance_comm(kind, name, params)
+    coll = "true" if comm != "MPI_COMM_NULL" else "false"
+    mask = "NT_GATE_GENERIC | NT_GATE_REQUESTS" if kind == "wait" else "NT_GATE_GENERIC"
+    count, dtype = buffer_size(kind, name, params)
+    typed = "false" if dtype == "MPI_DATATYPE_NULL" else "true"
+    args = ", ".join(p.name for p in params)
+    block = (f"struct nt_thread *nt_t = &nt_thread_;\n"
+             f"\tif (NT_LIKELY(nt_fast_begin(nt_t, {mask}))) {{\n"
+             f"\t\tcall.t0_cyc = nt_clock_raw_cyc();\n"
+             f"\t\tint frc = P{name}({args});\n"
+             f"\t\tcall.t1_cyc = nt_clock_raw_cyc();\n"
+             f"\t\tnt_fast_end(nt_t, &call, {coll}, {typed}, NT_FN_{name},\n"
+             f"\t\t\t    __builtin_return_address(0),"
+             f" {comm}, (uint64_t){count}, {dtype});\n"
+             f"\t\treturn frc;\n\t}}")
+    doc = ("the real call between two raw counter reads, the books kept by nt_fast_end when "
+           "the thread's caches hold them")
+    return (block, doc)
+
+
 def write_fortran(path, kept, protos):
     bodies, decls, names = [], {}, []
     for kind, name in kept:
@@ -501,7 +531,9 @@ def main():
         for kind, name in kept:
             params = parse_params(name, protos[name])
             args = ", ".join(p.name for p in params)
-            body = (template.replace("@NAME@", name).replace("@KIND@", kind)
+            fast, fastdoc = fast_path(kind, name, params, protos)
+            body = (template.replace("@FAST@", fast).replace("@FASTDOC@", fastdoc)
+                    .replace("@NAME@", name).replace("@KIND@", kind)
                     .replace("@PARAMS@", ", ".join(p.decl() for p in params) or "void").replace("@ARGS@", args)
                     .replace("@COMM@", instance_comm(kind, name, params))
                     .replace("@NBREQ@", nonblocking_request(kind, name, params))

@@ -82,12 +82,9 @@ bool nt_mpiwait_coll_blocking(MPI_Comm comm, uint64_t *t0_cyc)
 {
 	if (mine())
 		nt_mpiwait_blocking(*t0_cyc); /* keeps the decision and its measurements current */
-	/* The thread's one-entry communicator cache (a lock and a lookup cost ~10 % of an
+	/* The thread's communicator cache (a lock and a lookup cost ~10 % of an
 	 * 8-byte allreduce here). */
-	struct nt_thread *t = &nt_thread_;
-	struct nt_comm *cs = t->last_comm_state;
-	if (!nt_call_comm_cached(t, comm))
-		cs = nt_call_comm_miss(t, comm);
+	struct nt_comm *cs = nt_call_comm(&nt_thread_, comm);
 	struct nt_comm_shadow *sh = nt_comms_shadow(cs);
 	if (!sh)
 		return true; /* no twin to vote on: MPICH's way */

@@ -73,8 +73,9 @@ static void put(struct table *t, const struct entry *x)
 	size_t i = slot_of(x->req);
 	for (size_t n = 0; n < capacity; n++, i = (i + 1) % capacity) {
 		if (!t->e[i].used || t->e[i].req == x->req) {
-			if (!t->e[i].used)
-				__atomic_fetch_add(t->count, 1, __ATOMIC_RELAXED);
+			if (!t->e[i].used && __atomic_fetch_add(t->count, 1, __ATOMIC_RELAXED) == 0 &&
+			    t == &outstanding)
+				__atomic_fetch_or(&nt_gate_, NT_GATE_REQUESTS, __ATOMIC_RELAXED);
 			t->e[i] = *x;
 			t->e[i].used = 1;
 			return;
@@ -103,7 +104,8 @@ static int take(struct table *t, MPI_Request request, struct entry *out)
 		return 0;
 	*out = *x;
 	x->used = 0;
-	__atomic_fetch_sub(t->count, 1, __ATOMIC_RELAXED);
+	if (__atomic_sub_fetch(t->count, 1, __ATOMIC_RELAXED) == 0 && t == &outstanding)
+		__atomic_fetch_and(&nt_gate_, ~NT_GATE_REQUESTS, __ATOMIC_RELAXED);
 	size_t i = (size_t)(x - t->e);
 	for (size_t j = (i + 1) % capacity; t->e[j].used; j = (j + 1) % capacity) {
 		struct entry moved = t->e[j];

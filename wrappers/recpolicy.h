@@ -93,12 +93,13 @@ extern "C" {
 /* A call site's thresholds (kept in its struct nt_site; shared by the threads that call it:
  * read and written with relaxed atomics only). */
 struct nt_rec_thresholds {
-	uint64_t slow_cyc;      /* a call longer than this is slow (3x the mean) */
-	uint64_t slow_span_cyc; /* a span longer than this is long (1.5x the mean, 2 us more) */
+	/* The three that every instance is compared with (nt_recpolicy_wanted) first. */
 	uint64_t keep_cyc;      /* a call longer than this is kept: slow, or the absolute floor */
 	uint64_t keep_span_cyc; /* the same for spans */
 	uint64_t refresh_at;    /* calls at which the thresholds are refreshed next (and that
 				 * call is kept as a sample) */
+	uint64_t slow_cyc;      /* a call longer than this is slow (3x the mean) */
+	uint64_t slow_span_cyc; /* a span longer than this is long (1.5x the mean, 2 us more) */
 };
 
 /* Thresholds of a site with no calls yet: nothing is slow or long before the first sample, and

@@ -34,8 +34,28 @@
 #include "toolwait.h"
 #include "window.h"
 
-NT_TLS struct nt_thread nt_thread_ = { .rec = NT_REC_THREAD_NONE };
+struct nt_comm nt_comm_none_ = { .id = NT_COMM_ID_UNKNOWN, .shadow = -1 };
+NT_TLS struct nt_thread nt_thread_ = NT_THREAD_INIT;
 int nt_active_;
+unsigned nt_gate_ = NT_GATE_GENERIC;
+
+void nt_gate_update(void)
+{
+	bool generic = !__atomic_load_n(&nt_active_, __ATOMIC_RELAXED) ||
+		       !nt_clock_use_counter_ || nt_wait_mode_ || nt_slow_extras_ ||
+		       nt_sites_threaded_ || nt_comms_threaded_;
+	if (generic)
+		__atomic_fetch_or(&nt_gate_, NT_GATE_GENERIC, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_and(&nt_gate_, ~NT_GATE_GENERIC, __ATOMIC_RELAXED);
+}
+
+/* Recording on or off (init, pause and resume, abort, finalize), and the gate with it. */
+static void set_active(int on)
+{
+	__atomic_store_n(&nt_active_, on, __ATOMIC_RELAXED);
+	nt_gate_update();
+}
 
 struct nt_runtime nt_rt;
 
@@ -45,10 +65,15 @@ unsigned nt_comm_gen_;
 
 struct nt_comm *nt_call_comm_miss(struct nt_thread *t, MPI_Comm comm)
 {
-	t->comm_gen = __atomic_load_n(&nt_comm_gen_, __ATOMIC_ACQUIRE);
-	t->last_comm = comm;
-	t->last_comm_state = nt_comms_get(comm);
-	return t->last_comm_state;
+	unsigned gen = __atomic_load_n(&nt_comm_gen_, __ATOMIC_ACQUIRE);
+	if (gen != t->comm_gen) { /* a communicator was freed: entries may have moved */
+		for (size_t i = 0; i < sizeof t->comms / sizeof t->comms[0]; i++)
+			t->comms[i] = &nt_comm_none_;
+		t->comm_gen = gen;
+	}
+	struct nt_comm *cs = nt_comms_get(comm);
+	*nt_call_comm_slot(t, comm) = cs ? cs : &nt_comm_none_; /* full: tried again later */
+	return cs;
 }
 
 void nt_call_record(struct nt_site *s, uint64_t comm_id, uint64_t seq,
@@ -108,10 +133,19 @@ void nt_call_windows_open(enum nt_probe_level level, uint64_t now_cyc)
 struct nt_site *nt_call_site_miss(struct nt_thread *t, enum nt_fn fn, void *ret)
 {
 	struct nt_site *s = nt_sites_lookup((unsigned)fn, (uintptr_t)ret);
-	t->last_ret = (uintptr_t)ret;
-	t->last_fn = (unsigned)fn;
-	t->last_site = s;
+	/* A language binding's site is never cached: its calls find the program's own site
+	 * on the stack every time, and the fast path need not look (nt_fast_end). */
+	if (s && !s->binding) {
+		uintptr_t key = nt_call_site_key(fn, ret);
+		*nt_call_site_slot(t, key) = (struct nt_site_slot){ key, s };
+	}
 	return s;
+}
+
+void nt_call_end_generic(const struct nt_call *c, enum nt_fn fn, void *ret, MPI_Comm comm,
+			 uint64_t count, MPI_Datatype type)
+{
+	nt_call_end(c, fn, ret, comm, NULL, NULL, count, type);
 }
 
 struct nt_site *nt_call_binding_site(enum nt_fn fn, struct nt_site *binding_site)
@@ -460,7 +494,7 @@ static void runtime_start(int provided)
 	if (nt_rt.env.wait)
 		nt_comms_enable_shadows(nt_rt.comm);
 	nt_slow_extras_ = nt_rt.env.callsite_every_call || nt_wait_mode_;
-	__atomic_store_n(&nt_active_, 1, __ATOMIC_RELAXED);
+	set_active(1);
 	if (nt_rt.env.inject)
 		inject_check_ranks();
 	if (nt_rt.env.inject)
@@ -540,7 +574,7 @@ static void finish_live(bool written)
 
 void nt_finalize_begin(void)
 {
-	__atomic_store_n(&nt_active_, 0, __ATOMIC_RELAXED);
+	set_active(0);
 	nt_inject_stop();
 	if (nt_rt.started) {
 		nt_rt.started = 0;
@@ -594,7 +628,7 @@ NT_MPI_API int MPI_Finalize(void)
 
 void nt_abort_begin(int code)
 {
-	__atomic_store_n(&nt_active_, 0, __ATOMIC_RELAXED);
+	set_active(0);
 	nt_live_abort(code); /* the report says which rank aborted the job */
 }
 
@@ -609,9 +643,9 @@ void nt_pcontrol(int level)
 {
 	if (nt_rt.started) {
 		if (level == 0)
-			__atomic_store_n(&nt_active_, 0, __ATOMIC_RELAXED);
+			set_active(0);
 		else if (level == 1)
-			__atomic_store_n(&nt_active_, 1, __ATOMIC_RELAXED);
+			set_active(1);
 		else if (level == 2)
 			nt_sites_reset();
 	}

@@ -219,8 +219,10 @@ void nt_sites_forget_type(MPI_Datatype type)
 	if (nt_sites_threaded_) /* the sizes are not cached (nt_sites_type_size) */
 		return;
 	for (size_t i = 0; i < nused; i++)
-		if (used[i]->type == type)
+		if (used[i]->type == type) { /* a call passing MPI_DATATYPE_NULL counts 0 bytes */
 			used[i]->type = MPI_DATATYPE_NULL;
+			used[i]->type_size = 0;
+		}
 }
 
 void nt_sites_settle(void)

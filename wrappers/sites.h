@@ -24,12 +24,10 @@
  * room for, merged (counted, timed, never lost). */
 #define NT_SITE_OVERFLOW ((uintptr_t)1)
 
+/* A call site. The fields every call touches come first, in one cache line (the table is
+ * 64-byte aligned, so is each site); a collective instance touches the second; the identity
+ * (lookups), the histogram (one entry per call) and the captured stack follow. */
 struct nt_site {
-	uintptr_t ret;        /* return address: the call site; 0 = free slot */
-	unsigned fn;          /* enum nt_fn */
-	uint32_t py_line;     /* a Python site's line */
-	uintptr_t key;        /* 0, or a Python site's (code object, instruction) (pysite.c) */
-	uint32_t py_name;     /* a Python site's name in the pool (pysite.c): offset + 1, else 0 */
 	uint64_t calls;
 	uint64_t total_cyc;
 	uint64_t pending_cyc; /* the latest call, not yet in min, max and hist (NT_SITE_NONE) */
@@ -37,17 +35,23 @@ struct nt_site {
 	MPI_Datatype type;    /* one-entry datatype size cache: the site's last datatype */
 	uint64_t type_size;
 	uint64_t min_cyc, max_cyc;
-	uint64_t hist[NT_SITE_HIST];
+	/* The second line: a collective instance's. */
 	uint64_t phase_cyc;              /* sum of the spans (intervals since the previous
 					  * collective instance; else phases) before its blocking
 					  * calls */
 	struct nt_rec_thresholds rec;    /* which of its instances are kept as records */
+	int nonblocking;                 /* a nonblocking collective: times run to completion */
 	int binding;                     /* ret is inside a language binding: enum
 					  * nt_site_caller (Fortran, Python), else 0 */
-	int nonblocking;                 /* a nonblocking collective: times run to completion */
+	uintptr_t ret;        /* return address: the call site; 0 = free slot */
+	unsigned fn;          /* enum nt_fn */
+	uint32_t py_line;     /* a Python site's line */
+	uintptr_t key;        /* 0, or a Python site's (code object, instruction) (pysite.c) */
+	uint32_t py_name;     /* a Python site's name in the pool (pysite.c): offset + 1, else 0 */
 	int depth;                       /* frames in stack */
+	uint64_t hist[NT_SITE_HIST];
 	uintptr_t stack[NT_STACK_DEPTH]; /* captured once, when the site was first seen */
-};
+} __attribute__((aligned(64)));
 
 /* Bytes a table of capacity sites takes, with the merged site of every function and the pool of
  * Python names (pysite.h). */
