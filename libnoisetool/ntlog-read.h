@@ -1,0 +1,27 @@
+/* The .ntlog reader's knobs, private to the core and its tests: the window it reads files
+ * through and the memory it may take (ntlog-read.c; doc/ntlog-format.md, "Memory"). */
+#ifndef LIBNOISETOOL_NTLOG_READ_H
+#define LIBNOISETOOL_NTLOG_READ_H
+
+#include <stddef.h>
+
+#include <noisetool/ntlog.h>
+
+#include "memroom.h"
+
+/* The window a file is read through: 1 MiB, a thousand reads a GiB. */
+#define NT_LOG_READ_CHUNK_BYTES ((size_t)1 << 20)
+/* The smallest window: a record, the largest piece decoded in one go. */
+#define NT_LOG_READ_MIN_CHUNK_BYTES 140
+
+/* What the report needs per record besides the decoded log, counted against the room when a
+ * log is read: the cross-rank join's entry (40 bytes) and its sort's scratch copy (40), and a
+ * late instance's pointer (8) for a share of them (libnoisetool/attrib.c). Measured: ... */
+#define NT_LOG_REPORT_BYTES_PER_RECORD 88
+
+/* nt_log_read_file through a window of chunk_bytes (at least NT_LOG_READ_MIN_CHUNK_BYTES),
+ * within room (NULL: no limit but what allocations refuse). Returns as nt_log_read_file. */
+int nt_log_read_file_with(const char *path, size_t chunk_bytes, const struct nt_mem_room *room,
+			  struct nt_log *log, char *err, size_t errsz);
+
+#endif /* LIBNOISETOOL_NTLOG_READ_H */
