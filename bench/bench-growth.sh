@@ -9,9 +9,9 @@
 #    and against ranks at each record count, over the points that took BENCH_GROWTH_FIT_MIN_S or
 #    more (below that the process's start dominates), beside the slope n log n has over the same
 #    points; and the acceptance line: 4,096 ranks and 10^7 records in < 30 s and < 4 GB.
-#    A log over 1 GiB is refused by the reader (libnoisetool/ntlog.c): the row says so, with the
-#    message, and the largest record count whose log fits (from the bytes per record measured;
-#    one count for all the refused rank counts) is run instead, in rows of their own.
+#    A log the reader refuses because it would not fit in the memory this process can take
+#    (doc/ntlog-format.md, "Memory": the memory available, the cgroup's and the ulimits'
+#    headroom; the reader has no fixed limit) gives a row that says so, with the message.
 # 2. MPI_Finalize with the library preloaded (NOISETOOL_WAIT=adaptive, summary on, log written to
 #    a scratch directory) after CALLS 8-byte allreduces (FINALIZE_LOOP, bench/finalize-loop.c),
 #    at 2 ranks (one per CPU) and 16 ranks (oversubscribed on 2 CPUs): the records the log holds,
@@ -52,7 +52,6 @@ RUNS=${BENCH_GROWTH_RUNS:-3}
 FIT_MIN_S=${BENCH_GROWTH_FIT_MIN_S:-0.05}
 FIN_RUNS=${BENCH_GROWTH_FIN_RUNS:-5}
 FINALIZE=${BENCH_GROWTH_FINALIZE:-2:1000,10000,100000,1000000 16:100,1000,10000}
-GIB=1073741824
 NLOGN_TOL=0.10 # a measured slope this much above n log n's is still "no worse" (run-to-run noise)
 ACC_RANKS=4096 ACC_RECORDS=10000000 ACC_S=30 ACC_KIB=$((4 * 1024 * 1024))
 
@@ -117,7 +116,7 @@ point() {
 	for ((i = 0; i < RUNS; i++)); do
 		out=$(report_once "$log")
 		if [ "$out" = fail ]; then
-			if [ "$bytes" -gt $GIB ] && grep -q "larger than 1 GiB" "$tmp/err"; then
+			if grep -qE "cannot read: (the log is .* more than .* of memory|out of memory)" "$tmp/err"; then
 				printf "%s  refused: %s\n" "$cols" "$(head -1 "$tmp/err" | sed "s|$log|LOG|")"
 				echo "$r $n $bytes $(head -1 "$tmp/err" | sed "s|$log|LOG|")" >>"$tmp/refused"
 			else
@@ -165,18 +164,6 @@ fit_line() {
 		"$label" "$n" "$t" "$tn" "$lt" "$ltn" "$k" "$verdict"
 }
 
-# fits_in_gib RANKS: the largest record count (2 significant digits, rounded down) whose log at
-# RANKS ranks stays under 99 % of 1 GiB, from the bytes per record between the two largest logs
-# made at RANKS (refused ones included) and their fixed part; empty without two logs.
-fits_in_gib() {
-	awk -v r="$1" '$1 == r { print $2, $3 }' "$tmp/sizes" | sort -g | tail -2 |
-		awk -v lim=$GIB '{ n[NR] = $1; b[NR] = $2 }
-			END { if (NR < 2 || n[2] == n[1]) exit
-			      per = (b[2] - b[1]) / (n[2] - n[1]); fixed = b[1] - per * n[1]
-			      f = (lim * 0.99 - fixed) / per; p = 10 ^ int(log(f) / log(10) - 1)
-			      printf "%d\n", int(f / p) * p }'
-}
-
 report_part() {
 	echo "noisetool report growth: $RUNS run(s) a point, median; logs from $(basename "$MAKE") --records"
 	echo "(report: noisetool report LOG --no-symbols --json /dev/null >/dev/null; wall time; peak RSS by /usr/bin/time)"
@@ -186,24 +173,10 @@ report_part() {
 	: >"$tmp/points"
 	: >"$tmp/sizes"
 	: >"$tmp/refused"
-	local r n extra=""
+	local r n
 	for r in $RANKS; do
 		for n in $RECORDS; do
 			[ "$n" -ge "$r" ] && point "$r" "$n"
-		done
-	done
-	# The refused logs: the largest record count that fits at every rank count refused (the
-	# smallest of theirs, so that one count gives a row at each), run in their place.
-	for n in $(awk '{ print $2 }' "$tmp/refused" | sort -gu); do
-		local fit="" f
-		for r in $(awk -v n="$n" '$2 == n { print $1 }' "$tmp/refused"); do
-			f=$(fits_in_gib "$r")
-			[ -n "$f" ] && { [ -z "$fit" ] || [ "$f" -lt "$fit" ]; } && fit=$f
-		done
-		[ -n "$fit" ] || continue
-		extra+=" $fit"
-		for r in $(awk -v n="$n" '$2 == n { print $1 }' "$tmp/refused"); do
-			[ "$fit" -ge "$r" ] && point "$r" "$fit" "(in place of $(fmt_n "$n"): the largest that fits in 1 GiB)"
 		done
 	done
 	echo
@@ -213,7 +186,7 @@ report_part() {
 	for r in $RANKS; do
 		awk -v r="$r" '$1 == r { print $2, $3, $4 }' "$tmp/points" | fit_line "time vs records, $r ranks"
 	done
-	for n in $RECORDS $extra; do
+	for n in $RECORDS; do
 		awk -v n="$n" '$2 == n { print $1, $3, $4 }' "$tmp/points" | fit_line "time vs ranks, $(fmt_n "$n") records"
 	done
 	echo
@@ -244,19 +217,7 @@ acceptance() {
 	status=1
 	read -r _ _ bytes msg <<<"$refused"
 	echo "$what: NOT MET: the log is $(awk -v b="$bytes" 'BEGIN { printf "%.2f GiB", b / 2^30 }')" \
-		"and the reader refuses it ($msg); reading it needs a limit of" \
-		"$(awk -v b="$bytes" 'BEGIN { printf "%.2f GiB", b / 2^30 }') or more instead of 1 GiB"
-	local big bn bs bk sl
-	big=$(awk -v r=$ACC_RANKS '$1 == r && $2 > n { n = $2; l = $0 } END { print l }' "$tmp/points")
-	[ -n "$big" ] || return
-	read -r _ bn bs bk <<<"$big"
-	# The growth between the two largest points at ACC_RANKS carries it to 10^7 records.
-	read -r sl _ <<<"$(awk -v r=$ACC_RANKS '$1 == r { print $2, $3 }' "$tmp/points" | sort -g |
-		tail -2 | slope)"
-	echo "  the largest that fits, $ACC_RANKS x $(fmt_n "$bn") records: $bs s, $((bk / 1024)) MiB;" \
-		"extrapolated to 10^7 (time slope $sl, peak RSS linear):" \
-		"$(awk -v s="$bs" -v k="$bk" -v n="$bn" -v e="$sl" 'BEGIN { if (e == "-") e = 1
-			printf "%.1f s, %.0f MiB (not measured)", s * (1e7 / n) ^ e, k * 1e7 / n / 1024 }')"
+		"and the reader refuses it here ($msg)"
 }
 
 # ---------------------------------------------------------------------------------------------

@@ -73,8 +73,48 @@ bad_log "$tmp/dir.ntlog" "Is a directory"
 mkfifo "$tmp/fifo.ntlog"
 bad_log "$tmp/fifo.ntlog" "not a regular file"
 bad_log /dev/null "not a regular file"
-truncate -s 1100M "$tmp/huge.ntlog"
-bad_log "$tmp/huge.ntlog" "larger than 1 GiB"
+# Larger than the memory the reader can take (MemAvailable, its cgroup, its ulimits): refused
+# before anything is read, naming the limit and how to raise it. A sparse file twice the size of
+# the memory available.
+avail_kib=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)
+if [ -n "$avail_kib" ] && truncate -s $((2 * avail_kib))K "$tmp/huge.ntlog" 2>/dev/null; then
+	bad_log "$tmp/huge.ntlog" "cannot read: the log is [0-9.]+ GiB, more than the [0-9.]+ [MG]iB of memory this process can take \(.+\).*: [a-z]"
+	rm -f "$tmp/huge.ntlog"
+fi
+# Its records more than an address-space limit lets it take (ulimit -v), the file within it:
+# refused when the rank's record count is read, before the records are, naming the limit. The
+# log is sparse (the records are zeros) and its checksums right. A sanitizer's shadow memory
+# does not run under ulimit -v.
+if ! ldd "$NT" 2>/dev/null | grep -qE 'lib[at]san'; then
+	"$PY" - "$tmp/many.ntlog" 2500000 <<'PYEOF' || fail "writing the log of many records"
+import struct, sys, zlib
+path, n = sys.argv[1], int(sys.argv[2])
+head = struct.pack("<II", 0, 0) + bytes(14 * 8) + struct.pack("<I", 0)  # flags, no sites, host ""
+head += struct.pack("<QQ", 0, n)                                         # records: n of zeros
+tail = bytes(12)                                                         # three empty strings
+plen = len(head) + 140 * n + len(tail)
+crc, zero, left = zlib.crc32(head), bytes(1 << 20), 140 * n
+while left:
+    k = min(left, len(zero))
+    crc, left = zlib.crc32(zero[:k], crc), left - k
+crc = zlib.crc32(tail, crc)
+hdr = bytearray(64)
+hdr[0:8] = b"NTLOG\r\n\x1a"
+struct.pack_into("<IIIII", hdr, 8, 4, 64, 1, 0, 1)
+struct.pack_into("<dQ", hdr, 32, 2.6e9, 0)
+struct.pack_into("<I", hdr, 60, zlib.crc32(bytes(hdr[:60])))
+with open(path, "wb") as f:
+    f.write(hdr + b"NTRK" + struct.pack("<IQII", 0, plen, crc, 0) + head)
+    f.seek(140 * n, 1)
+    f.write(tail)
+PYEOF
+	nt=$NT
+	NT=$tmp/nt-limited # noisetool under ulimit -v 500 MB: the 350 MB log fits, its records not
+	printf '#!/bin/sh\nulimit -v 500000 && exec "%s" "$@"\n' "$nt" >"$NT" && chmod +x "$NT"
+	bad_log "$tmp/many.ntlog" "cannot read: out of memory at rank 0: with its report the log needs about [0-9]+ MiB, more than the [0-9]+ MiB this process can take \(.*ulimit -v\): raise ulimit -v"
+	NT=$nt
+	rm -f "$tmp/many.ntlog"
+fi
 if [ "$(id -u)" != 0 ]; then
 	cp "$good" "$tmp/noperm.ntlog" && chmod 000 "$tmp/noperm.ntlog"
 	bad_log "$tmp/noperm.ntlog" "Permission denied"

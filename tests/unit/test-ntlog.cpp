@@ -1,6 +1,7 @@
 // The job log: encode rank blocks (streamed through any chunk size, or in one buffer), decode
 // them back exactly, read versions 1 to 3 as well, and refuse every kind of damage with a
-// message that says what is wrong; the report merges sites across ranks and names every loss.
+// message that says what is wrong, from memory and from files read through any window, within
+// the memory room; the report merges sites across ranks and names every loss.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -13,8 +14,16 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <noisetool/ntlog.h>
 #include <noisetool/report.h>
+
+extern "C" {
+#include "ntlog-read.h" // private to the core, without its own extern "C": the window, the room
+}
 
 namespace {
 
@@ -435,18 +444,86 @@ void check_rank(const struct nt_log_rank &a, const struct nt_log_rank &b)
 	}
 }
 
-// Decode bytes; the error, or "" on success.
+// A scratch directory for the files the reader reads, removed at exit (after Catch's end: no
+// assertion there).
+struct scratch {
+	std::string dir;
+	scratch()
+	{
+		char t[] = "/tmp/nt-test-ntlog-XXXXXX";
+		if (mkdtemp(t))
+			dir = t;
+	}
+	~scratch()
+	{
+		if (!dir.empty() && std::system(("rm -rf '" + dir + "'").c_str()) != 0)
+			std::fprintf(stderr, "cannot remove %s\n", dir.c_str());
+	}
+};
+
+const std::string &scratch_dir()
+{
+	static scratch s;
+	REQUIRE_FALSE(s.dir.empty());
+	return s.dir;
+}
+
+// bytes written to the file name in the scratch directory; its path.
+std::string write_file(const std::string &name, const std::vector<unsigned char> &bytes)
+{
+	std::string path = scratch_dir() + "/" + name;
+	FILE *f = std::fopen(path.c_str(), "wb");
+	REQUIRE(f != nullptr);
+	REQUIRE(std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size());
+	REQUIRE(std::fclose(f) == 0);
+	return path;
+}
+
+// The windows a file is read through in the tests: a record, sizes that cut every field
+// somewhere, and the reader's own.
+const size_t windows[] = { NT_LOG_READ_MIN_CHUNK_BYTES, 141, 167, 1000, NT_LOG_READ_CHUNK_BYTES };
+
+// Read path through a window of chunk bytes (room: NULL, no limit); the error, or "" on
+// success (then *out holds the log, when out is given, else it is freed). rc: its status.
+std::string read_error(const std::string &path, size_t chunk, int *rc = nullptr,
+		       struct nt_log *out = nullptr, const struct nt_mem_room *room = nullptr)
+{
+	struct nt_log log;
+	char err[512];
+	int r = nt_log_read_file_with(path.c_str(), chunk, room, &log, err, sizeof err);
+	if (rc)
+		*rc = r;
+	if (r != 0)
+		return err;
+	if (out)
+		*out = log;
+	else
+		nt_log_free(&log);
+	return "";
+}
+
+// Decode bytes; the error, or "" on success. The same bytes read from a file, through every
+// window, give the same answer: the reader decodes files and memory alike.
 std::string decode_error(const std::vector<unsigned char> &bytes)
 {
 	struct nt_log log;
 	char err[256];
 	int rc = nt_log_decode(bytes.data(), bytes.size(), &log, err, sizeof err);
-	if (rc == 0) {
+	std::string want = rc == 0 ? "" : err;
+	if (rc == 0)
 		nt_log_free(&log);
-		return "";
+	else
+		CHECK(rc == -EINVAL);
+	if (bytes.size() != NT_LOG_HEADER_BYTES) { // (a header alone is a per-rank log's file)
+		std::string path = write_file("decode.ntlog", bytes);
+		for (size_t chunk : windows) {
+			INFO("read from a file through a window of " << chunk << " bytes");
+			int file_rc;
+			CHECK(read_error(path, chunk, &file_rc) == want);
+			CHECK(file_rc == rc);
+		}
 	}
-	CHECK(rc == -EINVAL);
-	return err;
+	return want;
 }
 
 } // namespace
@@ -1405,5 +1482,208 @@ TEST_CASE("the report names the job: its command line, MPI, tool and hosts", "[n
 		CHECK(t.find("\ncommand: app ?[2J (one of 3") != std::string::npos);
 		CHECK(t.find("\nMPI: " + std::string(119, 'y') + " ...\n") != std::string::npos);
 		CHECK(js.find("\"command\": \"app \\u001b[2J\"") != std::string::npos);
+	}
+}
+
+namespace {
+
+// The offset of rank r's block in a log's bytes (walking the blocks' lengths).
+size_t block_at(const std::vector<unsigned char> &b, uint32_t r)
+{
+	size_t at = NT_LOG_HEADER_BYTES;
+	for (uint32_t i = 0; i < r; i++) {
+		uint64_t plen = 0;
+		for (int k = 7; k >= 0; k--)
+			plen = plen << 8 | b[at + 8 + (size_t)k];
+		at += NT_LOG_RANK_HEADER_BYTES + (size_t)plen;
+	}
+	return at;
+}
+
+bool starts_with(const std::string &s, const std::string &p)
+{
+	return s.compare(0, p.size(), p) == 0;
+}
+
+bool ends_with(const std::string &s, const std::string &p)
+{
+	return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
+}
+
+} // namespace
+
+TEST_CASE("a log read from its file through any window is the log decoded from memory",
+	  "[ntlog]")
+{
+	fields f(3);
+	// A string longer than any window, and records enough to cross windows everywhere.
+	std::string long_host(3 * NT_LOG_READ_CHUNK_BYTES / 2, 'h');
+	f.ranks[1].host = long_host.c_str();
+	for (int i = 0; i < 5000; i++) {
+		struct nt_log_record x = f.recs[2][(size_t)i % 4];
+		x.seq = (uint64_t)i;
+		x.start_ns = (uint64_t)i * 1000;
+		f.recs[2].push_back(x);
+	}
+	f.ranks[2].records = f.recs[2].data();
+	f.ranks[2].nrecords = f.recs[2].size();
+	auto bytes = f.encode();
+	std::string path = write_file("good.ntlog", bytes);
+	for (size_t chunk : windows) {
+		INFO("window " << chunk);
+		struct nt_log log;
+		REQUIRE(read_error(path, chunk, nullptr, &log) == "");
+		CHECK(log.version == NT_LOG_VERSION);
+		CHECK(log.level == 2);
+		CHECK(log.clock_hz == 3.123456789e9);
+		CHECK(log.created_unix_ns == 0xfedcba9876543210ull);
+		CHECK(log.flags == NT_LOG_FLAG_PARTIAL);
+		REQUIRE(log.nranks == 3);
+		for (uint32_t r = 0; r < 3; r++)
+			check_rank(log.ranks[r], f.ranks[r]);
+		nt_log_free(&log);
+	}
+	SECTION("and so is a log of an older version")
+	{
+		for (int version : { 1, 2, 3 }) {
+			INFO("version " << version);
+			auto old = spec_writer::log(f.ranks, version);
+			CHECK(decode_error(old) == "");
+		}
+	}
+	SECTION("the public reader, within the memory this process can take")
+	{
+		struct nt_log log;
+		char err[256];
+		REQUIRE(nt_log_read_file(path.c_str(), &log, err, sizeof err) == 0);
+		check_rank(log.ranks[2], f.ranks[2]);
+		nt_log_free(&log);
+	}
+}
+
+TEST_CASE("a per-rank log is its header and its parts, read through any window", "[ntlog]")
+{
+	fields f(3);
+	auto bytes = f.encode();
+	std::string path = write_file("split.ntlog", std::vector<unsigned char>(
+							     bytes.begin(), bytes.begin() + NT_LOG_HEADER_BYTES));
+	for (uint32_t r = 0; r < 3; r++) {
+		size_t a = block_at(bytes, r), b = r < 2 ? block_at(bytes, r + 1) : bytes.size();
+		write_file("split.ntlog.part" + std::to_string(r),
+			   std::vector<unsigned char>(bytes.begin() + (long)a, bytes.begin() + (long)b));
+	}
+	// Rank 1's block split across the end of part 0 and an empty part 1: the same bytes.
+	size_t b1 = block_at(bytes, 1), b2 = block_at(bytes, 2);
+	write_file("moved.ntlog", std::vector<unsigned char>(bytes.begin(),
+							      bytes.begin() + NT_LOG_HEADER_BYTES));
+	write_file("moved.ntlog.part0", std::vector<unsigned char>(
+						bytes.begin() + NT_LOG_HEADER_BYTES, bytes.begin() + (long)b1 + 100));
+	write_file("moved.ntlog.part1", {});
+	write_file("moved.ntlog.part2", std::vector<unsigned char>(bytes.begin() + (long)b1 + 100,
+								     bytes.end()));
+	(void)b2;
+	for (const char *name : { "split.ntlog", "moved.ntlog" }) {
+		for (size_t chunk : windows) {
+			INFO(name << ", window " << chunk);
+			struct nt_log log;
+			REQUIRE(read_error(scratch_dir() + "/" + name, chunk, nullptr, &log) == "");
+			REQUIRE(log.nranks == 3);
+			for (uint32_t r = 0; r < 3; r++)
+				check_rank(log.ranks[r], f.ranks[r]);
+			nt_log_free(&log);
+		}
+	}
+	SECTION("a part missing, or not a regular file")
+	{
+		std::string part2 = path + ".part2";
+		REQUIRE(unlink(part2.c_str()) == 0);
+		int rc;
+		CHECK(read_error(path, 1000, &rc) ==
+		      "the header alone (truncated, or a per-rank log without its parts): cannot read " +
+			      part2 + ": No such file or directory");
+		CHECK(rc == -ENOENT);
+		REQUIRE(mkfifo(part2.c_str(), 0600) == 0);
+		CHECK(read_error(path, 1000, &rc) ==
+		      "the header alone (truncated, or a per-rank log without its parts): cannot read " +
+			      part2 + ": not a regular file");
+		CHECK(rc == -ENODEV);
+		REQUIRE(unlink(part2.c_str()) == 0);
+	}
+}
+
+TEST_CASE("what is not a regular file is refused without being read", "[ntlog]")
+{
+	int rc;
+	CHECK(read_error(scratch_dir(), 1000, &rc) == "cannot read: Is a directory");
+	CHECK(rc == -EISDIR);
+	std::string fifo = scratch_dir() + "/fifo.ntlog"; // no writer: a read would block
+	REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+	CHECK(read_error(fifo, 1000, &rc) == "cannot read: not a regular file");
+	CHECK(rc == -ENODEV);
+	unlink(fifo.c_str());
+	CHECK(read_error("/dev/null", 1000, &rc) == "cannot read: not a regular file");
+	CHECK(read_error(scratch_dir() + "/none.ntlog", 1000, &rc) ==
+	      "cannot read: No such file or directory");
+	CHECK(rc == -ENOENT);
+	struct nt_log log;
+	CHECK(nt_log_read_file_with(fifo.c_str(), NT_LOG_READ_MIN_CHUNK_BYTES - 1, nullptr, &log,
+				    nullptr, 0) == -EINVAL);
+}
+
+TEST_CASE("the reader takes no more memory than its room, and says which room", "[ntlog]")
+{
+	fields f(3);
+	auto bytes = f.encode();
+	std::string path = write_file("room.ntlog", bytes);
+	struct nt_mem_room room;
+	std::memset(&room, 0, sizeof room);
+	std::snprintf(room.by, sizeof room.by, "a test's room");
+	std::snprintf(room.raise, sizeof room.raise, "give it more");
+	int rc;
+	SECTION("a file larger than the room: refused before it is read")
+	{
+		room.bytes = bytes.size() - 1;
+		std::string e = read_error(path, 1000, &rc, nullptr, &room);
+		CHECK(rc == -ENOMEM);
+		CHECK(starts_with(e, "cannot read: the log is "));
+		CHECK(ends_with(e, " of memory this process can take (a test's room), and reading it "
+				   "takes more than its size: give it more"));
+	}
+	SECTION("a room that grows: refused at a later rank, then read")
+	{
+		uint32_t last = 0;
+		bool read = false;
+		for (room.bytes = bytes.size(); !read; room.bytes += 512) {
+			std::string e = read_error(path, 1000, &rc, nullptr, &room);
+			if (rc == 0) {
+				read = true;
+				break;
+			}
+			INFO(e);
+			REQUIRE(rc == -ENOMEM);
+			REQUIRE(starts_with(e, "cannot read: out of memory at rank "));
+			CHECK(ends_with(e, "this process can take (a test's room): give it more"));
+			uint32_t at = (uint32_t)std::stoul(e.substr(35));
+			CHECK(at >= last);
+			last = at;
+		}
+		CHECK(read);
+		CHECK(last == 2); // each rank's share counted as it is decoded
+	}
+	SECTION("refused inside a corrupt block, the corruption is what is said")
+	{
+		room.bytes = bytes.size();
+		std::string e;
+		for (; (e = read_error(path, 1000, &rc, nullptr, &room)).find("at rank 2:") ==
+		       std::string::npos;
+		     room.bytes += 512)
+			REQUIRE(rc == -ENOMEM);
+		auto bad = bytes;
+		bad[bad.size() - 20] ^= 1; // in rank 2's job strings
+		std::string bad_path = write_file("room-bad.ntlog", bad);
+		CHECK(read_error(bad_path, 1000, &rc, nullptr, &room) ==
+		      "rank 2: checksum mismatch (corrupt block at byte " +
+			      std::to_string(block_at(bytes, 2)) + ")");
+		CHECK(rc == -EINVAL);
 	}
 }

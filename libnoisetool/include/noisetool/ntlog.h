@@ -140,7 +140,7 @@ struct nt_log {
 	double clock_hz;
 	uint64_t created_unix_ns;
 	struct nt_log_rank *ranks;
-	void *storage_;         /* private: the file contents that strings point into */
+	void *storage_;         /* private: the block of the strings (freed by nt_log_free) */
 };
 
 /* The 64-byte file header for a job of nranks. */
@@ -189,13 +189,21 @@ NT_API int nt_log_rank_stream(const struct nt_log_source *src, const struct nt_l
 NT_API int nt_log_rank_encode(const struct nt_log_rank *r, unsigned char **out, size_t *len);
 
 /* Read and validate a whole log of version 1 to 4 from memory (buf stays owned by the
- * caller; the log copies it). Fields an older version lacks read as 0 (doc/ntlog-format.md,
- * "Older versions"). On error, err says what is wrong and where. Returns 0, -EINVAL (not a
- * log, corrupt, truncated: err tells which), -ENOTSUP (another version), -ENOMEM. */
+ * caller; the log keeps copies of what it needs). Fields an older version lacks read as 0
+ * (doc/ntlog-format.md, "Older versions"). On error, err says what is wrong and where.
+ * Returns 0, -EINVAL (not a log, corrupt, truncated: err tells which), -ENOTSUP (another
+ * version), -ENOMEM (an allocation failed). */
 NT_API int nt_log_decode(const unsigned char *buf, size_t len, struct nt_log *log, char *err,
 			 size_t errsz);
 
-/* Read a log file. As nt_log_decode, plus -errno of opening or reading it. */
+/* Read a log file (or a per-rank log: PATH holding the header alone, its blocks in
+ * PATH.part0 ...), decoding it while it is read through a 1 MiB window: memory is the decoded
+ * log, never the file (doc/ntlog-format.md, "Memory"). The same checks and messages as
+ * nt_log_decode, plus -errno of opening or reading it (-EISDIR a directory, -ENODEV not a
+ * regular file: FIFOs and devices are opened without blocking and never read), and -ENOMEM
+ * when the decoded log and its report would need more memory than this process can take
+ * (the memory available, its cgroup's and its ulimits' headroom): err names the limit and how
+ * to raise it, so that a log too large is refused rather than the process killed. */
 NT_API int nt_log_read_file(const char *path, struct nt_log *log, char *err, size_t errsz);
 
 NT_API void nt_log_free(struct nt_log *log);
