@@ -47,7 +47,7 @@ bagel)
 	;;
 lammps)
 	# LAMMPS 29 Sep 2021 (Debian's lammps, built on Open MPI): a charged Lennard-Jones melt with
-	# PPPM, 16,384 atoms, 500 steps.
+	# PPPM, 16,384 atoms, 1000 steps.
 	PROG=lmp PKG=lammps MPILIB=libmpi.so.40
 	ARGS=(-in "$DATA/lammps-melt-pppm.in" -log none -echo none -nocite)
 	# The thermo table (printed with 15 digits).
