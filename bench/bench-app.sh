@@ -145,7 +145,7 @@ keep() {
 	local p=$1 m
 	why[$p]=
 	if [ "$(echo "${spreads[$p]} > $SPREAD" | bc -l)" = 1 ]; then
-		why[$p]="its two runs without preload differ by $(pct "${spreads[$p]}")%"
+		why[$p]="its two runs without preload differ by $(echo "${spreads[$p]} * 100" | bc -l | xargs printf %.2f)%"
 		return 1
 	fi
 	for m in none none2 default; do
