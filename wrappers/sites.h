@@ -24,16 +24,17 @@
  * room for, merged (counted, timed, never lost). */
 #define NT_SITE_OVERFLOW ((uintptr_t)1)
 
-/* A call site. The fields a call reads or writes come first, in the site's first two cache lines
- * (the struct is 64-byte aligned: NT_SITE_HOT_BYTES); the histogram (one more line per call:
- * hist[b] of the duration's bin) and what only the first sight and the log read come after. A
- * program that cycles through thousands of sites misses the one-entry per-thread cache on every
- * call and finds each site cold: spread over eleven lines as before, 1,000 and 4,000 sites cost
- * (numbers in doc/bench-sites.md). */
+/* A call site. What a call reads or writes comes first, in the site's first two cache lines
+ * (the struct is 64-byte aligned: 704 bytes), then the histogram, of which a call touches one
+ * line (hist[b] of the previous duration's bin), then what only the first sight, the log and
+ * Python sites read. A program that goes through thousands of sites misses the per-thread
+ * one-entry cache (call.h) on every call and finds each site cold: 3 lines a call, where the
+ * fields spread over the struct (the counts, min/max, the bin, then phase, thresholds and
+ * binding after the histogram) made 5 (doc/bench-sites.md). */
 #define NT_SITE_HOT_BYTES 128
 struct __attribute__((aligned(64))) nt_site {
 	/* Line 0: what the lookup compares (nt_sites_lookup) and what every call adds. */
-	uintptr_t ret;        /* return address: the call site; 0 = free slot */
+	uintptr_t ret;        /* return address: the call site; 0 = a place not used yet */
 	unsigned fn;          /* enum nt_fn */
 	int binding;          /* ret is inside a language binding: enum nt_site_caller (Fortran,
 			       * Python), else 0 */
