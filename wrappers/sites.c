@@ -1,5 +1,6 @@
 /* The call-site table. */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,122 +10,183 @@
 #include "sites.h"
 #include NT_WRAPPER_IDS_FILE /* wrapper-ids-MPI.h, generated for this MPI (meson.build) */
 
+/* The sites are stored in the order they are first seen (table[0..nsites)): the regular ones,
+ * up to capacity, and the merged site of each function that met a full table. They are found
+ * through an open-addressing index of 2 x capacity 32-bit entries (load at most 1/2), probed
+ * linearly: an entry holds the site's position and a tag of 14 more bits of the hash, so that a
+ * probe reads no site but the one it finds, and 16 entries share a cache line.
+ *
+ * Why (doc/bench-sites.md): the sites themselves were the hash table, 672 bytes a slot. At 4,000
+ * sites in its 4,096 slots a lookup walked tens of slots (a cache line each, spread over 2.7 MiB)
+ * and the sites that found no slot in 64 went to the merged site, walking all 64 on every call. */
 static struct nt_site *table;
-static size_t mask;  /* the hashed part: capacity - 1 */
-static size_t total; /* capacity, then one overflow site per function */
-enum { MAX_PROBES = 64 };
+static uint32_t *slots;       /* the index: 0 = free, else TAG | KEYED | position + 1 */
+static size_t slot_mask;      /* index entries - 1 */
+static unsigned slot_shift;   /* 64 - log2(index entries): the hash's top bits pick the entry */
+static size_t capacity;       /* regular sites */
+static size_t total;          /* capacity, then one merged site per function */
+static size_t nregular;       /* regular sites in the table (under the lock) */
+static size_t nsites;         /* sites in the table, merged ones included (atomic) */
+static struct nt_site *merged[NT_FN_COUNT]; /* each function's merged site, once made (atomic) */
+enum {
+	MAX_PROBES = 64,
+	POS_BITS = 17, /* position + 1 <= 2^16 + NT_FN_COUNT (arena.c: MAX_SLOTS) */
+	TAG_BITS = 14,
+};
+#define POS_MASK ((1u << POS_BITS) - 1)
+#define KEYED (1u << POS_BITS) /* the site has a key (a Python site): compare it too */
 bool nt_sites_threaded_;
 static uint64_t abs_floor_cyc; /* NT_REC_ABS_FLOOR_NS */
 static pthread_mutex_t insert_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t overflow;
-static struct nt_site **used; /* the sites in use, in order of creation */
-static size_t nused;
 
-size_t nt_sites_table_bytes(size_t capacity)
+_Static_assert(offsetof(struct nt_site, rec) + sizeof(struct nt_rec_thresholds) <=
+		       NT_SITE_HOT_BYTES,
+	       "what every call touches fits the site's first two cache lines");
+_Static_assert(offsetof(struct nt_site, hist) == NT_SITE_HOT_BYTES, "the histogram comes next");
+_Static_assert(sizeof(struct nt_site) % 64 == 0, "each site starts a cache line");
+_Static_assert(POS_BITS + 1 + TAG_BITS == 32, "an index entry is 32 bits");
+
+size_t nt_sites_table_bytes(size_t cap)
 {
-	return (capacity + NT_FN_COUNT) * (sizeof *table + sizeof *used) +
-	       nt_pysite_pool_bytes(capacity);
+	return (cap + NT_FN_COUNT) * sizeof *table + 2 * cap * sizeof *slots +
+	       nt_pysite_pool_bytes(cap);
 }
 
-void nt_sites_init(void *mem, size_t capacity, bool is_threaded, uint64_t abs_cyc)
+void nt_sites_init(void *mem, size_t cap, bool is_threaded, uint64_t abs_cyc)
 {
 	abs_floor_cyc = abs_cyc;
-	total = capacity + NT_FN_COUNT;
+	capacity = cap + NT_FN_COUNT <= POS_MASK ? cap : POS_MASK - NT_FN_COUNT;
+	total = cap + NT_FN_COUNT;
 	table = mem;
-	used = (struct nt_site **)(table + total);
-	nused = 0;
+	slots = (uint32_t *)(table + total);
+	slot_mask = 2 * cap - 1;
+	slot_shift = 64 - (unsigned)__builtin_ctzll((unsigned long long)(2 * cap));
+	nregular = 0;
+	nsites = 0;
+	memset(merged, 0, sizeof merged);
 	overflow = 0;
-	mask = capacity - 1;
 	nt_sites_threaded_ = is_threaded;
-	nt_pysite_pool_init(used + total, nt_pysite_pool_bytes(capacity));
+	nt_pysite_pool_init(slots + 2 * cap, nt_pysite_pool_bytes(cap));
 }
 
 void nt_sites_fini(void)
 {
 	table = NULL;
-	used = NULL;
-	nused = 0;
+	slots = NULL;
+	nsites = 0;
 	nt_pysite_pool_init(NULL, 0);
 }
 
-static size_t slot_of(unsigned fn, uintptr_t ret, uintptr_t key)
+/* The hash of (fn, ret, key): its top bits pick the first entry probed, the next TAG_BITS are
+ * the tag (Fibonacci hashing: return addresses a few bytes apart land far apart). */
+static inline uint64_t hash_of(unsigned fn, uintptr_t ret, uintptr_t key)
 {
-	uint64_t h = ((uint64_t)ret ^ ((uint64_t)fn << 48) ^ (uint64_t)key) * 0x9e3779b97f4a7c15ull;
-	return (size_t)(h >> 20) & mask;
+	return ((uint64_t)ret ^ ((uint64_t)fn << 48) ^ (uint64_t)key) * 0x9e3779b97f4a7c15ull;
 }
 
-/* At most MAX_PROBES slots: a miss in a full table must not scan all of it on every call
- * (5,000 sites in a 4,096-entry table made each call 1.24 us instead of 0.47 us). */
-static size_t probe_limit(void)
+static inline uint32_t tag_of(uint64_t h, uintptr_t key)
 {
-	return mask + 1 < MAX_PROBES ? mask + 1 : MAX_PROBES;
+	uint32_t tag = (uint32_t)(h >> (slot_shift - TAG_BITS)) & ((1u << TAG_BITS) - 1);
+	return tag << (POS_BITS + 1) | (key ? KEYED : 0);
+}
+
+/* The lines of s the call is about to touch besides line 0 (read next, to compare): line 1
+ * and the histogram's bins 8-15, where a call of 2^8-2^16 counter cycles lands (0.1-25 us at
+ * 2.6 GHz). Asked for at once, they load side by side with line 0 instead of after it: the
+ * bin is known only from line 0 (pending_cyc), so the histogram's line came a cache miss
+ * later. */
+static inline void prefetch_hot(const struct nt_site *s)
+{
+	__builtin_prefetch((const char *)s + 64, 1);
+	__builtin_prefetch(&s->hist[8], 1);
+}
+
+/* The site of (fn, ret, key) in the index, or NULL; *free_at: the first free entry on the way
+ * (SIZE_MAX: none within MAX_PROBES). Lock-free: an entry is written once, after its site. */
+static inline struct nt_site *find(unsigned fn, uintptr_t ret, uintptr_t key, size_t *free_at)
+{
+	uint64_t h = hash_of(fn, ret, key);
+	uint32_t want = tag_of(h, key);
+	size_t i = (size_t)(h >> slot_shift);
+	for (unsigned probes = 0; probes < MAX_PROBES; probes++, i = (i + 1) & slot_mask) {
+		uint32_t e = __atomic_load_n(&slots[i], __ATOMIC_ACQUIRE);
+		if (e == 0) {
+			*free_at = i;
+			return NULL;
+		}
+		if ((e & ~POS_MASK) != want)
+			continue;
+		struct nt_site *s = &table[(e & POS_MASK) - 1];
+		prefetch_hot(s);
+		if (s->ret == ret && s->fn == fn && (!key || s->key == key))
+			return s;
+	}
+	*free_at = SIZE_MAX;
+	return NULL;
+}
+
+/* Take the next place in the table (under the lock) and publish it to nt_sites_next. */
+static struct nt_site *place(void)
+{
+	struct nt_site *s = &table[nsites];
+	s->min_cyc = UINT64_MAX;
+	s->pending_cyc = NT_SITE_NONE;
+	s->type = MPI_DATATYPE_NULL;
+	nt_recpolicy_init(&s->rec, abs_floor_cyc);
+	return s;
+}
+
+/* The site of (fn, ret, key), created on first sight (named py_name, py_line), else NULL: the
+ * table is full, or (never seen at a load of 1/2) no free entry within MAX_PROBES. */
+static struct nt_site *find_or_add(unsigned fn, uintptr_t ret, uintptr_t key, uint32_t py_name,
+				   uint32_t py_line)
+{
+	size_t at;
+	struct nt_site *s = find(fn, ret, key, &at);
+	if (s || at == SIZE_MAX || __atomic_load_n(&nregular, __ATOMIC_RELAXED) >= capacity)
+		return s;
+	pthread_mutex_lock(&insert_lock);
+	/* Another thread may have added it, or taken the free entry, since. */
+	s = find(fn, ret, key, &at);
+	if (!s && at != SIZE_MAX && nregular < capacity) {
+		s = place();
+		s->fn = fn;
+		s->key = key;
+		s->py_name = py_name;
+		s->py_line = py_line;
+		s->depth = nt_stack_walk(s->stack, NT_STACK_DEPTH);
+		/* A Python site is the program's own: only the extension's C site is looked
+		 * through (pysite.h), once per return address. */
+		s->binding = key ? NT_SITE_CALLER_C
+			 : nt_binding_contains(ret) ? NT_SITE_CALLER_FORTRAN
+			 : nt_pysite_is_python(ret) ? NT_SITE_CALLER_PYTHON
+						    : NT_SITE_CALLER_C;
+		__atomic_store_n(&s->ret, ret, __ATOMIC_RELEASE);
+		uint32_t pos = (uint32_t)(s - table) + 1;
+		__atomic_store_n(&nregular, nregular + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&nsites, nsites + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&slots[at], tag_of(hash_of(fn, ret, key), key) | pos,
+				 __ATOMIC_RELEASE);
+		nt_live_site(s);
+	}
+	pthread_mutex_unlock(&insert_lock);
+	return s;
 }
 
 struct nt_site *nt_sites_find(unsigned fn, uintptr_t ret, uintptr_t key)
 {
-	if (!table)
-		return NULL;
-	size_t i = slot_of(fn, ret, key), limit = probe_limit();
-	for (size_t probes = 0; probes < limit; probes++, i = (i + 1) & mask) {
-		struct nt_site *s = &table[i];
-		uintptr_t r = __atomic_load_n(&s->ret, __ATOMIC_ACQUIRE);
-		if (r == ret && s->fn == fn && s->key == key)
-			return s;
-		if (r == 0)
-			return NULL;
-	}
-	return NULL;
-}
-
-/* The site of (fn, ret, key), created on first sight (named py_name, py_line), else NULL
- * after MAX_PROBES slots. */
-static struct nt_site *find_or_add(unsigned fn, uintptr_t ret, uintptr_t key, uint32_t py_name,
-				   uint32_t py_line)
-{
-	size_t i = slot_of(fn, ret, key), limit = probe_limit();
-	for (size_t probes = 0; probes < limit; probes++, i = (i + 1) & mask) {
-		struct nt_site *s = &table[i];
-		uintptr_t r = __atomic_load_n(&s->ret, __ATOMIC_ACQUIRE);
-		if (r == ret && s->fn == fn && s->key == key)
-			return s;
-		if (r != 0)
-			continue;
-		/* Free slot: claim it under the lock (another thread may have raced us). */
-		pthread_mutex_lock(&insert_lock);
-		r = __atomic_load_n(&s->ret, __ATOMIC_ACQUIRE);
-		if (r == 0) {
-			s->fn = fn;
-			s->key = key;
-			s->py_name = py_name;
-			s->py_line = py_line;
-			s->min_cyc = UINT64_MAX;
-			s->pending_cyc = NT_SITE_NONE;
-			s->type = MPI_DATATYPE_NULL;
-			nt_recpolicy_init(&s->rec, abs_floor_cyc);
-			s->depth = nt_stack_walk(s->stack, NT_STACK_DEPTH);
-			/* A Python site is the program's own: only the extension's C site is
-			 * looked through (pysite.h), once per return address. */
-			s->binding = key ? NT_SITE_CALLER_C
-				 : nt_binding_contains(ret) ? NT_SITE_CALLER_FORTRAN
-				 : nt_pysite_is_python(ret) ? NT_SITE_CALLER_PYTHON
-							    : NT_SITE_CALLER_C;
-			used[nused] = s;
-			__atomic_store_n(&nused, nused + 1, __ATOMIC_RELEASE);
-			__atomic_store_n(&s->ret, ret, __ATOMIC_RELEASE);
-			nt_live_site(s);
-			pthread_mutex_unlock(&insert_lock);
-			return s;
-		}
-		pthread_mutex_unlock(&insert_lock);
-		if (r == ret && s->fn == fn && s->key == key)
-			return s;
-	}
-	return NULL;
+	size_t at;
+	return table ? find(fn, ret, key, &at) : NULL;
 }
 
 struct nt_site *nt_sites_lookup(unsigned fn, uintptr_t ret)
 {
-	return nt_sites_lookup_py(fn, ret, 0, 0, 0);
+	/* A site seen before: the index alone (the path of every call when the per-thread
+	 * one-entry cache misses, call.h). */
+	size_t at;
+	struct nt_site *s = table ? find(fn, ret, 0, &at) : NULL;
+	return s ? s : nt_sites_lookup_py(fn, ret, 0, 0, 0);
 }
 
 struct nt_site *nt_sites_lookup_py(unsigned fn, uintptr_t ret, uintptr_t key, uint32_t py_name,
@@ -135,28 +197,26 @@ struct nt_site *nt_sites_lookup_py(unsigned fn, uintptr_t ret, uintptr_t key, ui
 	struct nt_site *s = find_or_add(fn, ret, key, py_name, py_line);
 	if (s)
 		return s;
-	/* Full: the call is counted at its function's overflow site, which merges every site
-	 * the table had no room for. */
+	/* Full: the call is counted at its function's merged site, which merges every site the
+	 * table had no room for. */
 	__atomic_fetch_add(&overflow, 1, __ATOMIC_RELAXED);
 	nt_live_lost(NT_LOSS_MERGED_CALLS, 1);
 	if (fn >= NT_FN_COUNT)
 		return NULL;
-	struct nt_site *o = &table[mask + 1 + fn];
-	if (__atomic_load_n(&o->ret, __ATOMIC_ACQUIRE) == 0) {
-		pthread_mutex_lock(&insert_lock);
-		if (o->ret == 0) {
-			o->fn = fn;
-			o->min_cyc = UINT64_MAX;
-			o->pending_cyc = NT_SITE_NONE;
-			o->type = MPI_DATATYPE_NULL;
-			nt_recpolicy_init(&o->rec, abs_floor_cyc);
-			o->depth = 0;
-			used[nused] = o;
-			__atomic_store_n(&nused, nused + 1, __ATOMIC_RELEASE);
-			__atomic_store_n(&o->ret, NT_SITE_OVERFLOW, __ATOMIC_RELEASE);
-		}
-		pthread_mutex_unlock(&insert_lock);
+	struct nt_site *o = __atomic_load_n(&merged[fn], __ATOMIC_ACQUIRE);
+	if (o)
+		return o;
+	pthread_mutex_lock(&insert_lock);
+	o = merged[fn];
+	if (!o) { /* room: at most capacity regular sites and one merged site per function */
+		o = place();
+		o->fn = fn;
+		o->depth = 0;
+		__atomic_store_n(&o->ret, NT_SITE_OVERFLOW, __ATOMIC_RELEASE);
+		__atomic_store_n(&nsites, nsites + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&merged[fn], o, __ATOMIC_RELEASE);
 	}
+	pthread_mutex_unlock(&insert_lock);
 	return o;
 }
 
@@ -187,8 +247,8 @@ void nt_sites_add_atomic(struct nt_site *s, uint64_t d, uint64_t bytes)
 void nt_sites_reset(void)
 {
 	pthread_mutex_lock(&insert_lock);
-	for (size_t i = 0; i < nused; i++) {
-		struct nt_site *s = used[i];
+	for (size_t i = 0; i < nsites; i++) {
+		struct nt_site *s = &table[i];
 		uint64_t *zero[] = { &s->calls, &s->total_cyc, &s->max_cyc, &s->bytes, &s->phase_cyc };
 		for (size_t k = 0; k < sizeof zero / sizeof *zero; k++)
 			__atomic_store_n(zero[k], 0, __ATOMIC_RELAXED);
@@ -218,17 +278,17 @@ void nt_sites_forget_type(MPI_Datatype type)
 {
 	if (nt_sites_threaded_) /* the sizes are not cached (nt_sites_type_size) */
 		return;
-	for (size_t i = 0; i < nused; i++)
-		if (used[i]->type == type) { /* a call passing MPI_DATATYPE_NULL counts 0 bytes */
-			used[i]->type = MPI_DATATYPE_NULL;
-			used[i]->type_size = 0;
+	for (size_t i = 0; i < nsites; i++)
+		if (table[i].type == type) { /* a call passing MPI_DATATYPE_NULL counts 0 bytes */
+			table[i].type = MPI_DATATYPE_NULL;
+			table[i].type_size = 0;
 		}
 }
 
 void nt_sites_settle(void)
 {
-	for (size_t i = 0; i < nused; i++) {
-		struct nt_site *s = used[i];
+	for (size_t i = 0; i < nsites; i++) {
+		struct nt_site *s = &table[i];
 		if (s->pending_cyc != NT_SITE_NONE) {
 			nt_sites_fold(s, s->pending_cyc);
 			s->pending_cyc = NT_SITE_NONE;
@@ -238,10 +298,10 @@ void nt_sites_settle(void)
 
 struct nt_site *nt_sites_next(size_t *i)
 {
-	/* The list of sites in use, not the table: a scan of the table read every page of it,
-	 * which in a live file (live.h) made all of them resident (2.7 MiB at 16M). */
-	size_t n = __atomic_load_n(&nused, __ATOMIC_ACQUIRE);
-	return table && *i < n ? used[(*i)++] : NULL;
+	/* The sites in use only: the table's pages past them are never read (in a live file,
+	 * live.h, a read makes a page resident). */
+	size_t n = __atomic_load_n(&nsites, __ATOMIC_ACQUIRE);
+	return table && *i < n ? &table[(*i)++] : NULL;
 }
 
 size_t nt_sites_slots(void)

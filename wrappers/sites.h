@@ -24,37 +24,44 @@
  * room for, merged (counted, timed, never lost). */
 #define NT_SITE_OVERFLOW ((uintptr_t)1)
 
-/* A call site. The fields every call touches come first, in one cache line (the table is
- * 64-byte aligned, so is each site); a collective instance touches the second; the identity
- * (lookups), the histogram (one entry per call) and the captured stack follow. */
-struct nt_site {
+/* A call site. What a call reads or writes comes first, in the site's first two cache lines
+ * (the struct is 64-byte aligned: 704 bytes), then the histogram, of which a call touches one
+ * line (hist[b] of the previous duration's bin), then what only the first sight, the log and
+ * Python sites read. A program that goes through thousands of sites misses the per-thread
+ * site cache (call.h, 64 entries) on most calls and finds each site cold: 3 lines a call, where the
+ * fields spread over the struct (the counts, min/max, the bin, then phase, thresholds and
+ * binding after the histogram) made 5 (doc/bench-sites.md). */
+#define NT_SITE_HOT_BYTES 128
+struct __attribute__((aligned(64))) nt_site {
+	/* Line 0: what the lookup compares (nt_sites_lookup) and what every call adds. */
+	uintptr_t ret;        /* return address: the call site; 0 = a place not used yet */
+	unsigned fn;          /* enum nt_fn */
+	int binding;          /* ret is inside a language binding: enum nt_site_caller (Fortran,
+			       * Python), else 0 */
+	uint64_t pending_cyc; /* the latest call, not yet in min, max and hist (NT_SITE_NONE) */
 	uint64_t calls;
 	uint64_t total_cyc;
-	uint64_t pending_cyc; /* the latest call, not yet in min, max and hist (NT_SITE_NONE) */
 	uint64_t bytes;       /* sum over calls of count x datatype size (see nt_call_bytes) */
+	uint64_t phase_cyc;   /* sum of the spans (intervals since the previous collective
+			       * instance; else phases) before its blocking calls */
+	uint64_t min_cyc;
+	/* Line 1: the previous duration's fold, the datatype cache, the recording thresholds. */
+	uint64_t max_cyc;
 	MPI_Datatype type;    /* one-entry datatype size cache: the site's last datatype */
 	uint64_t type_size;
-	uint64_t min_cyc, max_cyc;
-	/* The second line: a collective instance's. */
-	uint64_t phase_cyc;              /* sum of the spans (intervals since the previous
-					  * collective instance; else phases) before its blocking
-					  * calls */
-	struct nt_rec_thresholds rec;    /* which of its instances are kept as records */
-	int nonblocking;                 /* a nonblocking collective: times run to completion */
-	int binding;                     /* ret is inside a language binding: enum
-					  * nt_site_caller (Fortran, Python), else 0 */
-	uintptr_t ret;        /* return address: the call site; 0 = free slot */
-	unsigned fn;          /* enum nt_fn */
-	uint32_t py_line;     /* a Python site's line */
+	struct nt_rec_thresholds rec; /* which of its instances are kept as records */
+	/* Lines 2-7: the histogram; then the rest. */
+	uint64_t hist[NT_SITE_HIST];
 	uintptr_t key;        /* 0, or a Python site's (code object, instruction) (pysite.c) */
 	uint32_t py_name;     /* a Python site's name in the pool (pysite.c): offset + 1, else 0 */
-	int depth;                       /* frames in stack */
-	uint64_t hist[NT_SITE_HIST];
+	uint32_t py_line;     /* a Python site's line */
+	int nonblocking;      /* a nonblocking collective: times run to completion */
+	int depth;            /* frames in stack */
 	uintptr_t stack[NT_STACK_DEPTH]; /* captured once, when the site was first seen */
-} __attribute__((aligned(64)));
+};
 
-/* Bytes a table of capacity sites takes, with the merged site of every function and the pool of
- * Python names (pysite.h). */
+/* Bytes a table of capacity sites takes, with the merged site of every function, the index
+ * (2 x capacity entries of 4 bytes) and the pool of Python names (pysite.h). */
 size_t nt_sites_table_bytes(size_t capacity);
 
 /* Keep a table of capacity sites (a power of two) at mem (nt_sites_table_bytes, zeroed); abs_cyc:
@@ -152,7 +159,8 @@ struct nt_site *nt_sites_next(size_t *i);
 /* The table's positions (nt_sites_index is below it), the merged sites included. */
 size_t nt_sites_slots(void);
 
-/* Position of s in the table (for records). */
+/* Position of s in the table (for records): the sites are kept in the order they were first
+ * seen. */
 uint32_t nt_sites_index(const struct nt_site *s);
 
 /* The site at a table position, or NULL. */
