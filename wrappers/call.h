@@ -56,6 +56,7 @@ struct nt_thread {
 	/* The recording policy's state for this thread: when its probe read is due (read on
 	 * every collective instance), what reads cost (only when one is done). */
 	struct nt_rec_thread rec;
+	struct nt_call slow; /* a fast-path call's counter reads, for its end out of line */
 	struct nt_comm *comms[1u << NT_COMM_CACHE_BITS];
 	struct nt_site_slot sites[1u << NT_SITE_CACHE_BITS];
 };
@@ -266,42 +267,29 @@ nt_call_end(const struct nt_call *c, enum nt_fn fn, void *ret, MPI_Comm comm,
 	t->depth = 0;
 }
 
-/* nt_call_end, out of line: for a fast-path call that missed one of the thread's caches. */
-void nt_call_end_generic(const struct nt_call *c, enum nt_fn fn, void *ret, MPI_Comm comm,
-			 uint64_t count, MPI_Datatype type);
+/* The rest of a fast-path call, out of line, returning rc (the real call's): when the
+ * thread's caches miss (the site looked up: the books kept as below, or by nt_call_end when
+ * the site is a binding's, its datatype or communicator not cached), and when the recording
+ * policy acts on a collective instance (seq: its number on cs; calls: the site's count with
+ * it; phase: the compute phase before it). The call's counter reads wait in t->slow. Called
+ * as the wrapper's last act (a jump, not a call), so that the fast path keeps nothing in
+ * registers across them: it saves only what must outlive the real call. */
+int nt_fast_end_slow(enum nt_fn fn, void *ret, MPI_Comm comm, uint64_t count, MPI_Datatype type,
+		     int rc);
+int nt_fast_end_record(struct nt_site *s, struct nt_comm *cs, uint64_t seq, uint64_t calls,
+		       uint64_t phase, int rc);
 
-/* The books of a fast-path call (nt_fast_begin): what nt_call_end does for a blocking
- * collective (collective, a constant) on comm or a call that is not one (comm MPI_COMM_NULL),
- * with count elements of type when typed (a constant: whether the call has a buffer; a site's
- * cached datatype is never MPI_DATATYPE_NULL, so a call that passes it goes the generic way),
- * when the thread's caches hold its site (never a language binding's: nt_call_site_miss),
- * its datatype's size and its communicator (by handle alone: one thread, and a vacated table
- * entry's handle is cleared); single-threaded. Any miss: the generic path,
- * out of line. Clears the reentry guard. */
-static inline __attribute__((always_inline)) void
-nt_fast_end(struct nt_thread *t, const struct nt_call *c, bool collective, bool typed,
-	    enum nt_fn fn, void *ret, MPI_Comm comm, uint64_t count, MPI_Datatype type)
+/* The books of a fast-path call whose site s (and communicator state cs, for a collective)
+ * the caches gave: what nt_call_end does for a blocking collective (collective) or a call that
+ * is not one, with count elements of the site's cached datatype when typed. Single-threaded.
+ * Clears the reentry guard; returns rc. */
+static inline __attribute__((always_inline)) int
+nt_fast_books(struct nt_thread *t, struct nt_site *s, struct nt_comm *cs, uint64_t t0,
+	      uint64_t t1, bool collective, bool typed, uint64_t count, int rc)
 {
-	uintptr_t key = nt_call_site_key(fn, ret);
-	struct nt_site_slot *slot = nt_call_site_slot(t, key);
-	struct nt_site *s = slot->site;
-	struct nt_comm *cs = collective ? *nt_call_comm_slot(t, comm) : NULL;
-	if (NT_UNLIKELY(slot->key != key)) { /* many sites: looked up, and on the fast way */
-		s = nt_call_site_miss(t, fn, ret);
-		if (!s || s->binding) {
-			nt_call_end_generic(c, fn, ret, collective ? comm : MPI_COMM_NULL, count,
-					    typed ? type : MPI_DATATYPE_NULL);
-			return;
-		}
-	}
-	if (NT_UNLIKELY((typed && type != s->type) || (collective && cs->handle != comm))) {
-		nt_call_end_generic(c, fn, ret, collective ? comm : MPI_COMM_NULL, count,
-				    typed ? type : MPI_DATATYPE_NULL);
-		return;
-	}
-	uint64_t d = c->t1_cyc - c->t0_cyc;
-	uint64_t phase = c->t0_cyc - t->last_exit_cyc;
-	t->last_exit_cyc = c->t1_cyc;
+	uint64_t d = t1 - t0;
+	uint64_t phase = t0 - t->last_exit_cyc;
+	t->last_exit_cyc = t1;
 	uint64_t prev = s->pending_cyc;
 	uint64_t calls = s->calls + 1;
 	s->pending_cyc = d;
@@ -314,21 +302,44 @@ nt_fast_end(struct nt_thread *t, const struct nt_call *c, bool collective, bool 
 	if (!collective) {
 		t->p2p_cyc += d;
 		t->depth = 0;
-		return;
+		return rc;
 	}
 	uint64_t seq = cs->seq++;
-	uint64_t interval = t->coll_exit_cyc ? c->t0_cyc - t->coll_exit_cyc : phase;
+	uint64_t interval = t->coll_exit_cyc ? t0 - t->coll_exit_cyc : phase;
 	s->phase_cyc += interval;
-	if (NT_UNLIKELY(nt_recpolicy_may_act(&t->rec, &s->rec, calls, c->t0_cyc, d, interval,
-					     false))) {
-		struct nt_rec_instance in = { .calls = calls, .t0_cyc = c->t0_cyc,
-					      .t1_cyc = c->t1_cyc, .span_cyc = interval,
-					      .interval = t->coll_exit_cyc != 0 };
-		nt_call_record(s, cs->id, seq, &in, phase, t->p2p_cyc);
+	if (NT_UNLIKELY(nt_recpolicy_may_act(&t->rec, &s->rec, calls, t0, d, interval, false))) {
+		t->slow = (struct nt_call){ t0, t1 };
+		return nt_fast_end_record(s, cs, seq, calls, phase, rc);
 	}
-	t->coll_exit_cyc = c->t1_cyc;
+	t->coll_exit_cyc = t1;
 	t->p2p_cyc = 0;
 	t->depth = 0;
+	return rc;
+}
+
+/* The end of a fast-path call (nt_fast_begin) that read t0 and t1 around the real call, which
+ * returned rc: a blocking collective (collective, a constant) on comm or a call that is not one
+ * (comm MPI_COMM_NULL), with count elements of type when typed (a constant: whether the call
+ * has a buffer; a site's cached datatype is never MPI_DATATYPE_NULL, so a call that passes it
+ * goes the slow way). Its books are kept here when the thread's caches hold its site (never a
+ * language binding's: nt_call_site_miss), its datatype's size and its communicator (by handle
+ * alone: one thread, and a vacated table entry's handle is cleared); any miss goes the slow
+ * way, out of line. Returns rc. */
+static inline __attribute__((always_inline)) int
+nt_fast_end(struct nt_thread *t, uint64_t t0, uint64_t t1, bool collective, bool typed,
+	    enum nt_fn fn, void *ret, MPI_Comm comm, uint64_t count, MPI_Datatype type, int rc)
+{
+	uintptr_t key = nt_call_site_key(fn, ret);
+	struct nt_site_slot *slot = nt_call_site_slot(t, key);
+	struct nt_site *s = slot->site;
+	struct nt_comm *cs = collective ? *nt_call_comm_slot(t, comm) : NULL;
+	if (NT_UNLIKELY(slot->key != key || (typed && type != s->type) ||
+			(collective && cs->handle != comm))) {
+		t->slow = (struct nt_call){ t0, t1 };
+		return nt_fast_end_slow(fn, ret, collective ? comm : MPI_COMM_NULL, count,
+					typed ? type : MPI_DATATYPE_NULL, rc);
+	}
+	return nt_fast_books(t, s, cs, t0, t1, collective, typed, count, rc);
 }
 
 #endif /* WRAPPERS_CALL_H */

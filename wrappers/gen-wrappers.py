@@ -437,33 +437,41 @@ NT_MPI_API void {lname}_({fparams})
 
 
 def fast_path(kind, name, params, protos):
-    """The fast-path block of a simple wrapper (nt_fast_begin, nt_fast_end in call.h): a
-    blocking collective, a point-to-point call, a wait or test call that starts no persistent
-    collective; empty for the others."""
+    """A simple wrapper's two functions (a blocking collective, a point-to-point call, a wait
+    or test call that starts no persistent collective): the exported one holds only the fast
+    path (nt_fast_begin, nt_fast_end in call.h) and hands every other call, with its return
+    address, to the generic one, nt_generic_NAME, so that the fast path saves only the registers
+    it needs. Returns (the generic function's head, its caller's return address, the exported
+    function, the comment's words); the others are one function, as before."""
+    decl = ", ".join(p.decl() for p in params) or "void"
     if (kind not in ("collective", "p2p", "wait") or
             nonblocking_request(kind, name, params) != "NULL" or
             persistent_request(kind, name, params) != "NULL" or
             start_requests(kind, name, params)[1] != "0" or
             created(kind, name, params, "rc") != "(void)0"):
-        return ("/* none */", "it has none")
+        return (f"NT_MPI_API int {name}({decl})", "__builtin_return_address(0)", "",
+                "it has none")
     comm = instance_comm(kind, name, params)
     coll = "true" if comm != "MPI_COMM_NULL" else "false"
     mask = "NT_GATE_GENERIC | NT_GATE_REQUESTS" if kind == "wait" else "NT_GATE_GENERIC"
     count, dtype = buffer_size(kind, name, params)
     typed = "false" if dtype == "MPI_DATATYPE_NULL" else "true"
     args = ", ".join(p.name for p in params)
-    block = (f"struct nt_thread *nt_t = &nt_thread_;\n"
-             f"\tif (NT_LIKELY(nt_fast_begin(nt_t, {mask}))) {{\n"
-             f"\t\tcall.t0_cyc = nt_clock_raw_cyc();\n"
-             f"\t\tint frc = P{name}({args});\n"
-             f"\t\tcall.t1_cyc = nt_clock_raw_cyc();\n"
-             f"\t\tnt_fast_end(nt_t, &call, {coll}, {typed}, NT_FN_{name},\n"
-             f"\t\t\t    __builtin_return_address(0),"
-             f" {comm}, (uint64_t){count}, {dtype});\n"
-             f"\t\treturn frc;\n\t}}")
+    head = (f"static __attribute__((noinline)) int nt_generic_{name}({decl}, void *nt_ret)")
+    fast = (f"NT_MPI_API int {name}({decl})\n{{\n"
+            f"\tstruct nt_thread *nt_t = &nt_thread_;\n"
+            f"\tif (NT_LIKELY(nt_fast_begin(nt_t, {mask}))) {{\n"
+            f"\t\tuint64_t t0 = nt_clock_raw_cyc();\n"
+            f"\t\tint frc = P{name}({args});\n"
+            f"\t\tuint64_t t1 = nt_clock_raw_cyc();\n"
+            f"\t\treturn nt_fast_end(nt_t, t0, t1, {coll}, {typed}, NT_FN_{name},\n"
+            f"\t\t\t\t   __builtin_return_address(0), {comm}, (uint64_t){count},\n"
+            f"\t\t\t\t   {dtype}, frc);\n\t}}\n"
+            f"\treturn nt_generic_{name}({args}, __builtin_return_address(0));\n}}\n")
     doc = ("the real call between two raw counter reads, the books kept by nt_fast_end when "
-           "the thread's caches hold them")
-    return (block, doc)
+           "the thread's caches hold them; the exported function holds only that, and "
+           "nt_generic_" + name + " the rest")
+    return (head, "nt_ret", fast, doc)
 
 
 def write_fortran(path, kept, protos):
@@ -531,8 +539,9 @@ def main():
         for kind, name in kept:
             params = parse_params(name, protos[name])
             args = ", ".join(p.name for p in params)
-            fast, fastdoc = fast_path(kind, name, params, protos)
-            body = (template.replace("@FAST@", fast).replace("@FASTDOC@", fastdoc)
+            generic, ret, fast, fastdoc = fast_path(kind, name, params, protos)
+            body = (template.replace("@GENERIC@", generic).replace("@RET@", ret)
+                    .replace("@FAST@", fast).replace("@FASTDOC@", fastdoc)
                     .replace("@NAME@", name).replace("@KIND@", kind)
                     .replace("@PARAMS@", ", ".join(p.decl() for p in params) or "void").replace("@ARGS@", args)
                     .replace("@COMM@", instance_comm(kind, name, params))

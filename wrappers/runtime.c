@@ -142,10 +142,36 @@ struct nt_site *nt_call_site_miss(struct nt_thread *t, enum nt_fn fn, void *ret)
 	return s;
 }
 
-void nt_call_end_generic(const struct nt_call *c, enum nt_fn fn, void *ret, MPI_Comm comm,
-			 uint64_t count, MPI_Datatype type)
+int nt_fast_end_slow(enum nt_fn fn, void *ret, MPI_Comm comm, uint64_t count, MPI_Datatype type,
+		     int rc)
 {
-	nt_call_end(c, fn, ret, comm, NULL, NULL, count, type);
+	struct nt_thread *t = &nt_thread_;
+	struct nt_call c = t->slow;
+	uintptr_t key = nt_call_site_key(fn, ret);
+	struct nt_site_slot *slot = nt_call_site_slot(t, key);
+	/* Many sites: looked up, and the books kept the fast way. */
+	struct nt_site *s = slot->key == key ? slot->site : nt_call_site_miss(t, fn, ret);
+	bool collective = comm != MPI_COMM_NULL, typed = type != MPI_DATATYPE_NULL;
+	struct nt_comm *cs = collective ? *nt_call_comm_slot(t, comm) : NULL;
+	if (s && !s->binding && (!typed || type == s->type) && (!collective || cs->handle == comm))
+		return nt_fast_books(t, s, cs, c.t0_cyc, c.t1_cyc, collective, typed, count, rc);
+	nt_call_end(&c, fn, ret, comm, NULL, NULL, count, type);
+	return rc;
+}
+
+int nt_fast_end_record(struct nt_site *s, struct nt_comm *cs, uint64_t seq, uint64_t calls,
+		       uint64_t phase, int rc)
+{
+	struct nt_thread *t = &nt_thread_;
+	struct nt_call c = t->slow;
+	uint64_t interval = t->coll_exit_cyc ? c.t0_cyc - t->coll_exit_cyc : phase;
+	struct nt_rec_instance in = { .calls = calls, .t0_cyc = c.t0_cyc, .t1_cyc = c.t1_cyc,
+				      .span_cyc = interval, .interval = t->coll_exit_cyc != 0 };
+	nt_call_record(s, cs->id, seq, &in, phase, t->p2p_cyc);
+	t->coll_exit_cyc = c.t1_cyc;
+	t->p2p_cyc = 0;
+	t->depth = 0;
+	return rc;
 }
 
 struct nt_site *nt_call_binding_site(enum nt_fn fn, struct nt_site *binding_site)
