@@ -6,6 +6,9 @@
 # bench-overhead.sh does; each run gives a median one-way latency per size; the summary shows,
 # per size, the median over pairs of each mode's ratio to the run without preload.
 # Budget (DESIGN.md section 5): default <= 1.05x no tool for every size of 1-64 B.
+# With NT_BENCH_BASELINE_LIB set to another build of the library (the commit before a change),
+# its default level runs in the same rotation as mode "baseline" (baseline/none and
+# default/baseline are shown beside the others).
 set -u
 LIB=${1:?usage: bench-p2p.sh LIB PROGRAM BARE_LIB [PAIRS] [BATCHES]}
 PROG=${2:?}
@@ -18,6 +21,8 @@ nt_need_mpiexec
 nt_need_cpus 2 "one rank per CPU"
 
 modes=(none bare timing default)
+BASELINE=${NT_BENCH_BASELINE_LIB:-}
+[ -n "$BASELINE" ] && modes+=(baseline)
 sizes=(1 2 4 8 16 32 64)
 BUDGET=1.05
 MIN_PAIRS=5
@@ -32,6 +37,7 @@ run() {
 	bare) env=(LD_PRELOAD "$BARE") ;;
 	timing) env=(LD_PRELOAD "$LIB" NOISETOOL_LEVEL timing) ;;
 	default) env=(LD_PRELOAD "$LIB") ;;
+	baseline) env=(LD_PRELOAD "$BASELINE") ;;
 	esac
 	bench_equal_env "$base" "$logs" "${env[@]}" -- "$PROG" "$BATCHES" 2>/dev/null |
 		awk '/median_one_way_ns/ { print $2, $4 }'
@@ -141,19 +147,24 @@ for class in fast slow; do
 		echo "slow state (runs at 1.8x the fastest run of their size or more):" \
 			"medians over pairs, ratios taken within each pair"
 	fi
-	printf "%6s %5s %9s %9s %9s %9s %10s %10s %11s\n" size pairs "none ns" "bare ns" \
+	printf "%6s %5s %9s %9s %9s %9s %10s %10s %11s" size pairs "none ns" "bare ns" \
 		"def. ns" bare/none timing/none default/none default/bare
+	[ -n "$BASELINE" ] && printf " %12s %12s" baseline/none def./baseline
+	echo
 	worst=0 fewest=$PAIRS
 	for s in "${sizes[@]}"; do
 		n=$(count $class "$s")
 		[ "$n" -lt "$fewest" ] && fewest=$n
 		[ "$n" -gt 0 ] || continue
 		d=$(median default/none $class "$s")
-		printf "%4s B %5d %9.1f %9.1f %9.1f %9s %10s %10s %11s\n" "$s" "$n" \
+		printf "%4s B %5d %9.1f %9.1f %9.1f %9s %10s %10s %11s" "$s" "$n" \
 			"$(median none $class "$s")" \
 			"$(median bare $class "$s")" "$(median default $class "$s")" \
 			"$(median bare/none $class "$s")" "$(median timing/none $class "$s")" \
 			"$d" "$(median default/bare $class "$s")"
+		[ -n "$BASELINE" ] && printf " %12s %12s" "$(median baseline/none $class "$s")" \
+			"$(median default/baseline $class "$s")"
+		echo
 		[ "$(echo "$d > $worst" | bc -l)" = 1 ] && worst=$d
 	done
 	# The acceptance is a median of 5 pairs or more for every size.

@@ -281,23 +281,24 @@ int nt_fast_end_record(struct nt_site *s, struct nt_comm *cs, uint64_t seq, uint
 
 /* The books of a fast-path call whose site s (and communicator state cs, for a collective)
  * the caches gave: what nt_call_end does for a blocking collective (collective) or a call that
- * is not one, with count elements of the site's cached datatype when typed. Single-threaded.
- * Clears the reentry guard; returns rc. */
+ * is not one, with count elements of the site's cached datatype when typed; fold: the site's
+ * previous duration is still pending (not folded by nt_fast_early). Single-threaded. Clears
+ * the reentry guard; returns rc. */
 static inline __attribute__((always_inline)) int
 nt_fast_books(struct nt_thread *t, struct nt_site *s, struct nt_comm *cs, uint64_t t0,
-	      uint64_t t1, bool collective, bool typed, uint64_t count, int rc)
+	      uint64_t t1, bool collective, bool typed, uint64_t count, bool fold, int rc)
 {
 	uint64_t d = t1 - t0;
 	uint64_t phase = t0 - t->last_exit_cyc;
 	t->last_exit_cyc = t1;
-	uint64_t prev = s->pending_cyc;
+	uint64_t prev = fold ? s->pending_cyc : NT_SITE_NONE;
 	uint64_t calls = s->calls + 1;
 	s->pending_cyc = d;
 	s->calls = calls;
 	s->total_cyc += d;
 	if (typed)
 		s->bytes += count * s->type_size;
-	if (NT_LIKELY(prev != NT_SITE_NONE))
+	if (fold && NT_LIKELY(prev != NT_SITE_NONE))
 		nt_sites_fold(s, prev);
 	if (!collective) {
 		t->p2p_cyc += d;
@@ -317,29 +318,77 @@ nt_fast_books(struct nt_thread *t, struct nt_site *s, struct nt_comm *cs, uint64
 	return rc;
 }
 
-/* The end of a fast-path call (nt_fast_begin) that read t0 and t1 around the real call, which
- * returned rc: a blocking collective (collective, a constant) on comm or a call that is not one
- * (comm MPI_COMM_NULL), with count elements of type when typed (a constant: whether the call
- * has a buffer; a site's cached datatype is never MPI_DATATYPE_NULL, so a call that passes it
- * goes the slow way). Its books are kept here when the thread's caches hold its site (never a
- * language binding's: nt_call_site_miss), its datatype's size and its communicator (by handle
- * alone: one thread, and a vacated table entry's handle is cleared); any miss goes the slow
- * way, out of line. Returns rc. */
-static inline __attribute__((always_inline)) int
-nt_fast_end(struct nt_thread *t, uint64_t t0, uint64_t t1, bool collective, bool typed,
-	    enum nt_fn fn, void *ret, MPI_Comm comm, uint64_t count, MPI_Datatype type, int rc)
+/* The site of a fast-path call in the thread's caches, with its communicator's state (*csp)
+ * for a collective, or NULL when a cache misses (then nt_fast_late goes the slow way). */
+static inline __attribute__((always_inline)) struct nt_site *
+nt_fast_site(struct nt_thread *t, bool collective, bool typed, enum nt_fn fn, void *ret,
+	     MPI_Comm comm, MPI_Datatype type, struct nt_comm **csp)
 {
 	uintptr_t key = nt_call_site_key(fn, ret);
 	struct nt_site_slot *slot = nt_call_site_slot(t, key);
 	struct nt_site *s = slot->site;
 	struct nt_comm *cs = collective ? *nt_call_comm_slot(t, comm) : NULL;
+	*csp = cs;
 	if (NT_UNLIKELY(slot->key != key || (typed && type != s->type) ||
-			(collective && cs->handle != comm))) {
+			(collective && cs->handle != comm)))
+		return NULL;
+	return s;
+}
+
+/* A fast-path call's end when nothing was done before the real call (a send: what follows
+ * it is off the critical path, the reply being a round trip away): the call (nt_fast_begin)
+ * read t0 and t1 around the real call, which returned rc; a blocking collective (collective, a
+ * constant) on comm or a call that is not one (comm MPI_COMM_NULL), with count elements of
+ * type when typed (a constant: whether the call has a buffer; a site's cached datatype is never
+ * MPI_DATATYPE_NULL, so a call that passes it goes the slow way). Its books are kept here when
+ * the thread's caches hold its site (never a language binding's: nt_call_site_miss), its
+ * datatype's size and its communicator (by handle alone: one thread, and a vacated table
+ * entry's handle is cleared); any miss goes the slow way, out of line. Returns rc. */
+static inline __attribute__((always_inline)) int
+nt_fast_end(struct nt_thread *t, uint64_t t0, uint64_t t1, bool collective, bool typed,
+	    enum nt_fn fn, void *ret, MPI_Comm comm, uint64_t count, MPI_Datatype type, int rc)
+{
+	struct nt_comm *cs;
+	struct nt_site *s = nt_fast_site(t, collective, typed, fn, ret, comm, type, &cs);
+	if (NT_UNLIKELY(!s)) {
 		t->slow = (struct nt_call){ t0, t1 };
 		return nt_fast_end_slow(fn, ret, collective ? comm : MPI_COMM_NULL, count,
 					typed ? type : MPI_DATATYPE_NULL, rc);
 	}
-	return nt_fast_books(t, s, cs, t0, t1, collective, typed, count, rc);
+	return nt_fast_books(t, s, cs, t0, t1, collective, typed, count, true, rc);
+}
+
+/* The same split in two for a call that waits for others (a receive, a wait or test, a
+ * collective): what does not depend on the call's own times -- finding the site, folding its
+ * previous duration -- is done before the real call, while the rank would wait anyway, so that
+ * what runs between the message's arrival and the application's next step is only the books
+ * of the call's own times (nt_fast_late). NULL: a cache missed. */
+static inline __attribute__((always_inline)) struct nt_site *
+nt_fast_early(struct nt_thread *t, bool collective, bool typed, enum nt_fn fn, void *ret,
+	      MPI_Comm comm, MPI_Datatype type, struct nt_comm **csp)
+{
+	struct nt_site *s = nt_fast_site(t, collective, typed, fn, ret, comm, type, csp);
+	if (NT_LIKELY(s != NULL)) {
+		uint64_t prev = s->pending_cyc;
+		if (NT_LIKELY(prev != NT_SITE_NONE)) {
+			nt_sites_fold(s, prev);
+			s->pending_cyc = NT_SITE_NONE;
+		}
+	}
+	return s;
+}
+
+static inline __attribute__((always_inline)) int
+nt_fast_late(struct nt_thread *t, struct nt_site *s, struct nt_comm *cs, uint64_t t0,
+	     uint64_t t1, bool collective, bool typed, enum nt_fn fn, void *ret, MPI_Comm comm,
+	     uint64_t count, MPI_Datatype type, int rc)
+{
+	if (NT_UNLIKELY(!s)) {
+		t->slow = (struct nt_call){ t0, t1 };
+		return nt_fast_end_slow(fn, ret, collective ? comm : MPI_COMM_NULL, count,
+					typed ? type : MPI_DATATYPE_NULL, rc);
+	}
+	return nt_fast_books(t, s, cs, t0, t1, collective, typed, count, false, rc);
 }
 
 #endif /* WRAPPERS_CALL_H */

@@ -436,6 +436,12 @@ NT_MPI_API void {lname}_({fparams})
 """
 
 
+# Point-to-point calls that only send (eager for small messages): their fast path does all its
+# work after the real call, when the message is out. Every other fast call finds its site and
+# folds its previous duration before the real call (nt_fast_early), while it would wait anyway.
+SEND_ONLY = {"MPI_Send", "MPI_Bsend", "MPI_Rsend"}
+
+
 def fast_path(kind, name, params, protos):
     """A simple wrapper's two functions (a blocking collective, a point-to-point call, a wait
     or test call that starts no persistent collective): the exported one holds only the fast
@@ -458,16 +464,25 @@ def fast_path(kind, name, params, protos):
     typed = "false" if dtype == "MPI_DATATYPE_NULL" else "true"
     args = ", ".join(p.name for p in params)
     head = (f"static __attribute__((noinline)) int nt_generic_{name}({decl}, void *nt_ret)")
+    ret = "__builtin_return_address(0)"
+    late = f"{coll}, {typed}, NT_FN_{name},\n\t\t\t\t   {ret}, {comm}, (uint64_t){count},\n\t\t\t\t   {dtype}, frc"
+    if name in SEND_ONLY:
+        # Nothing before the real call: what follows a send is off the critical path.
+        early, end = "", f"nt_fast_end(nt_t, t0, t1, {late})"
+    else:
+        early = (f"\t\tstruct nt_comm *nt_cs;\n"
+                 f"\t\tstruct nt_site *nt_s = nt_fast_early(nt_t, {coll}, {typed}, NT_FN_{name}, {ret},\n"
+                 f"\t\t\t\t\t\t     {comm}, {dtype}, &nt_cs);\n")
+        end = f"nt_fast_late(nt_t, nt_s, nt_cs, t0, t1, {late})"
     fast = (f"NT_MPI_API int {name}({decl})\n{{\n"
             f"\tstruct nt_thread *nt_t = &nt_thread_;\n"
             f"\tif (NT_LIKELY(nt_fast_begin(nt_t, {mask}))) {{\n"
+            f"{early}"
             f"\t\tuint64_t t0 = nt_clock_raw_cyc();\n"
             f"\t\tint frc = P{name}({args});\n"
             f"\t\tuint64_t t1 = nt_clock_raw_cyc();\n"
-            f"\t\treturn nt_fast_end(nt_t, t0, t1, {coll}, {typed}, NT_FN_{name},\n"
-            f"\t\t\t\t   __builtin_return_address(0), {comm}, (uint64_t){count},\n"
-            f"\t\t\t\t   {dtype}, frc);\n\t}}\n"
-            f"\treturn nt_generic_{name}({args}, __builtin_return_address(0));\n}}\n")
+            f"\t\treturn {end};\n\t}}\n"
+            f"\treturn nt_generic_{name}({args}, {ret});\n}}\n")
     doc = ("the real call between two raw counter reads, the books kept by nt_fast_end when "
            "the thread's caches hold them; the exported function holds only that, and "
            "nt_generic_" + name + " the rest")

@@ -154,7 +154,8 @@ int nt_fast_end_slow(enum nt_fn fn, void *ret, MPI_Comm comm, uint64_t count, MP
 	bool collective = comm != MPI_COMM_NULL, typed = type != MPI_DATATYPE_NULL;
 	struct nt_comm *cs = collective ? *nt_call_comm_slot(t, comm) : NULL;
 	if (s && !s->binding && (!typed || type == s->type) && (!collective || cs->handle == comm))
-		return nt_fast_books(t, s, cs, c.t0_cyc, c.t1_cyc, collective, typed, count, rc);
+		return nt_fast_books(t, s, cs, c.t0_cyc, c.t1_cyc, collective, typed, count, true,
+				     rc);
 	nt_call_end(&c, fn, ret, comm, NULL, NULL, count, type);
 	return rc;
 }
