@@ -53,7 +53,7 @@ struct nt_thread {
 	 * ended (0: none yet) and the time spent in other MPI calls since (point-to-point
 	 * waits, where a rank absorbs most of another's lateness in halo exchanges). */
 	uint64_t coll_exit_cyc, p2p_cyc;
-	/* The recording policy's state for this thread: when its probe read is due (read on
+	/* The recording policy's state for this thread: its grid of probe reads (read on
 	 * every collective instance), what reads cost (only when one is done). */
 	struct nt_rec_thread rec;
 	struct nt_call slow; /* a fast-path call's counter reads, for its end out of line */
@@ -191,9 +191,8 @@ nt_call_instance(struct nt_thread *t, struct nt_site *s, MPI_Comm comm, MPI_Requ
 		s->phase_cyc += interval;
 	/* The recording policy: almost always nothing to do (a probe read due, a record). */
 	uint64_t calls = nt_sites_calls(s);
-	if (NT_UNLIKELY(nt_recpolicy_may_act(&t->rec, &s->rec, calls, c->t0_cyc, d, interval,
-					     false))) {
-		struct nt_rec_instance in = { .calls = calls, .t0_cyc = c->t0_cyc,
+	if (NT_UNLIKELY(nt_recpolicy_may_act(&t->rec, &s->rec, calls, seq, d, interval, false))) {
+		struct nt_rec_instance in = { .calls = calls, .seq = seq, .t0_cyc = c->t0_cyc,
 					      .t1_cyc = c->t1_cyc, .span_cyc = interval,
 					      .interval = t->coll_exit_cyc != 0 };
 		nt_call_record(s, comm_id, seq, &in, phase, t->p2p_cyc);
@@ -308,7 +307,7 @@ nt_fast_books(struct nt_thread *t, struct nt_site *s, struct nt_comm *cs, uint64
 	uint64_t seq = cs->seq++;
 	uint64_t interval = t->coll_exit_cyc ? t0 - t->coll_exit_cyc : phase;
 	s->phase_cyc += interval;
-	if (NT_UNLIKELY(nt_recpolicy_may_act(&t->rec, &s->rec, calls, t0, d, interval, false))) {
+	if (NT_UNLIKELY(nt_recpolicy_may_act(&t->rec, &s->rec, calls, seq, d, interval, false))) {
 		t->slow = (struct nt_call){ t0, t1 };
 		return nt_fast_end_record(s, cs, seq, calls, phase, rc);
 	}

@@ -208,9 +208,9 @@ static void completed(const struct entry *p, uint64_t t1_cyc)
 	uint64_t d = t1_cyc - p->t0_cyc;
 	nt_sites_add(p->site, d, p->bytes);
 	uint64_t calls = nt_sites_calls(p->site);
-	if (nt_recpolicy_may_act(&nt_thread_.rec, &p->site->rec, calls, p->t0_cyc, d,
-				 p->phase_cyc, true)) {
-		struct nt_rec_instance in = { .calls = calls, .t0_cyc = p->t0_cyc,
+	if (nt_recpolicy_may_act(&nt_thread_.rec, &p->site->rec, calls, p->seq, d, p->phase_cyc,
+				 true)) {
+		struct nt_rec_instance in = { .calls = calls, .seq = p->seq, .t0_cyc = p->t0_cyc,
 					      .t1_cyc = t1_cyc, .span_cyc = p->phase_cyc,
 					      .completion = true };
 		nt_call_record(p->site, p->comm_id, p->seq, &in, p->phase_cyc, 0);

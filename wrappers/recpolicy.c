@@ -51,25 +51,18 @@ void nt_recpolicy_thread_init(struct nt_rec_thread *rt)
 	*rt = (struct nt_rec_thread)NT_REC_THREAD_NONE;
 }
 
-/* The next read is due when the estimated cost is the budget's share of the time since
- * read_end_cyc. */
-static uint64_t due_after(const struct nt_rec_thread *rt, uint64_t read_end_cyc)
-{
-	return read_end_cyc + (uint64_t)((double)rt->read_cost_cyc / NT_REC_READ_BUDGET);
-}
-
 void nt_recpolicy_windows_open(struct nt_rec_thread *rt, uint64_t open_cyc,
 			       const uint64_t *costs_cyc, int n)
 {
 	uint64_t least = UINT64_MAX;
 	for (int i = 0; i < n; i++)
 		least = min_u64(least, costs_cyc[i]);
-	*rt = (struct nt_rec_thread){ .read_cost_cyc = least };
-	rt->due_cyc = due_after(rt, open_cyc);
+	*rt = (struct nt_rec_thread){ .grid_mask = 0, .read_cost_cyc = least,
+				      .grid_from_cyc = open_cyc };
 }
 
 void nt_recpolicy_window_closed(struct nt_rec_thread *rt, uint64_t end_cyc,
-				uint64_t read_end_cyc, uint64_t cost_cyc)
+				uint64_t read_end_cyc, uint64_t cost_cyc, bool on_grid)
 {
 	uint64_t est = rt->read_cost_cyc;
 	if (est && cost_cyc > NT_REC_COST_CLAMP * est)
@@ -77,7 +70,25 @@ void nt_recpolicy_window_closed(struct nt_rec_thread *rt, uint64_t end_cyc,
 	rt->read_cost_cyc =
 		est ? (est * (NT_REC_COST_WEIGHT - 1) + cost_cyc) / NT_REC_COST_WEIGHT : cost_cyc;
 	rt->window_end_cyc = end_cyc;
-	rt->due_cyc = due_after(rt, read_end_cyc);
+	rt->spent_cyc += cost_cyc;
+	if (!on_grid)
+		return;
+	/* The share of the time since the last grid read that reads took; each step of m
+	 * halves or doubles the reads to come. */
+	uint64_t elapsed = read_end_cyc > rt->grid_from_cyc ? read_end_cyc - rt->grid_from_cyc : 0;
+	double share = elapsed ? (double)rt->spent_cyc / (double)elapsed : 1;
+	unsigned m = (unsigned)__builtin_popcountll(rt->grid_mask);
+	while (share > NT_REC_READ_BUDGET && m < NT_REC_GRID_MAX_BITS) {
+		share /= 2;
+		m++;
+	}
+	while (m > 0 && 2 * share <= NT_REC_READ_BUDGET) {
+		share *= 2;
+		m--;
+	}
+	rt->grid_mask = (1ull << m) - 1;
+	rt->grid_from_cyc = read_end_cyc;
+	rt->spent_cyc = 0;
 }
 
 struct nt_rec_decision nt_recpolicy_at_instance(const struct nt_rec_thread *rt,
@@ -85,10 +96,12 @@ struct nt_rec_decision nt_recpolicy_at_instance(const struct nt_rec_thread *rt,
 						const struct nt_rec_instance *in)
 {
 	struct nt_rec_decision dec = { 0 };
-	bool windows = rt->due_cyc != UINT64_MAX;
-	/* Windows end at blocking collective instances when a read is due, so that a window
-	 * spans whole intervals between them (point-to-point phases included). */
-	dec.close_window = !in->completion && in->t0_cyc >= rt->due_cyc;
+	bool windows = rt->grid_mask != UINT64_MAX;
+	/* Windows end at blocking collective instances on the grid, so that a window spans whole
+	 * intervals between them (point-to-point phases included), and every member of the
+	 * communicator reads at the same instances. */
+	dec.close_window = windows && !in->completion && nt_recpolicy_on_grid(rt, in->seq);
+	dec.on_grid = dec.close_window;
 
 	/* One load of each threshold: the keep test and the flags agree even while another
 	 * thread refreshes them. */
@@ -110,7 +123,7 @@ struct nt_rec_decision nt_recpolicy_at_instance(const struct nt_rec_thread *rt,
 	/* A record may end its window early: the span it covers is the phase, or the whole
 	 * interval since the previous collective (samples come at the same instance on every
 	 * member, so that their windows can be compared). The budget counts these reads too:
-	 * the next one is due from this one. */
+	 * the grid widens when they take its share. */
 	if (windows && !dec.close_window && rt->window_end_cyc != in->t1_cyc &&
 	    in->span_cyc / NT_REC_AFFORD_SPANS >= rt->read_cost_cyc)
 		dec.close_window = true;

@@ -72,8 +72,19 @@ extern "C" {
 #define NT_REC_ABS_CALLS 1024
 
 /* The read budget: probe reads (1.8-3 us each on this VM) cost at most this fraction of wall
- * time (the design's budget for them), about one read every 300 us. */
+ * time (the design's budget for them), about one read every 300 us.
+ *
+ * Reads are on a grid that every member of a communicator shares: a window ends at a blocking
+ * collective instance whose number on its communicator, plus one, is a multiple of 2^m (a
+ * thread's m, adapted at each such read so that its reads cost between half the budget and the
+ * budget). Members that choose different m still read together at the coarser one's instances.
+ * A read stops its rank for a few microseconds, and the others wait for it at the next
+ * collective: reads made when each rank's own time said so delayed a 2-rank 8-byte allreduce
+ * loop by the sum of both ranks' budgets (Open MPI: default level 1.024x the floor, against
+ * 1.004x with a tenth of the reads), and at N ranks they would add up N times over, the noise
+ * amplification this tool exists to find. Made together, they cost one rank's budget. */
 #define NT_REC_READ_BUDGET 0.01
+#define NT_REC_GRID_MAX_BITS 40 /* at most one read every 2^40 instances */
 /* The estimate of a read's cost is an EWMA of the measured costs, weight 1 / NT_REC_COST_WEIGHT,
  * a read counted at most NT_REC_COST_CLAMP x the estimate: a read that was interrupted (a
  * detour landing in it) says nothing of the cost of a read, and taken whole, one 200 us detour
@@ -81,10 +92,11 @@ extern "C" {
 #define NT_REC_COST_WEIGHT 8
 #define NT_REC_COST_CLAMP 2
 /* Reads made in a row when the probe opens; the least of their costs is the first estimate.
- * Taken from one read, a detour or a preemption landing in it became the estimate: a 4 ms one
- * kept the reads 0.4 s apart, and 75 of 162 instances of a 2 s job went without OS data. */
+ * Taken from one read, a detour or a preemption landing in it became the estimate (when reads
+ * were spaced by it alone: a 4 ms one kept the reads 0.4 s apart, and 75 of 162 instances of a
+ * 2 s job went without OS data). */
 #define NT_REC_FIRST_READS 4
-/* A kept instance ends its window at once, before the next read is due, when a read costs at
+/* A kept instance ends its window at once, off the grid, when a read costs at
  * most 1 / NT_REC_AFFORD_SPANS (5 %) of its span: such records are rare (slow calls, long
  * spans, samples), being long the read is cheap against them, and a window that ends with
  * the record describes its span rather than some earlier part of the job. */
@@ -116,30 +128,35 @@ void nt_recpolicy_init(struct nt_rec_thresholds *th, uint64_t abs_cyc);
 bool nt_recpolicy_refresh(struct nt_rec_thresholds *th, uint64_t calls, uint64_t total_cyc,
 			  uint64_t span_sum_cyc, uint64_t floor_cyc, uint64_t abs_cyc);
 
-/* The policy's state for one thread: when its next probe read is due and what a read costs.
- * Each thread has its own and only that thread touches it. */
+/* The policy's state for one thread: its grid of reads and what a read costs. Each thread has
+ * its own and only that thread touches it. */
 struct nt_rec_thread {
-	uint64_t due_cyc;        /* a blocking collective instance entered at or after this
-				  * ends the window at its exit (UINT64_MAX: no windows here) */
+	uint64_t grid_mask;      /* 2^m - 1: a blocking collective instance numbered seq on its
+				  * communicator with ((seq + 1) & grid_mask) == 0 ends the window
+				  * at its exit (UINT64_MAX: no windows here; never on the grid) */
 	uint64_t window_end_cyc; /* the exit at which the last window ended (0: none yet) */
 	uint64_t read_cost_cyc;  /* the estimated cost of one read (0: none yet) */
+	uint64_t grid_from_cyc;  /* the end of the last read on the grid (or the probe's opening) */
+	uint64_t spent_cyc;      /* what the reads since cost (records' early reads included) */
 };
 
 /* A thread without windows, as a static initializer (thread-local storage). */
-#define NT_REC_THREAD_NONE { UINT64_MAX, 0, 0 }
+#define NT_REC_THREAD_NONE { UINT64_MAX, 0, 0, 0, 0 }
 
 /* Set *rt to a thread without windows (also when its probe fails). */
 void nt_recpolicy_thread_init(struct nt_rec_thread *rt);
 
 /* The thread opened its probe at open_cyc with n >= 1 reads in a row that cost costs_cyc[i]
- * (measured; n = NT_REC_FIRST_READS): the least is the first estimate, and the first read is
- * due when that estimate is the budget's share of the time since open_cyc. */
+ * (measured; n = NT_REC_FIRST_READS): the least is the first estimate, and the grid starts at
+ * m = 0 (the first blocking collective instance ends the first window; the grid widens from
+ * there). */
 void nt_recpolicy_windows_open(struct nt_rec_thread *rt, uint64_t open_cyc,
 			       const uint64_t *costs_cyc, int n);
 
 /* One collective instance, as the mechanism measured it. */
 struct nt_rec_instance {
 	uint64_t calls;    /* the site's calls, this instance counted */
+	uint64_t seq;      /* its number on its communicator (0: the first; 0 when unknown) */
 	uint64_t t0_cyc;   /* entry; a nonblocking or persistent instance's start */
 	uint64_t t1_cyc;   /* exit; or its completion (the exit of the wait or test call) */
 	uint64_t span_cyc; /* the span before t0: the interval since the thread's previous blocking
@@ -148,7 +165,7 @@ struct nt_rec_instance {
 	bool interval;     /* span_cyc is such an interval */
 	bool completion;   /* a nonblocking or persistent instance completed in a wait or test
 			    * call: it is kept only for its time or as a sample (its span is
-			    * before its start), and it never ends a window because one is due */
+			    * before its start), and it never ends a window on the grid */
 };
 
 /* What to do at an instance; all false and 0: nothing. */
@@ -157,6 +174,7 @@ struct nt_rec_decision {
 	bool refresh;      /* the instance is the site's sample: nt_recpolicy_refresh() */
 	bool close_window; /* read the probe at t1_cyc (the window ends at this exit), then
 			    * nt_recpolicy_window_closed() */
+	bool on_grid;      /* that read is the grid's (not a record's early one) */
 };
 
 /* Whether the site's instance number calls (counted already) that spent d_cyc in the call
@@ -172,17 +190,24 @@ nt_recpolicy_wanted(const struct nt_rec_thresholds *th, uint64_t calls, uint64_t
 	       NT_UNLIKELY(calls >= __atomic_load_n(&th->refresh_at, __ATOMIC_RELAXED));
 }
 
+/* Whether instance seq of a communicator is on the thread's grid of reads. */
+static inline __attribute__((always_inline)) bool
+nt_recpolicy_on_grid(const struct nt_rec_thread *rt, uint64_t seq)
+{
+	return ((seq + 1) & rt->grid_mask) == 0;
+}
+
 /* The fast path's test, inline (four compares; with completion a constant, one of them goes):
  * false when nt_recpolicy_at_instance() would decide nothing for the instance described by
  * the same values (the thresholds as loaded here). */
 static inline __attribute__((always_inline)) bool
 nt_recpolicy_may_act(const struct nt_rec_thread *rt, const struct nt_rec_thresholds *th,
-		     uint64_t calls, uint64_t t0_cyc, uint64_t d_cyc, uint64_t span_cyc,
+		     uint64_t calls, uint64_t seq, uint64_t d_cyc, uint64_t span_cyc,
 		     bool completion)
 {
 	if (completion)
 		return nt_recpolicy_wanted(th, calls, d_cyc, 0);
-	return NT_UNLIKELY(t0_cyc >= rt->due_cyc) ||
+	return NT_UNLIKELY(nt_recpolicy_on_grid(rt, seq)) ||
 	       nt_recpolicy_wanted(th, calls, d_cyc, span_cyc);
 }
 
@@ -196,18 +221,21 @@ nt_recpolicy_may_act(const struct nt_rec_thread *rt, const struct nt_rec_thresho
  *   one that already ended there: completions reported by one wait call share their exit).
  *   A sample refreshes the thresholds.
  * - The window ends at t1_cyc when the thread has windows and either the instance is blocking
- *   and entered at or after due_cyc, or a record is kept, no window ended at t1_cyc yet, and
- *   its span is affordable: at least NT_REC_AFFORD_SPANS x the estimated cost of a read. */
+ *   and on the grid (on_grid), or a record is kept, no window ended at t1_cyc yet, and its
+ *   span is affordable: at least NT_REC_AFFORD_SPANS x the estimated cost of a read. */
 struct nt_rec_decision nt_recpolicy_at_instance(const struct nt_rec_thread *rt,
 						const struct nt_rec_thresholds *th,
 						const struct nt_rec_instance *in);
 
 /* The window ended at end_cyc (an instance's exit) by a read that ended at read_end_cyc and
- * cost cost_cyc (measured). The cost joins the estimate (at most NT_REC_COST_CLAMP x it), and
- * the next read is due when the estimate is the budget's share of the time since the read:
- * the read's own time belongs to the next window. */
+ * cost cost_cyc (measured); on_grid: the grid's read (else a record's early one). The cost
+ * joins the estimate and the reads' spending (at most NT_REC_COST_CLAMP x the estimate). At a
+ * grid read the grid is set again: its m goes up or down by as many steps as make what the
+ * reads cost since the last grid read, over the time since it, come between half the budget
+ * and the budget (m = 0 at most; NT_REC_GRID_MAX_BITS at least); the read's own time belongs
+ * to the next window. */
 void nt_recpolicy_window_closed(struct nt_rec_thread *rt, uint64_t end_cyc,
-				uint64_t read_end_cyc, uint64_t cost_cyc);
+				uint64_t read_end_cyc, uint64_t cost_cyc, bool on_grid);
 
 #ifdef __cplusplus
 }

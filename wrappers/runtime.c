@@ -91,7 +91,8 @@ void nt_call_record(struct nt_site *s, uint64_t comm_id, uint64_t seq,
 	if (dec.close_window) {
 		struct nt_window_read rd;
 		if (nt_window_close(in->t1_cyc, &rd) == 0) {
-			nt_recpolicy_window_closed(&t->rec, in->t1_cyc, rd.end_cyc, rd.cost_cyc);
+			nt_recpolicy_window_closed(&t->rec, in->t1_cyc, rd.end_cyc, rd.cost_cyc,
+						   dec.on_grid);
 		} else { /* no probe: no windows on this thread from here on */
 			nt_recpolicy_thread_init(&t->rec);
 			dec.flags &= ~NT_REC_WINDOW;
@@ -166,7 +167,8 @@ int nt_fast_end_record(struct nt_site *s, struct nt_comm *cs, uint64_t seq, uint
 	struct nt_thread *t = &nt_thread_;
 	struct nt_call c = t->slow;
 	uint64_t interval = t->coll_exit_cyc ? c.t0_cyc - t->coll_exit_cyc : phase;
-	struct nt_rec_instance in = { .calls = calls, .t0_cyc = c.t0_cyc, .t1_cyc = c.t1_cyc,
+	struct nt_rec_instance in = { .calls = calls, .seq = seq, .t0_cyc = c.t0_cyc,
+				      .t1_cyc = c.t1_cyc,
 				      .span_cyc = interval, .interval = t->coll_exit_cyc != 0 };
 	nt_call_record(s, cs->id, seq, &in, phase, t->p2p_cyc);
 	t->coll_exit_cyc = c.t1_cyc;

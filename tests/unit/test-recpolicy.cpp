@@ -5,6 +5,7 @@
 // refresh and the window read it asks for). Nothing here reads a clock: every number is exact.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <thread>
@@ -30,6 +31,7 @@ struct caller {
 	uint64_t read_cost = 0;  // what a read costs here
 	uint64_t reads = 0, read_cyc = 0, refreshes = 0;
 	uint64_t last_exit = 0;  // the previous blocking instance's exit (0: none)
+	uint64_t seq = 0;        // the next instance's number on the communicator
 	nt_rec_decision last{};  // the last decision
 
 	caller()
@@ -50,7 +52,7 @@ struct caller {
 	uint32_t decide(const nt_rec_instance &in)
 	{
 		uint64_t d = in.t1_cyc - in.t0_cyc;
-		bool may = nt_recpolicy_may_act(&rt, &th, in.calls, in.t0_cyc, d, in.span_cyc,
+		bool may = nt_recpolicy_may_act(&rt, &th, in.calls, in.seq, d, in.span_cyc,
 						in.completion);
 		last = nt_recpolicy_at_instance(&rt, &th, &in);
 		// The fast path's test says exactly when there is something to do.
@@ -63,7 +65,7 @@ struct caller {
 			now += read_cost;
 			reads++;
 			read_cyc += read_cost;
-			nt_recpolicy_window_closed(&rt, in.t1_cyc, now, read_cost);
+			nt_recpolicy_window_closed(&rt, in.t1_cyc, now, read_cost, last.on_grid);
 		}
 		return last.flags;
 	}
@@ -77,6 +79,7 @@ struct caller {
 		in.t1_cyc = in.t0_cyc + d;
 		in.span_cyc = span;
 		in.interval = last_exit != 0;
+		in.seq = seq++;
 		now = in.t1_cyc;
 		calls++;
 		total_cyc += d;
@@ -96,6 +99,7 @@ struct caller {
 		in.t1_cyc = in.t0_cyc + d;
 		in.span_cyc = phase;
 		in.completion = true;
+		in.seq = seq++;
 		now = in.t1_cyc;
 		calls++;
 		total_cyc += d;
@@ -309,7 +313,7 @@ TEST_CASE("probe windows and the read budget", "[recpolicy]")
 
 	SECTION("a thread without windows never closes one")
 	{
-		CHECK(s.rt.due_cyc == NONE);
+		CHECK(s.rt.grid_mask == NONE);
 		for (int i = 0; i < 2000; i++)
 			s.call(1000, i % 100 ? 20000 : 100 * MS); // samples and long spans kept
 		CHECK(s.reads == 0);
@@ -326,18 +330,16 @@ TEST_CASE("probe windows and the read budget", "[recpolicy]")
 		for (uint64_t i = 0; s.now - start < 20000000000ull; i++)
 			s.call(i % 5000 == 0 ? 300000 : 1000, i % 7919 == 0 ? 400000 : g.gap());
 		double share = (double)s.read_cyc / (double)(s.now - start);
-		CHECK(s.reads > 15000);
+		CHECK(s.reads > 7500);
 		CHECK(share <= NT_REC_READ_BUDGET);
-		CHECK(share >= 0.009); // an instance comes at most 20099 cycles after a read is due
+		CHECK(share >= NT_REC_READ_BUDGET / 2 * 0.9); // the grid keeps it over half
 	}
 
-	SECTION("windows end at blocking collective instances, at their exit")
+	SECTION("windows end at blocking collective instances on the grid, at their exit")
 	{
 		s.windows_open(C);
-		uint64_t due = s.rt.due_cyc;
-		REQUIRE(due == s.now + 100 * C); // the first read is due from the probe's opening
-		// A completion past the due time does not end the window (nor keep a record).
-		s.now = due + 10;
+		REQUIRE(s.rt.grid_mask == 0); // the first instance ends the first window
+		// A completion does not end the window (nor keep a record).
 		CHECK(s.completion(100, 0) == 0);
 		CHECK_FALSE(s.last.close_window);
 		CHECK(s.reads == 0);
@@ -345,26 +347,72 @@ TEST_CASE("probe windows and the read budget", "[recpolicy]")
 		// window spans whole intervals, the point-to-point time within them included.
 		CHECK(s.call(100, 50) == 0);
 		CHECK(s.last.close_window);
+		CHECK(s.last.on_grid);
 		CHECK(s.rt.window_end_cyc == s.now - C);
-		CHECK(s.rt.due_cyc == s.now + 100 * C); // from the read's end
+		// That read took C of the 4 C + 150 cycles since the probe opened: far over the
+		// budget, so the grid widens to 2^m with C / (4 C + 150) / 2^m <= 1 %, m = 5.
+		CHECK(s.rt.grid_mask == 31);
+		CHECK(s.rt.grid_from_cyc == s.now);
+		CHECK(s.rt.spent_cyc == 0);
 	}
 
-	SECTION("a blocking instance entered before the due time leaves the window open")
+	SECTION("an instance off the grid leaves the window open; the grid is ((seq + 1) & mask) == 0")
 	{
 		s.windows_open(C);
-		s.now = s.rt.due_cyc - 1000;
-		CHECK(s.call(5000, 999) == 0); // entered 1 cycle before, exits after the due time
-		CHECK_FALSE(s.last.close_window);
-		CHECK(s.call(100, 0) == 0);
+		s.rt.grid_mask = 7;
+		for (int i = 0; i < 7; i++) { // seq 0 .. 6
+			CHECK(s.call(100, 1000) == 0);
+			CHECK_FALSE(s.last.close_window);
+		}
+		s.call(100, 1000); // seq 7
 		CHECK(s.last.close_window);
+		CHECK(s.reads == 1);
 	}
 
-	SECTION("the next read is due when the estimated cost is 1 % of the time since the read")
+	SECTION("the grid settles where reads cost between half the budget and the budget")
 	{
 		s.windows_open(C);
-		s.now = s.rt.due_cyc;
-		s.call(100, 0);
-		CHECK(s.rt.due_cyc - s.now == 100 * C);
+		// Instances 100 C apart: one read per 2^m instances costs 1 / (100 2^m) of the
+		// time, within (0.5 %, 1 %] only at m = 0 ... reads every instance would cost 1 %:
+		// 10,000 cycles apart, 1 read per 2 instances is 0.25 %... settle and check.
+		for (int i = 0; i < 20000; i++)
+			s.call(1000, 9000);
+		uint64_t mask = s.rt.grid_mask, reads = s.reads, cyc = s.read_cyc, t = s.now;
+		for (int i = 0; i < 20000; i++)
+			s.call(1000, 9000);
+		double share = (double)(s.read_cyc - cyc) / (double)(s.now - t);
+		CHECK(share <= NT_REC_READ_BUDGET);
+		CHECK(share > NT_REC_READ_BUDGET / 2 * 0.9);
+		CHECK(s.rt.grid_mask == mask); // settled: it does not move
+		CHECK(s.reads - reads == 20000 / (mask + 1));
+	}
+
+	SECTION("threads of different costs choose grids that nest: the dearer one reads at the cheaper one's instances")
+	{
+		caller cheap, dear;
+		cheap.windows_open(C);
+		dear.windows_open(3 * C);
+		std::vector<uint64_t> at_cheap, at_dear;
+		for (int i = 0; i < 100000; i++) {
+			cheap.call(1000, 4000);
+			dear.call(1000, 4000);
+			if (cheap.last.on_grid)
+				at_cheap.push_back(cheap.seq - 1);
+			if (dear.last.on_grid)
+				at_dear.push_back(dear.seq - 1);
+		}
+		REQUIRE(dear.rt.grid_mask > cheap.rt.grid_mask);
+		// Past the first reads (the grids widening from m = 0), every read of the dear
+		// thread is at an instance where the cheap one reads too.
+		size_t shared = 0, late = 0;
+		for (uint64_t q : at_dear) {
+			if (q < 100000 / 2)
+				continue;
+			late++;
+			shared += std::binary_search(at_cheap.begin(), at_cheap.end(), q);
+		}
+		CHECK(late > 0);
+		CHECK(shared == late);
 	}
 
 	SECTION("the first estimate is the least of the reads at open")
@@ -376,26 +424,29 @@ TEST_CASE("probe windows and the read budget", "[recpolicy]")
 			nt_recpolicy_windows_open(&s.rt, 7000, costs, NT_REC_FIRST_READS);
 			CHECK(s.rt.read_cost_cyc == (slow == 0 ? C + 1 : C));
 			CHECK(s.rt.window_end_cyc == 0);
-			CHECK(s.rt.due_cyc == 7000 + 100 * s.rt.read_cost_cyc);
+			CHECK(s.rt.grid_mask == 0);
+			CHECK(s.rt.grid_from_cyc == 7000);
 		}
 	}
 
 	SECTION("the estimate is an EWMA of the measured costs")
 	{
 		nt_recpolicy_windows_open(&s.rt, 0, &C, 1);
-		nt_recpolicy_window_closed(&s.rt, 1000, 2000, 2 * C);
+		nt_recpolicy_window_closed(&s.rt, 1000, 2000, 2 * C, false);
 		CHECK(s.rt.read_cost_cyc == (7 * C + 2 * C) / 8);
-		CHECK(s.rt.due_cyc == 2000 + 100 * s.rt.read_cost_cyc);
+		CHECK(s.rt.spent_cyc == 2 * C);
+		CHECK(s.rt.grid_mask == 0); // a record's early read leaves the grid as it is
 		CHECK(s.rt.window_end_cyc == 1000);
 	}
 
 	SECTION("one interrupted read (100x) does not push the next read far away")
 	{
 		nt_recpolicy_windows_open(&s.rt, 0, &C, 1);
-		nt_recpolicy_window_closed(&s.rt, 1, 1, 100 * C);
+		nt_recpolicy_window_closed(&s.rt, 1, 1, 100 * C, false);
 		CHECK(s.rt.read_cost_cyc == (7 * C + 2 * C) / 8); // counted as 2x
+		CHECK(s.rt.spent_cyc == 2 * C);
 		for (int i = 0; i < 100; i++)
-			nt_recpolicy_window_closed(&s.rt, 1, 1, C);
+			nt_recpolicy_window_closed(&s.rt, 1, 1, C, false);
 		CHECK(s.rt.read_cost_cyc <= C + 7); // back to the true cost (integer EWMA)
 	}
 
@@ -403,13 +454,38 @@ TEST_CASE("probe windows and the read budget", "[recpolicy]")
 	{
 		uint64_t big = 100 * C;
 		nt_recpolicy_windows_open(&s.rt, 1000000, &big, 1);
-		CHECK(s.rt.due_cyc == 1000000 + 100 * 100 * C);
+		CHECK(s.rt.read_cost_cyc == big);
+	}
+
+	SECTION("the grid steps: m up while the reads' share is over the budget, down while twice it is within")
+	{
+		nt_recpolicy_windows_open(&s.rt, 0, &C, 1);
+		// C in 100 C: exactly the budget; stays at m = 0.
+		nt_recpolicy_window_closed(&s.rt, 100 * C, 100 * C, C, true);
+		CHECK(s.rt.grid_mask == 0);
+		// C in 10 C: 10 %, 10x the budget: m = 4 (1/16 of the reads: 0.63 %).
+		nt_recpolicy_window_closed(&s.rt, 110 * C, 110 * C, C, true);
+		CHECK(s.rt.grid_mask == 15);
+		// C in 1000 C: 0.1 %: m down by 3 (0.8 %), to m = 1.
+		nt_recpolicy_window_closed(&s.rt, 1110 * C, 1110 * C, C, true);
+		CHECK(s.rt.grid_mask == 1);
+		// Records' early reads count: 3 C spent in 200 C is 1.5 %: m up by 1.
+		nt_recpolicy_window_closed(&s.rt, 1200 * C, 1200 * C, C, false);
+		nt_recpolicy_window_closed(&s.rt, 1250 * C, 1250 * C, C, false);
+		nt_recpolicy_window_closed(&s.rt, 1310 * C, 1310 * C, C, true);
+		CHECK(s.rt.grid_mask == 3);
+		// m never goes under 0 nor over NT_REC_GRID_MAX_BITS.
+		nt_recpolicy_window_closed(&s.rt, 100000 * C, 100000 * C, C, true);
+		CHECK(s.rt.grid_mask == 0);
+		nt_recpolicy_window_closed(&s.rt, 100000 * C, 100000 * C, C, true);
+		CHECK(s.rt.grid_mask == (1ull << NT_REC_GRID_MAX_BITS) - 1);
 	}
 
 	SECTION("a kept instance ends its window early when a read costs at most 5 % of its span")
 	{
 		s.windows_open(C);
-		s.calls_kept(8, 1000, 2000); // thresholds; no read due yet
+		s.rt.grid_mask = (1ull << 20) - 1; // no grid read in this test
+		s.calls_kept(8, 1000, 2000);       // thresholds
 		REQUIRE(s.reads == 0);
 		CHECK(s.call(1000, 20 * C - 1) == (NT_REC_LONG_PHASE | NT_REC_INTERVAL));
 		CHECK(s.reads == 0);
@@ -417,18 +493,19 @@ TEST_CASE("probe windows and the read budget", "[recpolicy]")
 		      (NT_REC_LONG_PHASE | NT_REC_INTERVAL | NT_REC_WINDOW));
 		CHECK(s.reads == 1);
 		CHECK(s.rt.window_end_cyc == s.now - C);
-		// ... and the next read is due from it: the budget counts these reads too.
-		CHECK(s.rt.due_cyc == s.now + 100 * C);
-		// An instance not kept never ends its window before the read is due.
+		CHECK_FALSE(s.last.on_grid);
+		// ... and the budget counts these reads too.
+		CHECK(s.rt.spent_cyc == C);
+		// An instance not kept never ends its window off the grid.
 		CHECK(s.call(1000, 2000) == 0);
 		CHECK(s.reads == 1);
 	}
 
-	SECTION("a record carries the window that a due read ended at its exit")
+	SECTION("a record carries the window that a grid read ended at its exit")
 	{
 		s.windows_open(C);
-		s.now = s.rt.due_cyc;
 		CHECK(s.call(2 * ABS, 0) == (NT_REC_ABSOLUTE | NT_REC_WINDOW));
+		CHECK(s.last.on_grid);
 		CHECK(s.reads == 1); // one read: the record does not end it again
 	}
 
@@ -479,7 +556,8 @@ TEST_CASE("a call site shared by two threads", "[recpolicy]")
 			in.calls = ++calls;
 			total += 1000;
 			spans += in.span_cyc;
-			if (!nt_recpolicy_may_act(&rt, &th, in.calls, in.t0_cyc, 1000, in.span_cyc,
+			in.seq = i;
+			if (!nt_recpolicy_may_act(&rt, &th, in.calls, in.seq, 1000, in.span_cyc,
 						  false))
 				continue;
 			nt_rec_decision d = nt_recpolicy_at_instance(&rt, &th, &in);
@@ -490,7 +568,7 @@ TEST_CASE("a call site shared by two threads", "[recpolicy]")
 			}
 			if (d.close_window) {
 				now += cost;
-				nt_recpolicy_window_closed(&rt, in.t1_cyc, now, cost);
+				nt_recpolicy_window_closed(&rt, in.t1_cyc, now, cost, d.on_grid);
 			}
 		}
 	};
