@@ -153,14 +153,16 @@ block() {
 }
 
 readme() {
-	local name file m dir
-	for spec in "mpich README.md" "mpich doc/linking.md" "ompi doc/linking.md"; do
+	local m file dir
+	for spec in "mpich README.md" "mpich doc/linking.md" "ompi doc/linking.md" \
+		"polling doc/linking.md"; do
 		m=${spec%% *}
 		file=${spec#* }
-		case ",$MPIS," in *",$m,"*) ;; *) echo "skipped (no libnoisetool-$m): $file $m"; continue ;; esac
+		case ",$MPIS,polling," in *",$m,"*) ;; *) echo "skipped (no libnoisetool-$m): $file link-$m"; continue ;; esac
 		dir=$tmp/readme-$m-${file//\//-}
 		mkdir -p "$dir"
 		cp "$HERE/consumer/linked-mpi.c" "$dir/app.c"
+		cp "$HERE/consumer/echo-loop.c" "$dir/loop.c"
 		block "$SOURCE/$file" "link-$m" >"$dir/recipe.sh"
 		[ -s "$dir/recipe.sh" ] || { echo "FAIL: no '<!-- tests/install runs: link-$m -->' block in $file"; fail=1; continue; }
 		echo "\$ # $file, link-$m, PREFIX=$PREFIX"
@@ -170,6 +172,12 @@ readme() {
 			${OMPI_ALLOW_RUN_AS_ROOT:+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1} \
 			timeout 120 bash -e recipe.sh >out 2>&1) ||
 			{ echo "FAIL: the recipe of $file (link-$m) failed as written"; tail -20 "$dir/out"; fail=1; continue; }
+		if [ "$m" = polling ]; then
+			grep -E '^echo-loop: (fds|no fds): 2000 round trips' "$dir/out" | grep -c . | grep -qx 2 ||
+				{ echo "FAIL: $file link-polling: loop's lines are missing"; cat "$dir/out"; fail=1; }
+			grep '^echo-loop' "$dir/out"
+			continue
+		fi
 		grep -q '^linked-mpi: 300 allreduces on 2 ranks, 0 wrong$' "$dir/out" ||
 			{ echo "FAIL: $file link-$m: the program's own line is missing"; cat "$dir/out"; fail=1; }
 		check_sites "$dir/out" app.c 300 2 || { cat "$dir/out"; fail=1; }
