@@ -58,7 +58,8 @@ install_deps() {
 # Every integration is required: configured as 'auto', a machine without Catch2 ran "No tests
 # defined." and one without MPICH did not even register the MPI tests, both as a pass.
 FEATURES=(-Dpapi=enabled -Dlibunwind=enabled -Dwrappers=enabled -Dmpi=all -Dtests=enabled
-          -Dexamples=true -Dfuzz_smoke=enabled)
+          -Dexamples=true -Dfuzz_smoke=enabled
+          -Dpkgconfig.relocatable=true)  # also in default_options; an existing build dir keeps its old value
 
 # The package that provides a dependency meson could not find.
 package_of() {

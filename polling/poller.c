@@ -260,18 +260,18 @@ static void sleeping_share(struct nt_poller *p, uint64_t now)
 		return;
 	int cpu = sched_getcpu();
 	uint64_t ticks;
-	if (cpu < 0 || cpu_busy_ticks(p, cpu, &ticks) != 0)
+	/* Not due yet: no read (/proc/stat costs ~6 us here, nt_poller_decide is called per nap). */
+	if (cpu < 0 || (cpu == p->stat_cpu && now < p->next_stat_ns) ||
+	    cpu_busy_ticks(p, cpu, &ticks) != 0)
 		return;
 	uint64_t own = thread_cpu_ns();
-	if (cpu == p->stat_cpu && now >= p->next_stat_ns) {
+	if (cpu == p->stat_cpu) {
 		double wall = (double)(now - p->stat_wall_ns);
 		double tick_ns = 1e9 / (double)sysconf(_SC_CLK_TCK);
 		double others = (double)(ticks - p->stat_busy_ticks) * tick_ns -
 				(double)(own - p->stat_own_ns);
 		double share = (others - tick_ns) / wall;
 		nt_adapt_cpu_share(&p->adapt, now, share < 0 ? 0 : share);
-	} else if (cpu == p->stat_cpu) {
-		return; /* not yet */
 	}
 	p->stat_cpu = cpu;
 	p->stat_wall_ns = now;

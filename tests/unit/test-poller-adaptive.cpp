@@ -1,6 +1,7 @@
-// Adaptive polling beside a spinner forked onto its CPU: asleep within two share measurements
-// and its first look at spinning, spinning again within a few CPU-accounting reprobes of the
-// spinner's end. It needs a CPU that is free at its start: measured before any test case on each
+// Adaptive polling beside a spinner forked onto its CPU, with fds (nt_poller_wait) and without
+// (nt_poller_decide / nap, as a runtime's own progress loop): asleep within two share
+// measurements and its first look at spinning, spinning again within a few CPU-accounting
+// reprobes of the spinner's end. It needs a CPU that is free at its start: measured before any test case on each
 // CPU of the affinity mask (this thread's run delay while it spins there), 77 with the shares
 // when none is. A competitor that comes later is judged from the CPU's own accounting.
 #define CATCH_CONFIG_RUNNER
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -211,6 +213,112 @@ TEST_CASE("adaptive sleeps soon after a spinner comes onto its CPU, and spins so
 	INFO("spinning again " << to_spin_ms << " ms after the spinner stopped");
 	CHECK(to_spin_ms <= (double)spin_bound_ns / 1e6);
 	std::printf("adaptive: asleep after %.1f ms (bound %.0f), spinning again after %.1f ms "
+		    "(bound %.0f)\n",
+		    to_sleep_ms, (double)sleep_bound_ns / 1e6, to_spin_ms,
+		    (double)spin_bound_ns / 1e6);
+}
+
+// A runtime's progress loop without fds for wait_ns (doc/polling.md, "For runtimes with their
+// own progress loop"): a progress call that finds nothing, the poller's decision asked when
+// the last answer's slice (at most 1 ms) is over, a 10 us nap while it says sleep. Returns the
+// last answer.
+nt_poll_mode progress_loop(nt_poller *p, uint64_t wait_ns, int idle_fd)
+{
+	uint64_t t0 = nt_clock_monotonic_ns(), until = 0, now;
+	nt_poll_mode mode = NT_MODE_SPIN;
+	char c;
+	while ((now = nt_clock_monotonic_ns()) - t0 < wait_ns) {
+		if (read(idle_fd, &c, 1) == 1) // the progress call: nothing ever comes
+			nt_poller_event(p);
+		if (now >= until) {
+			uint64_t slice;
+			mode = nt_poller_decide(p, &slice);
+			until = now + (slice < MS ? slice : MS);
+		}
+		if (mode == NT_MODE_SLEEP)
+			nt_poller_nap(p, 10000);
+	}
+	return mode;
+}
+
+TEST_CASE("the no-fd decision: spin on a free CPU, sleep soon after a spinner comes onto it, "
+	  "spin again soon after it leaves")
+{
+	nt_poller_config cfg = NT_POLLER_CONFIG_DEFAULT;
+	cfg.timer_slack_ns = 1000;
+	REQUIRE(free_cpu >= 0);
+	REQUIRE(nt_pin_self(free_cpu) == 0);
+	pipe_pair pp;
+	REQUIRE(fcntl(pp.fd[0], F_SETFL, O_NONBLOCK) == 0);
+	nt_poller *p;
+	REQUIRE(nt_poller_create(&p, &cfg) == 0);
+	struct destroy {
+		nt_poller *p;
+		~destroy() { nt_poller_destroy(p); }
+	} guard{ p };
+	nt_poller_stats st;
+
+	// Free CPU: the answer is spin, measured as free (else a competitor came: nothing judged).
+	uint64_t d0 = run_delay_ns(), w0 = nt_clock_monotonic_ns();
+	nt_poll_mode m = progress_loop(p, 100 * MS, pp.fd[0]);
+	double share1 = (double)(run_delay_ns() - d0) / (double)(nt_clock_monotonic_ns() - w0);
+	nt_poller_get_stats(p, &st);
+	if ((m != NT_MODE_SPIN || st.contended) && share1 > cfg.contended_share)
+		skip("a competitor came onto CPU " + std::to_string(free_cpu) +
+		     " before the spinner: this thread waited " + pct(share1) + " of the free phase");
+	INFO("free phase: answer " << m << ", competitor share " << st.competitor_share << " ("
+				   << st.share_measurements << " measurements)");
+	CHECK(m == NT_MODE_SPIN);
+	CHECK(st.share_measurements >= 5); // 100 ms of spinning, one per measure_ns (10 ms)
+	CHECK(st.competitor_share < cfg.contended_share);
+	CHECK(st.sleep_ns == 0); // no nap
+
+	// A spinner on its CPU: two share measurements over contended_share, the first look at
+	// spinning (trial_ns / 2), then sleep (no events to compare: the competitor gets the CPU).
+	spinner hog(free_cpu, 20);
+	const uint64_t sleep_bound_ns =
+		(NT_ADAPT_SHARED_AFTER + 1) * cfg.measure_ns + cfg.trial_ns / 2 + 50 * MS;
+	uint64_t t0 = nt_clock_monotonic_ns(), slept_at = 0;
+	while (nt_clock_monotonic_ns() - t0 < 2000 * MS)
+		if (progress_loop(p, MS, pp.fd[0]) == NT_MODE_SLEEP) {
+			slept_at = nt_clock_monotonic_ns();
+			break;
+		}
+	REQUIRE(slept_at);
+	const double to_sleep_ms = (double)(slept_at - t0) / 1e6;
+	INFO("asleep " << to_sleep_ms << " ms after the spinner started");
+	CHECK(to_sleep_ms <= (double)sleep_bound_ns / 1e6);
+	progress_loop(p, 300 * MS, pp.fd[0]);
+	nt_poller_get_stats(p, &st);
+	CHECK(st.contended);
+	CHECK(nt_poller_preference(p) == NT_MODE_SLEEP);
+	CHECK(st.sleep_ns > 100 * MS); // it napped most of the 300 ms
+
+	// The spinner leaves: free again after free_after reprobes of the CPU's accounting under
+	// free_share in a row (after the one that still saw the spinner); twice that as the bound.
+	hog.stop();
+	const uint64_t spin_bound_ns = 2 * (NT_ADAPT_FREE_AFTER + 1) * cfg.reprobe_ns;
+	cpu_reading first, last;
+	bool have_first = read_cpu(free_cpu, &first);
+	uint64_t t1 = nt_clock_monotonic_ns(), spun_at = 0;
+	while (nt_clock_monotonic_ns() - t1 < 3000 * MS) {
+		m = progress_loop(p, MS, pp.fd[0]);
+		nt_poller_get_stats(p, &st);
+		if (m == NT_MODE_SPIN && !st.contended) {
+			spun_at = nt_clock_monotonic_ns();
+			break;
+		}
+	}
+	const double to_spin_ms = spun_at ? (double)(spun_at - t1) / 1e6 : -1;
+	if ((!spun_at || to_spin_ms > (double)spin_bound_ns / 1e6) && have_first &&
+	    read_cpu(free_cpu, &last) && others_share(first, last) >= cfg.free_share)
+		skip("CPU " + std::to_string(free_cpu) +
+		     " did not become free after the spinner stopped: others used " +
+		     pct(others_share(first, last)) + " of it");
+	REQUIRE(spun_at);
+	INFO("spinning again " << to_spin_ms << " ms after the spinner stopped");
+	CHECK(to_spin_ms <= (double)spin_bound_ns / 1e6);
+	std::printf("no-fd decision: asleep after %.1f ms (bound %.0f), spinning again after %.1f ms "
 		    "(bound %.0f)\n",
 		    to_sleep_ms, (double)sleep_bound_ns / 1e6, to_spin_ms,
 		    (double)spin_bound_ns / 1e6);
