@@ -349,9 +349,9 @@ TEST_CASE("probe windows and the read budget", "[recpolicy]")
 		CHECK(s.last.close_window);
 		CHECK(s.last.on_grid);
 		CHECK(s.rt.window_end_cyc == s.now - C);
-		// That read took C of the 4 C + 150 cycles since the probe opened: far over the
-		// budget, so the grid widens to 2^m with C / (4 C + 150) / 2^m <= 1 %, m = 5.
-		CHECK(s.rt.grid_mask == 31);
+		// That read took C of the C + 150 cycles since the probe opened: far over the
+		// budget, so the grid widens to 2^m with C / (C + 150) / 2^m <= 1 %, m = 7.
+		CHECK(s.rt.grid_mask == 127);
 		CHECK(s.rt.grid_from_cyc == s.now);
 		CHECK(s.rt.spent_cyc == 0);
 	}
@@ -384,7 +384,8 @@ TEST_CASE("probe windows and the read budget", "[recpolicy]")
 		CHECK(share <= NT_REC_READ_BUDGET);
 		CHECK(share > NT_REC_READ_BUDGET / 2 * 0.9);
 		CHECK(s.rt.grid_mask == mask); // settled: it does not move
-		CHECK(s.reads - reads == 20000 / (mask + 1));
+		// One read per instance numbered seq with (seq + 1) a multiple of mask + 1.
+		CHECK(s.reads - reads == 40000 / (mask + 1) - 20000 / (mask + 1));
 	}
 
 	SECTION("threads of different costs choose grids that nest: the dearer one reads at the cheaper one's instances")
@@ -477,7 +478,10 @@ TEST_CASE("probe windows and the read budget", "[recpolicy]")
 		// m never goes under 0 nor over NT_REC_GRID_MAX_BITS.
 		nt_recpolicy_window_closed(&s.rt, 100000 * C, 100000 * C, C, true);
 		CHECK(s.rt.grid_mask == 0);
-		nt_recpolicy_window_closed(&s.rt, 100000 * C, 100000 * C, C, true);
+		// Reads of over 2 C in 1 cycle: 10^4 x, 10^6 x the budget: m = 20, then 40 at most.
+		nt_recpolicy_window_closed(&s.rt, 100000 * C + 1, 100000 * C + 1, 100 * C, true);
+		CHECK(s.rt.grid_mask == (1ull << 20) - 1);
+		nt_recpolicy_window_closed(&s.rt, 100000 * C + 2, 100000 * C + 2, 100 * C, true);
 		CHECK(s.rt.grid_mask == (1ull << NT_REC_GRID_MAX_BITS) - 1);
 	}
 
