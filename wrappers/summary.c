@@ -65,16 +65,21 @@ static uint64_t site_key(const struct nt_site *s, char *loc, size_t size)
 
 /* Laid out for few reductions: one MAX over the uint64 pair (~key_min, key_max), one SUM over
  * calls, time_ns, time2 and the rank's app and MPI seconds, one MAX over time_max, one MAX over
- * the int pair (-owner, fn). */
+ * -owner. */
 struct slots {
 	uint64_t key_not_min[SLOTS]; /* ~smallest key (MAX of ~key = ~MIN of key) */
 	uint64_t key_max[SLOTS];
 	double calls[SLOTS], time_ns[SLOTS], time2[SLOTS], sum[2];
 	double time_max[SLOTS];
 	int not_owner[SLOTS];      /* -lowest rank that has the slot */
-	int fn[SLOTS];             /* function id (MAX; equal on every rank unless merged) */
 	uint64_t key_min[SLOTS];   /* ~key_not_min, after the reduction */
 	int owner[SLOTS];          /* -not_owner, after the reduction */
+};
+
+/* A top slot's name, formatted by its owner rank: its largest site's function and location. */
+struct top_site {
+	int fn;
+	char loc[LOC_LEN];
 };
 
 /* qsort has no context argument: the slots being sorted (finalize is single-threaded). */
@@ -91,15 +96,15 @@ void nt_summary_write(const struct nt_runtime *rt)
 	/* Reduced in place: one copy of the slots (72 KiB), and location strings only for the
 	 * TOP slots, formatted by their owners once the top is known. */
 	struct slots *all = calloc(1, sizeof *all);
-	struct nt_site **first = calloc(SLOTS, sizeof *first); /* the slot's first site here */
-	char (*locs)[LOC_LEN] = calloc(TOP, LOC_LEN);
+	/* The slot's site with the most time here: the one a shared slot is named after. */
+	struct nt_site **first = calloc(SLOTS, sizeof *first);
+	struct top_site *locs = calloc(TOP, sizeof *locs);
 	if (!all || !first || !locs)
 		goto out;
 	struct slots *local = all;
 	for (int i = 0; i < SLOTS; i++) {
 		local->key_min[i] = UINT64_MAX;
 		local->owner[i] = INT_MAX;
-		local->fn[i] = -1;
 	}
 	size_t it = 0;
 	double local_mpi_ns = 0;
@@ -109,14 +114,13 @@ void nt_summary_write(const struct nt_runtime *rt)
 		uint64_t key = site_key(s, NULL, 0);
 		int k = (int)(key % SLOTS);
 		double t = nt_clock_cyc_to_ns(s->total_cyc);
-		if (!first[k])
+		if (!first[k] || s->total_cyc > first[k]->total_cyc)
 			first[k] = s;
 		local->key_min[k] = key < local->key_min[k] ? key : local->key_min[k];
 		local->key_max[k] = key > local->key_max[k] ? key : local->key_max[k];
 		local->calls[k] += (double)s->calls;
 		local->time_ns[k] += t;
 		local->owner[k] = rt->rank;
-		local->fn[k] = (int)s->fn;
 		if (!s->nonblocking)
 			local_mpi_ns += t;
 	}
@@ -149,7 +153,7 @@ void nt_summary_write(const struct nt_runtime *rt)
 			&r[n++]);
 	PMPI_Iallreduce(MPI_IN_PLACE, all->calls, 3 * SLOTS + 2, MPI_DOUBLE, MPI_SUM, c, &r[n++]);
 	PMPI_Iallreduce(MPI_IN_PLACE, all->time_max, SLOTS, MPI_DOUBLE, MPI_MAX, c, &r[n++]);
-	PMPI_Iallreduce(MPI_IN_PLACE, all->not_owner, 2 * SLOTS, MPI_INT, MPI_MAX, c, &r[n++]);
+	PMPI_Iallreduce(MPI_IN_PLACE, all->not_owner, SLOTS, MPI_INT, MPI_MAX, c, &r[n++]);
 	PMPI_Iallreduce(mine, loc, 4, MPI_DOUBLE_INT, MPI_MAXLOC, c, &r[n++]);
 	nt_toolwait_all(n, r, MPI_STATUSES_IGNORE, NT_TOOLWAIT_SPIN_NS);
 	for (int k = 0; k < SLOTS; k++) {
@@ -170,14 +174,16 @@ void nt_summary_write(const struct nt_runtime *rt)
 	n = 0;
 	for (int i = 0; i < ntop; i++) {
 		int k = order[i];
-		if (rt->rank == all->owner[k])
-			site_key(first[k], locs[i], LOC_LEN);
+		if (rt->rank == all->owner[k]) {
+			site_key(first[k], locs[i].loc, LOC_LEN);
+			locs[i].fn = (int)first[k]->fn;
+		}
 		if (all->owner[k] == 0 || rt->size == 1)
 			continue;
 		if (rt->rank == all->owner[k])
-			PMPI_Isend(locs[i], LOC_LEN, MPI_CHAR, 0, k, c, &r[n++]);
+			PMPI_Isend(&locs[i], sizeof *locs, MPI_BYTE, 0, k, c, &r[n++]);
 		else if (rt->rank == 0)
-			PMPI_Irecv(locs[i], LOC_LEN, MPI_CHAR, all->owner[k], k, c, &r[n++]);
+			PMPI_Irecv(&locs[i], sizeof *locs, MPI_BYTE, all->owner[k], k, c, &r[n++]);
 	}
 	nt_toolwait_all(n, r, MPI_STATUSES_IGNORE, NT_TOOLWAIT_SPIN_NS);
 	if (rt->rank != 0)
@@ -204,11 +210,16 @@ void nt_summary_write(const struct nt_runtime *rt)
 		double mean = all->time_ns[k] / P;
 		double var = all->time2[k] / P - mean * mean;
 		double cov = mean > 0 ? sqrt(var > 0 ? var : 0) / mean : 0;
-		const char *name = all->fn[k] >= 0 && all->fn[k] < NT_FN_COUNT ? nt_fn_name[all->fn[k]]
+		const char *name = locs[i].fn >= 0 && locs[i].fn < NT_FN_COUNT ? nt_fn_name[locs[i].fn]
 										: "?";
-		fprintf(f, "noisetool:   %-22s %-44s %12.0f %12.3f %12.3f %6.3f%s\n", name, locs[i],
-			all->calls[k], all->time_ns[k] / 1e6, all->time_max[k] / 1e6, cov,
-			all->key_min[k] != all->key_max[k] ? " (slot shared by several sites)" : "");
+		/* Sites whose keys share a slot are summed in it: it is named after its largest
+		 * site on its owner rank, and its numbers are the slot's (the log has each). */
+		fprintf(f, "noisetool:   %-22s %-44s %12.0f %12.3f %12.3f %6.3f%s\n", name,
+			locs[i].loc, all->calls[k], all->time_ns[k] / 1e6, all->time_max[k] / 1e6,
+			cov,
+			all->key_min[k] != all->key_max[k]
+				? " (with other sites summed in its slot; noisetool report has each)"
+				: "");
 	}
 out:
 	free(all);
