@@ -36,6 +36,8 @@
 #include <noisetool/poller.h>
 
 #include "../common/duty-load.h"
+#define EXAMPLE_NAME "dsm-pages"
+#include "../common/example-util.h"
 
 enum { PAGE_BYTES = 4096, MAX_PAGES = 65536, MAGIC = 0x44534d50 /* DSMP */ };
 enum op { OP_READ = 1, OP_WRITE = 2, OP_REPLY = 0x80 };
@@ -74,66 +76,6 @@ static const char usage[] =
 	"--work-us W: the home computes W us per request (default 0). --nap-us U: adaptive's nap\n"
 	"while it sleeps (default 10, with 1 us timer slack). The client runs on the first CPU of\n"
 	"the affinity mask, the home on the second (the first when there is one), unless given.\n";
-
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-__attribute__((format(printf, 1, 2), noreturn)) static void die(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "dsm-pages: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n(see dsm-pages --help)\n");
-	va_end(ap);
-	exit(2);
-}
-
-static long num(const char *opt, const char *v, long min, long max)
-{
-	char *end;
-	if (!v)
-		die("%s needs a value", opt);
-	errno = 0;
-	long x = strtol(v, &end, 10);
-	if (end == v || *end || errno || x < min || x > max)
-		die("%s: expected a whole number from %ld to %ld", opt, min, max);
-	return x;
-}
-
-static double real(const char *opt, const char *v, double min, double max)
-{
-	char *end;
-	if (!v)
-		die("%s needs a value", opt);
-	double x = strtod(v, &end);
-	if (end == v || *end || !(x >= min && x <= max))
-		die("%s: expected a number from %g to %g", opt, min, max);
-	return x;
-}
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (cpu >= 0 && sched_setaffinity(0, sizeof set, &set) != 0) {
-		fprintf(stderr, "dsm-pages: cannot run on CPU %d: %s\n", cpu, strerror(errno));
-		_exit(1);
-	}
-}
 
 /* The bytes of version v of a page: every word a hash of (page, version, word). */
 static void fill(unsigned char *data, uint32_t page, uint32_t version)
@@ -239,18 +181,6 @@ struct home_opts {
 	uint64_t nap_ns;
 };
 
-static void work_us(long us)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	uint64_t end = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec + (uint64_t)us * 1000;
-	for (;;) {
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-		if ((uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec >= end)
-			return;
-	}
-}
-
 static int udp_socket(void)
 {
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -347,12 +277,6 @@ struct client_opts {
 	double seconds, warmup;
 	uint64_t nap_ns;
 };
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
 
 /* Requests for o->seconds after o->warmup (or exactly o->requests), one outstanding. */
 static int client(const struct client_opts *o, struct client_stats *out)
@@ -464,21 +388,6 @@ static int client(const struct client_opts *o, struct client_stats *out)
 /* ---- matrix ---- */
 
 /* CPU time of a process so far, ns (/proc/PID/schedstat's run time). */
-static uint64_t proc_cpu_ns(pid_t pid)
-{
-	char path[64], buf[128];
-	snprintf(path, sizeof path, "/proc/%d/schedstat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	return strtoull(buf, NULL, 10);
-}
-
 /* Busy time (everything but idle and iowait) of one CPU so far, ns, from /proc/stat (10 ms
  * ticks); 0 when unreadable. */
 static uint64_t cpu_busy_ns(int cpu)
@@ -501,14 +410,6 @@ static uint64_t cpu_busy_ns(int cpu)
 		return 0;
 	uint64_t ticks = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
 	return ticks * (1000000000u / (uint64_t)sysconf(_SC_CLK_TCK));
-}
-
-static void reap(pid_t pid, int sig)
-{
-	if (pid <= 0)
-		return;
-	kill(pid, sig);
-	waitpid(pid, NULL, 0);
 }
 
 struct run {
@@ -600,37 +501,7 @@ static int run_one(const struct setup *su, enum nt_poll_policy policy, struct ru
 
 enum { MAX_REPEAT = 15, MAX_POL = 3 };
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median_of(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* The client on the first CPU of the affinity mask, the home on the second (or the first). */
-static void default_cpus(int *home_cpu, int *client_cpu)
-{
-	cpu_set_t set;
-	*home_cpu = *client_cpu = -1;
-	if (sched_getaffinity(0, sizeof set, &set) != 0)
-		return;
-	for (int c = 0; c < CPU_SETSIZE && *home_cpu < 0; c++) {
-		if (!CPU_ISSET(c, &set))
-			continue;
-		if (*client_cpu < 0)
-			*client_cpu = c;
-		else
-			*home_cpu = c;
-	}
-	if (*home_cpu < 0)
-		*home_cpu = *client_cpu;
-}
-
 static const char *mode_name(enum nt_poll_mode m)
 {
 	return m == NT_MODE_SPIN ? "spin" : "sleep";

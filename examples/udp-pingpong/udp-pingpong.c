@@ -32,6 +32,8 @@
 #include <noisetool/poller.h>
 
 #include "../common/duty-load.h"
+#define EXAMPLE_NAME "udp-pingpong"
+#include "../common/example-util.h"
 
 enum { MAX_DGRAM = 65507 };
 
@@ -63,75 +65,6 @@ static const char usage[] =
 	"        --json FILE writes the table (the medians and ratios) as JSON (schema\n"
 	"        noisetool-udp-pingpong/1, doc/html.md), opened before the first run.\n";
 
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-static uint64_t cpu_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-__attribute__((format(printf, 1, 2), noreturn)) static void die(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "udp-pingpong: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n(see udp-pingpong --help)\n");
-	va_end(ap);
-	exit(2);
-}
-
-static long num(const char *opt, const char *v, long min, long max)
-{
-	char *end;
-	if (!v)
-		die("%s needs a value", opt);
-	errno = 0;
-	long x = strtol(v, &end, 10);
-	if (end == v || *end || errno || x < min || x > max)
-		die("%s: expected a whole number in range", opt);
-	return x;
-}
-
-static double real(const char *opt, const char *v, double min, double max)
-{
-	char *end;
-	if (!v)
-		die("%s needs a value", opt);
-	double x = strtod(v, &end);
-	if (end == v || *end || !(x >= min && x <= max))
-		die("%s: expected a number in range", opt);
-	return x;
-}
-
-static void pin(int cpu)
-{
-	if (cpu < 0)
-		return;
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof set, &set) != 0) {
-		fprintf(stderr, "udp-pingpong: cannot run on CPU %d: %s\n", cpu, strerror(errno));
-		exit(1);
-	}
-}
-
 static int udp_socket(int port, bool bind_it)
 {
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -162,13 +95,6 @@ struct server_opts {
 	enum nt_poll_backend backend;
 	int ready_fd; /* matrix: the bound port is written here */
 };
-
-static void work_us(long us)
-{
-	uint64_t end = cpu_ns() + (uint64_t)us * 1000;
-	while (cpu_ns() < end)
-		;
-}
 
 static int server(const struct server_opts *o)
 {
@@ -248,12 +174,6 @@ struct rtt_stats {
 	double mean_us, median_us, p99_us, p999_us, max_us;
 };
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
-
 /* Ping-pong for count round trips or seconds (after warmup seconds not counted). */
 static int client_run(int port, long count, double seconds, double warmup, long size, int cpu,
 		      struct rtt_stats *out)
@@ -331,44 +251,9 @@ static pid_t start_load(int duty, int cpu, unsigned max_seconds)
 }
 
 /* CPU time of a process so far, ns (its threads' schedstat run time). */
-static uint64_t proc_cpu_ns(pid_t pid)
-{
-	char path[64], buf[128];
-	snprintf(path, sizeof path, "/proc/%d/schedstat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	return strtoull(buf, NULL, 10);
-}
-
-static void reap(pid_t pid, int sig)
-{
-	if (pid <= 0)
-		return;
-	kill(pid, sig);
-	waitpid(pid, NULL, 0);
-}
-
 enum { MAX_REPEAT = 15 };
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /* The median of v[0..n) (v is sorted in place). */
-static double median_of(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 struct cell {
 	long size, work_us;
 	int load;
@@ -502,24 +387,6 @@ static void print_ratios(const enum nt_poll_policy *pols, int npol, struct cell 
 /* The matrix's default CPUs: the client on the first CPU this process may run on, the server
  * and its load on the second, or on the same one when the mask has one (fixed CPUs 0 and 1
  * failed in a cpuset without them). -1 (unpinned) when the mask cannot be read. */
-static void default_cpus(int *server_cpu, int *client_cpu)
-{
-	cpu_set_t set;
-	*server_cpu = *client_cpu = -1;
-	if (sched_getaffinity(0, sizeof set, &set) != 0)
-		return;
-	for (int c = 0; c < CPU_SETSIZE && *server_cpu < 0; c++) {
-		if (!CPU_ISSET(c, &set))
-			continue;
-		if (*client_cpu < 0)
-			*client_cpu = c;
-		else
-			*server_cpu = c;
-	}
-	if (*server_cpu < 0)
-		*server_cpu = *client_cpu;
-}
-
 /* The JSON document's rows: the table's, as printed. */
 struct json_row {
 	long size, work_us, load_pct;
