@@ -334,6 +334,22 @@ nt_fast_site(struct nt_thread *t, bool collective, bool typed, enum nt_fn fn, vo
 	return s;
 }
 
+/* The end of a fast-path call that read t0 and t1 around the real call, which returned rc, with
+ * its site s from nt_fast_site (NULL: a cache missed; then the slow way, out of line); fold:
+ * the site's previous duration is still pending. */
+static inline __attribute__((always_inline)) int
+nt_fast_finish(struct nt_thread *t, struct nt_site *s, struct nt_comm *cs, uint64_t t0,
+	       uint64_t t1, bool collective, bool typed, enum nt_fn fn, void *ret, MPI_Comm comm,
+	       uint64_t count, MPI_Datatype type, bool fold, int rc)
+{
+	if (NT_UNLIKELY(!s)) {
+		t->slow = (struct nt_call){ t0, t1 };
+		return nt_fast_end_slow(fn, ret, collective ? comm : MPI_COMM_NULL, count,
+					typed ? type : MPI_DATATYPE_NULL, rc);
+	}
+	return nt_fast_books(t, s, cs, t0, t1, collective, typed, count, fold, rc);
+}
+
 /* A fast-path call's end when nothing was done before the real call (a send: what follows
  * it is off the critical path, the reply being a round trip away): the call (nt_fast_begin)
  * read t0 and t1 around the real call, which returned rc; a blocking collective (collective, a
@@ -349,19 +365,15 @@ nt_fast_end(struct nt_thread *t, uint64_t t0, uint64_t t1, bool collective, bool
 {
 	struct nt_comm *cs;
 	struct nt_site *s = nt_fast_site(t, collective, typed, fn, ret, comm, type, &cs);
-	if (NT_UNLIKELY(!s)) {
-		t->slow = (struct nt_call){ t0, t1 };
-		return nt_fast_end_slow(fn, ret, collective ? comm : MPI_COMM_NULL, count,
-					typed ? type : MPI_DATATYPE_NULL, rc);
-	}
-	return nt_fast_books(t, s, cs, t0, t1, collective, typed, count, true, rc);
+	return nt_fast_finish(t, s, cs, t0, t1, collective, typed, fn, ret, comm, count, type,
+			      true, rc);
 }
 
-/* The same split in two for a call that waits for others (a receive, a wait or test, a
- * collective): what does not depend on the call's own times -- finding the site, folding its
- * previous duration -- is done before the real call, while the rank would wait anyway, so that
- * what runs between the message's arrival and the application's next step is only the books
- * of the call's own times (nt_fast_late). NULL: a cache missed. */
+/* The same split in two for a call that only waits for others (a receive, a wait or test):
+ * what does not depend on the call's own times -- finding the site, folding its previous
+ * duration -- is done before the real call, while the rank would wait anyway, so that what
+ * runs between the message's arrival and the application's next step is only the books of the
+ * call's own times (nt_fast_late). NULL: a cache missed. */
 static inline __attribute__((always_inline)) struct nt_site *
 nt_fast_early(struct nt_thread *t, bool collective, bool typed, enum nt_fn fn, void *ret,
 	      MPI_Comm comm, MPI_Datatype type, struct nt_comm **csp)
@@ -382,12 +394,8 @@ nt_fast_late(struct nt_thread *t, struct nt_site *s, struct nt_comm *cs, uint64_
 	     uint64_t t1, bool collective, bool typed, enum nt_fn fn, void *ret, MPI_Comm comm,
 	     uint64_t count, MPI_Datatype type, int rc)
 {
-	if (NT_UNLIKELY(!s)) {
-		t->slow = (struct nt_call){ t0, t1 };
-		return nt_fast_end_slow(fn, ret, collective ? comm : MPI_COMM_NULL, count,
-					typed ? type : MPI_DATATYPE_NULL, rc);
-	}
-	return nt_fast_books(t, s, cs, t0, t1, collective, typed, count, false, rc);
+	return nt_fast_finish(t, s, cs, t0, t1, collective, typed, fn, ret, comm, count, type,
+			      false, rc);
 }
 
 #endif /* WRAPPERS_CALL_H */
