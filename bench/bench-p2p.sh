@@ -3,8 +3,11 @@
 # 64 bytes (one rank per CPU) with no preload, a bare MPI_Send/MPI_Recv wrapper that only reads
 # the counter twice (the floor), the timing level and the default level of the library. Runs
 # are alternated (the order rotates every pair) and share one environment size per pair, as
-# bench-overhead.sh does; each run gives a median one-way latency per size; the summary shows,
-# per size, the median over pairs of each mode's ratio to the run without preload.
+# bench-overhead.sh does. Each batch follows a reference batch through PMPI, which no wrapper
+# sees; each run gives, per size, a median one-way latency and the median per-batch ratio to the
+# reference, and a mode's cost relative to another is the ratio of their runs' ratios in a pair
+# (the VM's speed states cancel). The summary shows, per size, the median over pairs of each
+# mode's ratio to the run without preload.
 # Budget (DESIGN.md section 5): default <= 1.05x no tool for every size of 1-64 B.
 # With NT_BENCH_BASELINE_LIB set to another build of the library (the commit before a change),
 # its default level runs in the same rotation as mode "baseline" (baseline/none and
@@ -29,7 +32,7 @@ MIN_PAIRS=5
 RANDOM=42 # the same layouts every time the bench runs
 
 # One run of a mode, in an environment of the pair's size (bench_equal_env, bench-lib.sh):
-# "SIZE NS" per message size.
+# "SIZE NS REFERENCE_NS RATIO" per message size.
 run() {
 	local mode=$1 base=$2 env=()
 	case $mode in
@@ -39,16 +42,17 @@ run() {
 	default) env=(LD_PRELOAD "$LIB") ;;
 	baseline) env=(LD_PRELOAD "$BASELINE") ;;
 	esac
-	bench_equal_env "$base" "$logs" "${env[@]}" -- "$PROG" "$BATCHES" 2>/dev/null |
-		awk '/median_one_way_ns/ { print $2, $4 }'
+	bench_equal_env "$base" "$logs" "${env[@]}" -- "$PROG" "$BATCHES" 100 ref 2>/dev/null |
+		awk '/median_one_way_ns/ && $8 > 0 { print $2, $4, $6, $8 }'
 }
 
 nt_tmpdir
 logs=$tmp # every mode gets it (equal environments); the logs are not kept
-declare -A lat # lat[pair,mode,size]: the run's median one-way latency in ns
+declare -A lat ref q # [pair,mode,size]: the run's median one-way latency in ns, its
+# reference's, and its median ratio to the reference
 printf "bench-p2p: %d pairs, %d batches of 100 round trips per size and run, 2 ranks, one per CPU of the mask\n" \
 	"$PAIRS" "$BATCHES"
-printf "one-way latency in ns (half a round trip), median over batches\n\n"
+printf "one-way latency in ns (half a round trip), median over batches / median ratio to the reference\n\n"
 printf "%4s %-8s" pair mode
 printf " %8s" "${sizes[@]/%/ B}"
 echo
@@ -57,28 +61,28 @@ for p in $(seq 1 "$PAIRS"); do
 	# Rotate the order so that no mode always runs first.
 	for ((k = 0; k < ${#modes[@]}; k++)); do
 		m=${modes[$(((k + p) % ${#modes[@]}))]}
-		while read -r s ns; do
-			lat[$p,$m,$s]=$ns
+		while read -r s ns r qq; do
+			lat[$p,$m,$s]=$ns ref[$p,$m,$s]=$r q[$p,$m,$s]=$qq
 		done < <(run "$m" "$base")
 		printf "%4d %-8s" "$p" "$m"
 		for s in "${sizes[@]}"; do
-			printf " %8s" "${lat[$p,$m,$s]:--}"
+			printf " %15s" "${lat[$p,$m,$s]:--}/${q[$p,$m,$s]:--}"
 		done
 		echo
 	done
 done
 
-# This VM switches between a fast state and a slow one now and then (here 100-130 ns against
-# 340-400 ns one way, 2.5-3.5x). A run is in the slow state when its latency is 1.8x or more
-# the fastest run of that size in any mode -- wider than any overhead the wrappers could add
-# to it, so an expensive mode is never mistaken for the slow state; bench-overhead.sh's window
-# of 0.8-1.3x around the run without preload would hide a wrapper that costs more than 1.3x.
-# A pair's size whose four runs are not all in one state straddles a switch and is left out.
+# This VM switches between a fast state and a slow one now and then (here 100-180 ns against
+# 340-550 ns one way, 2.5-3.5x). The ratio to the reference follows the message across
+# states, but the tool's cost is partly a fixed number of ns, a smaller share of a slow
+# message: so a run is in the slow state when its reference (no wrapper in it) took 1.8x or
+# more the fastest reference of that size in any run, and a pair's size whose runs are not all
+# in one state straddles a switch and is left out.
 declare -A fastest state
 for s in "${sizes[@]}"; do
 	fastest[$s]=$(for p in $(seq 1 "$PAIRS"); do
 		for m in "${modes[@]}"; do
-			echo "${lat[$p,$m,$s]:-}"
+			echo "${ref[$p,$m,$s]:-}"
 		done
 	done | awk 'NF && ($1 < min || min == "") { min = $1 } END { print min }')
 done
@@ -86,7 +90,7 @@ for p in $(seq 1 "$PAIRS"); do
 	for s in "${sizes[@]}"; do
 		st=
 		for m in "${modes[@]}"; do
-			v=${lat[$p,$m,$s]:-}
+			v=${ref[$p,$m,$s]:-}
 			if [ -z "$v" ] || [ -z "${fastest[$s]}" ]; then
 				st=missing
 				break
@@ -102,13 +106,14 @@ for p in $(seq 1 "$PAIRS"); do
 	done
 done
 
-# median over the pairs of one state: median EXPR STATE SIZE, EXPR in mode names (a/b or a).
+# median over the pairs of one state: median EXPR STATE SIZE, EXPR in mode names: a/b (the
+# ratio of their runs' ratios to the reference) or a (its latency).
 median() {
 	local expr=$1 class=$2 s=$3 p
 	for p in $(seq 1 "$PAIRS"); do
 		[ "${state[$p,$s]}" = "$class" ] || continue
 		case $expr in
-		*/*) echo "${lat[$p,${expr%/*},$s]} / ${lat[$p,${expr#*/},$s]}" | bc -l ;;
+		*/*) echo "${q[$p,${expr%/*},$s]} / ${q[$p,${expr#*/},$s]}" | bc -l ;;
 		*) echo "${lat[$p,$expr,$s]}" ;;
 		esac
 	done | sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%.3f", v[int((NR + 1) / 2)]; else printf "-" }'
@@ -141,10 +146,10 @@ for class in fast slow; do
 	any=1
 	echo
 	if [ $class = fast ]; then
-		echo "fast state (runs under 1.8x the fastest run of their size; fastest 1 B run ${fastest[1]} ns):" \
+		echo "fast state (references under 1.8x the fastest of their size; fastest 1 B reference ${fastest[1]} ns):" \
 			"medians over pairs, ratios taken within each pair"
 	else
-		echo "slow state (runs at 1.8x the fastest run of their size or more):" \
+		echo "slow state (references at 1.8x the fastest of their size or more):" \
 			"medians over pairs, ratios taken within each pair"
 	fi
 	printf "%6s %5s %9s %9s %9s %9s %10s %10s %11s" size pairs "none ns" "bare ns" \

@@ -27,8 +27,25 @@ static void pingpong(int rank, char *buf, int bytes, int n)
 	}
 }
 
-/* p2p-loop [BATCHES [ROUND_TRIPS_PER_BATCH]]: one clock read per batch, so that timing the
- * loop does not dilute the wrappers' cost. */
+/* The same through PMPI, which no wrapper sees: the reference. */
+static void pingpong_ref(int rank, char *buf, int bytes, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (rank == 0) {
+			PMPI_Send(buf, bytes, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+			PMPI_Recv(buf, bytes, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		} else {
+			PMPI_Recv(buf, bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			PMPI_Send(buf, bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+		}
+	}
+}
+
+/* p2p-loop [BATCHES [ROUND_TRIPS_PER_BATCH [ref]]]: one clock read per batch, so that timing
+ * the loop does not dilute the wrappers' cost. With "ref", each batch follows a reference batch
+ * through PMPI, and rank 0 also prints the median reference latency and the median over batches
+ * of (batch / its reference): the VM's speed states, seconds to minutes each, cancel in it
+ * (overhead-loop.c). */
 int main(int argc, char **argv)
 {
 	MPI_Init(&argc, &argv);
@@ -47,7 +64,10 @@ int main(int argc, char **argv)
 		batches = 1;
 	if (per_batch < 1)
 		per_batch = 1;
+	int ref = argc > 3 && strcmp(argv[3], "ref") == 0;
 	double *t_ns = malloc((size_t)batches * sizeof *t_ns);
+	double *r_ns = malloc((size_t)batches * sizeof *r_ns);
+	double *q = malloc((size_t)batches * sizeof *q);
 	char buf[MAX_BYTES];
 	memset(buf, 0x5a, sizeof buf);
 	for (int bytes = 1; bytes <= MAX_BYTES; bytes *= 2) {
@@ -55,16 +75,30 @@ int main(int argc, char **argv)
 		MPI_Barrier(MPI_COMM_WORLD);
 		for (int b = 0; b < batches; b++) {
 			double t0_ns = now_ns();
+			if (ref) {
+				pingpong_ref(rank, buf, bytes, per_batch);
+				double t1_ns = now_ns();
+				r_ns[b] = (t1_ns - t0_ns) / (2.0 * per_batch);
+				t0_ns = t1_ns;
+			}
 			pingpong(rank, buf, bytes, per_batch);
 			t_ns[b] = (now_ns() - t0_ns) / (2.0 * per_batch);
+			if (ref)
+				q[b] = t_ns[b] / r_ns[b];
 		}
 		if (rank == 0) {
-			printf("size_bytes %d median_one_way_ns %.2f\n", bytes,
+			printf("size_bytes %d median_one_way_ns %.2f", bytes,
 			       median(t_ns, (size_t)batches));
+			if (ref)
+				printf(" median_reference_ns %.2f median_ratio_to_reference %.4f",
+				       median(r_ns, (size_t)batches), median(q, (size_t)batches));
+			printf("\n");
 			fflush(stdout);
 		}
 	}
 	free(t_ns);
+	free(r_ns);
+	free(q);
 	MPI_Finalize();
 	return 0;
 }
