@@ -27,9 +27,6 @@
 /* The communicator state a thread's cache holds when it holds none: its handle (0) is never a
  * communicator's, so every check fails on it. */
 extern struct nt_comm nt_comm_none_;
-/* The site an empty slot of a thread's site cache points to (its key, 0, is never a site's), so
- * that the fast path may read a slot's site before it knows the slot holds the call's. */
-extern struct nt_site nt_site_none_;
 
 struct nt_call {
 	uint64_t t0_cyc, t1_cyc;
@@ -41,7 +38,7 @@ struct nt_call {
 #define NT_SITE_CACHE_BITS 6
 struct nt_site_slot {
 	uintptr_t key; /* nt_call_site_key(fn, ret); 0: empty */
-	struct nt_site *site; /* never NULL: nt_site_none_ when empty */
+	struct nt_site *site;
 };
 /* The thread's communicator cache, direct-mapped by handle: a slot holds a communicator's
  * state, or nt_comm_none_ (never NULL). */
@@ -68,7 +65,6 @@ struct nt_thread {
 #define NT_THREAD_INIT                                                                          \
 	{ .comms = { &nt_comm_none_, &nt_comm_none_, &nt_comm_none_, &nt_comm_none_,         \
 		     &nt_comm_none_, &nt_comm_none_, &nt_comm_none_, &nt_comm_none_ },        \
-	  .sites = { [0 ... (1u << NT_SITE_CACHE_BITS) - 1] = { 0, &nt_site_none_ } },        \
 	  .rec = NT_REC_THREAD_NONE }
 
 extern NT_TLS struct nt_thread nt_thread_;
@@ -301,7 +297,7 @@ nt_fast_books(struct nt_thread *t, struct nt_site *s, struct nt_comm *cs, uint64
 	s->total_cyc += d;
 	if (typed)
 		s->bytes += count * s->type_size;
-	if (fold)
+	if (fold && NT_LIKELY(prev != NT_SITE_NONE))
 		nt_sites_fold(s, prev);
 	if (!collective) {
 		t->p2p_cyc += d;
@@ -329,17 +325,13 @@ nt_fast_site(struct nt_thread *t, bool collective, bool typed, enum nt_fn fn, vo
 {
 	uintptr_t key = nt_call_site_key(fn, ret);
 	struct nt_site_slot *slot = nt_call_site_slot(t, key);
-	struct nt_site *s = slot->site; /* never NULL, maybe another site's (then key differs) */
+	struct nt_site *s = slot->site;
 	struct nt_comm *cs = collective ? *nt_call_comm_slot(t, comm) : NULL;
 	*csp = cs;
-	/* The three checks in one branch (see nt_recpolicy_may_act). */
-	uintptr_t miss = slot->key ^ key;
-	if (typed)
-		miss |= (uintptr_t)s->type ^ (uintptr_t)type;
-	if (collective)
-		miss |= (uintptr_t)cs->handle ^ (uintptr_t)comm;
-	NT_OPAQUE(miss);
-	return NT_UNLIKELY(miss != 0) ? NULL : s;
+	if (NT_UNLIKELY(slot->key != key || (typed && type != s->type) ||
+			(collective && cs->handle != comm)))
+		return NULL;
+	return s;
 }
 
 /* The end of a fast-path call that read t0 and t1 around the real call, which returned rc, with
@@ -388,8 +380,11 @@ nt_fast_early(struct nt_thread *t, bool collective, bool typed, enum nt_fn fn, v
 {
 	struct nt_site *s = nt_fast_site(t, collective, typed, fn, ret, comm, type, csp);
 	if (NT_LIKELY(s != NULL)) {
-		nt_sites_fold(s, s->pending_cyc);
-		s->pending_cyc = NT_SITE_NONE;
+		uint64_t prev = s->pending_cyc;
+		if (NT_LIKELY(prev != NT_SITE_NONE)) {
+			nt_sites_fold(s, prev);
+			s->pending_cyc = NT_SITE_NONE;
+		}
 	}
 	return s;
 }

@@ -185,7 +185,7 @@ static inline __attribute__((always_inline)) bool
 nt_recpolicy_wanted(const struct nt_rec_thresholds *th, uint64_t calls, uint64_t d_cyc,
 		    uint64_t span_cyc)
 {
-	/* Bitwise: one branch (the caller's) for the three compares, not three. */
+	/* Bitwise: the caller's branch for the three compares, not three. */
 	return (d_cyc > __atomic_load_n(&th->keep_cyc, __ATOMIC_RELAXED)) |
 	       (span_cyc > __atomic_load_n(&th->keep_span_cyc, __ATOMIC_RELAXED)) |
 	       (calls >= __atomic_load_n(&th->refresh_at, __ATOMIC_RELAXED));
@@ -200,19 +200,17 @@ nt_recpolicy_on_grid(const struct nt_rec_thread *rt, uint64_t seq)
 
 /* The fast path's test, inline (four compares; with completion a constant, one of them goes):
  * false when nt_recpolicy_at_instance() would decide nothing for the instance described by
- * the same values (the thresholds as loaded here). The compares are combined bitwise into one
- * branch: as four predicted branches beside the fast path's others they cost 2-3 % of a 2-rank
- * 8-byte allreduce (doc/overhead.md). */
+ * the same values (the thresholds as loaded here). The compares are combined bitwise, not
+ * with ||: four predicted branches beside the fast path's others cost ~2 % of a 2-rank 8-byte
+ * allreduce (doc/overhead.md); the compiler keeps one or two. */
 static inline __attribute__((always_inline)) bool
 nt_recpolicy_may_act(const struct nt_rec_thread *rt, const struct nt_rec_thresholds *th,
 		     uint64_t calls, uint64_t seq, uint64_t d_cyc, uint64_t span_cyc,
 		     bool completion)
 {
-	unsigned any = completion ? nt_recpolicy_wanted(th, calls, d_cyc, 0)
-				  : nt_recpolicy_on_grid(rt, seq) |
-					    nt_recpolicy_wanted(th, calls, d_cyc, span_cyc);
-	NT_OPAQUE(any);
-	return any;
+	if (completion)
+		return nt_recpolicy_wanted(th, calls, d_cyc, 0);
+	return nt_recpolicy_on_grid(rt, seq) | nt_recpolicy_wanted(th, calls, d_cyc, span_cyc);
 }
 
 /* The decision at instance in of a site with thresholds th, on a thread in state rt; a pure

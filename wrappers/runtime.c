@@ -35,7 +35,6 @@
 #include "window.h"
 
 struct nt_comm nt_comm_none_ = { .id = NT_COMM_ID_UNKNOWN, .shadow = -1 };
-struct nt_site nt_site_none_;
 NT_TLS struct nt_thread nt_thread_ = NT_THREAD_INIT;
 int nt_active_;
 unsigned nt_gate_ = NT_GATE_GENERIC;

@@ -87,20 +87,16 @@ struct nt_site *nt_sites_lookup_py(unsigned fn, uintptr_t ret, uintptr_t key, ui
 extern bool nt_sites_threaded_;
 void nt_sites_add_atomic(struct nt_site *s, uint64_t d_cyc, uint64_t bytes);
 
-/* Put a site's pending duration d into min, max and the histogram; NT_SITE_NONE (UINT64_MAX,
- * never below min) changes nothing. Without a branch: beside the fast path's other branches,
- * the four of a branchy fold cost 2-3 % of a 2-rank 8-byte allreduce (doc/overhead.md), though
- * they were predicted. */
+/* Put one duration into min, max and the histogram, without a branch (cmov): beside the fast
+ * path's others, the three branches of the plain form cost ~2 % of a 2-rank 8-byte allreduce
+ * (doc/overhead.md), though they were predicted. */
 static inline __attribute__((always_inline)) void nt_sites_fold(struct nt_site *s, uint64_t d)
 {
-	uint64_t valid = d != NT_SITE_NONE;
-	uint64_t raise = (d > s->max_cyc) & valid; /* 1: d is the new max */
-	NT_OPAQUE(raise);
-	unsigned b = 63u - (unsigned)__builtin_clzll(d | 1);
+	unsigned b = 63u - (unsigned)__builtin_clzll(d | 1); /* 0 and 1 cycles: bin 0 */
 	uint64_t mn = s->min_cyc, mx = s->max_cyc;
 	s->min_cyc = d < mn ? d : mn;
-	s->max_cyc = raise ? d : mx;
-	s->hist[b < NT_SITE_HIST ? b : NT_SITE_HIST - 1] += valid;
+	s->max_cyc = d > mx ? d : mx;
+	s->hist[b < NT_SITE_HIST ? b : NT_SITE_HIST - 1]++;
 }
 
 /* Add one call of d_cyc cycles and bytes (atomically when several threads may call MPI at once).
@@ -121,7 +117,8 @@ static inline __attribute__((always_inline)) void nt_sites_add(struct nt_site *s
 	s->calls++;
 	s->total_cyc += d;
 	s->bytes += bytes;
-	nt_sites_fold(s, prev);
+	if (NT_LIKELY(prev != NT_SITE_NONE))
+		nt_sites_fold(s, prev);
 }
 
 /* The site's calls so far (another thread of a shared site may be adding to them). */

@@ -1,7 +1,8 @@
-// A call site's fold (wrappers/sites.h): the branch-free way the fast path puts a site's
-// pending duration into its minimum, maximum and log2 histogram gives what the plain rule
-// gives -- bin 0 for 0 and 1 cycles, bin floor(log2 d) up to the last bin, which takes every
-// longer call -- and a pending NT_SITE_NONE changes nothing. Made-up durations, no MPI calls.
+// A call site's aggregates as the fast path adds a call (nt_sites_add, wrappers/sites.h): the
+// count, total and bytes at once, and each duration into the minimum, maximum and log2
+// histogram one call later, by the branch-free fold -- which must give what the plain rule
+// gives: bin 0 for 0 and 1 cycles, bin floor(log2 d) up to the last bin, which takes every
+// longer call. Made-up durations, no MPI calls.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -11,17 +12,28 @@
 
 #include "sites.h"
 
+// What nt_sites_add needs from sites.c: one thread (the atomic path is never taken here).
+bool nt_sites_threaded_ = false;
+void nt_sites_add_atomic(struct nt_site *, uint64_t, uint64_t)
+{
+	FAIL("the atomic path was taken with one thread");
+}
+
 namespace {
 
 // The rule, written plainly.
 struct reference {
+	uint64_t calls = 0, total = 0, bytes = 0;
 	uint64_t min = UINT64_MAX, max = 0, hist[NT_SITE_HIST] = {};
-	void add(uint64_t d)
+	void add(uint64_t d, uint64_t b)
 	{
-		unsigned b = 0;
-		while (b + 1 < NT_SITE_HIST && d >> (b + 1))
-			b++;
-		hist[b]++;
+		calls++;
+		total += d;
+		bytes += b;
+		unsigned bin = 0;
+		while (bin + 1 < NT_SITE_HIST && d >> (bin + 1))
+			bin++;
+		hist[bin]++;
 		if (d < min)
 			min = d;
 		if (d > max)
@@ -34,24 +46,24 @@ struct site_under_test {
 	site_under_test()
 	{
 		std::memset(&s, 0, sizeof s);
-		s.min_cyc = UINT64_MAX;
+		s.min_cyc = UINT64_MAX; // as sites.c places a new site
 		s.pending_cyc = NT_SITE_NONE;
 	}
-	// As nt_sites_add does: the previous duration is folded, d waits.
-	void call(uint64_t d)
-	{
-		nt_sites_fold(&s, s.pending_cyc);
-		s.pending_cyc = d;
-	}
+	// The last call's duration waits in pending_cyc until the next call, or until the log
+	// is written (nt_sites_settle does this).
 	void settle()
 	{
-		nt_sites_fold(&s, s.pending_cyc);
+		if (s.pending_cyc != NT_SITE_NONE)
+			nt_sites_fold(&s, s.pending_cyc);
 		s.pending_cyc = NT_SITE_NONE;
 	}
 };
 
 void check_same(const site_under_test &t, const reference &r)
 {
+	CHECK(t.s.calls == r.calls);
+	CHECK(t.s.total_cyc == r.total);
+	CHECK(t.s.bytes == r.bytes);
 	CHECK(t.s.min_cyc == r.min);
 	CHECK(t.s.max_cyc == r.max);
 	for (unsigned b = 0; b < NT_SITE_HIST; b++) {
@@ -62,21 +74,25 @@ void check_same(const site_under_test &t, const reference &r)
 
 } // namespace
 
-TEST_CASE("fold: nothing pending changes nothing")
+TEST_CASE("add: a duration waits for the next call before min, max and the histogram")
 {
 	site_under_test t;
 	reference r;
-	t.settle(); // pending is NT_SITE_NONE
+	nt_sites_add(&t.s, 500, 8);
+	CHECK(t.s.calls == 1);
+	CHECK(t.s.total_cyc == 500);
+	CHECK(t.s.pending_cyc == 500);
+	CHECK(t.s.max_cyc == 0); // not folded yet
+	nt_sites_add(&t.s, 70, 8);
+	CHECK(t.s.max_cyc == 500);
+	CHECK(t.s.min_cyc == 500);
 	t.settle();
-	check_same(t, r);
-	t.call(500);
-	t.settle();
-	r.add(500);
-	t.settle(); // again nothing pending
+	r.add(500, 8);
+	r.add(70, 8);
 	check_same(t, r);
 }
 
-TEST_CASE("fold: edges of the bins and of the histogram")
+TEST_CASE("add: edges of the bins and of the histogram")
 {
 	std::vector<uint64_t> ds = { 0, 1, 2, 3, 4, 7, 8, 1000, (uint64_t)1 << 46,
 				     ((uint64_t)1 << 47) - 1, (uint64_t)1 << 47, (uint64_t)1 << 50,
@@ -84,8 +100,8 @@ TEST_CASE("fold: edges of the bins and of the histogram")
 	site_under_test t;
 	reference r;
 	for (uint64_t d : ds) {
-		t.call(d);
-		r.add(d);
+		nt_sites_add(&t.s, d, 0);
+		r.add(d, 0);
 	}
 	t.settle();
 	check_same(t, r);
@@ -95,7 +111,7 @@ TEST_CASE("fold: edges of the bins and of the histogram")
 	CHECK(t.s.max_cyc == UINT64_MAX - 1);
 }
 
-TEST_CASE("fold: a long made-up run")
+TEST_CASE("add: a long made-up run")
 {
 	std::mt19937_64 rng(12345);
 	site_under_test t;
@@ -104,8 +120,9 @@ TEST_CASE("fold: a long made-up run")
 		uint64_t d = rng() >> (rng() % 64); // every magnitude
 		if (d == NT_SITE_NONE)
 			d--;
-		t.call(d);
-		r.add(d);
+		uint64_t b = rng() % 4096;
+		nt_sites_add(&t.s, d, b);
+		r.add(d, b);
 	}
 	t.settle();
 	check_same(t, r);

@@ -12,13 +12,9 @@
 #if defined(__GNUC__)
 #define NT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define NT_UNLIKELY(x) __builtin_expect(!!(x), 0)
-/* x (an integer variable) as the compiler cannot see through: a value computed without a
- * branch (compares combined bitwise) stays so, instead of being split back into branches. */
-#define NT_OPAQUE(x) __asm__("" : "+r"(x))
 #else
 #define NT_LIKELY(x) (x)
 #define NT_UNLIKELY(x) (x)
-#define NT_OPAQUE(x) ((void)0)
 #endif
 
 #endif /* NOISETOOL_COMMON_H */
