@@ -12,34 +12,27 @@
 
 enum { WARMUP = 1000, MAX_BYTES = 64 };
 
-/* n round trips of `bytes` bytes between ranks 0 and 1, blocking, as NetPIPE's MPI module
- * does (rank 0 sends first). */
-static void pingpong(int rank, char *buf, int bytes, int n)
-{
-	for (int i = 0; i < n; i++) {
-		if (rank == 0) {
-			MPI_Send(buf, bytes, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
-			MPI_Recv(buf, bytes, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-		} else {
-			MPI_Recv(buf, bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-			MPI_Send(buf, bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
-		}
+/* NAME(rank, buf, bytes, n): n round trips of `bytes` bytes between ranks 0 and 1, blocking, as
+ * NetPIPE's MPI module does (rank 0 sends first), through SEND and RECV. A macro, so that both
+ * loops call MPI directly. */
+#define PINGPONG(NAME, SEND, RECV)                                                              \
+	static void NAME(int rank, char *buf, int bytes, int n)                                 \
+	{                                                                                       \
+		for (int i = 0; i < n; i++) {                                                   \
+			if (rank == 0) {                                                        \
+				SEND(buf, bytes, MPI_BYTE, 1, 0, MPI_COMM_WORLD);               \
+				RECV(buf, bytes, MPI_BYTE, 1, 0, MPI_COMM_WORLD,                \
+				     MPI_STATUS_IGNORE);                                        \
+			} else {                                                                \
+				RECV(buf, bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD,                \
+				     MPI_STATUS_IGNORE);                                        \
+				SEND(buf, bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD);               \
+			}                                                                       \
+		}                                                                               \
 	}
-}
-
+PINGPONG(pingpong, MPI_Send, MPI_Recv)
 /* The same through PMPI, which no wrapper sees: the reference. */
-static void pingpong_ref(int rank, char *buf, int bytes, int n)
-{
-	for (int i = 0; i < n; i++) {
-		if (rank == 0) {
-			PMPI_Send(buf, bytes, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
-			PMPI_Recv(buf, bytes, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-		} else {
-			PMPI_Recv(buf, bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-			PMPI_Send(buf, bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
-		}
-	}
-}
+PINGPONG(pingpong_ref, PMPI_Send, PMPI_Recv)
 
 /* p2p-loop [BATCHES [ROUND_TRIPS_PER_BATCH [ref]]]: one clock read per batch, so that timing
  * the loop does not dilute the wrappers' cost. With "ref", each batch follows a reference batch
