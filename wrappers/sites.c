@@ -220,18 +220,12 @@ struct nt_site *nt_sites_lookup_py(unsigned fn, uintptr_t ret, uintptr_t key, ui
 	return o;
 }
 
-static unsigned log2_bin(uint64_t v)
-{
-	unsigned b = v < 2 ? 0 : 63u - (unsigned)__builtin_clzll(v);
-	return b < NT_SITE_HIST ? b : NT_SITE_HIST - 1;
-}
-
 void nt_sites_add_atomic(struct nt_site *s, uint64_t d, uint64_t bytes)
 {
 	__atomic_fetch_add(&s->calls, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&s->bytes, bytes, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&s->total_cyc, d, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&s->hist[log2_bin(d)], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->hist[nt_sites_bin(d)], 1, __ATOMIC_RELAXED);
 	uint64_t cur = __atomic_load_n(&s->min_cyc, __ATOMIC_RELAXED);
 	while (d < cur && !__atomic_compare_exchange_n(&s->min_cyc, &cur, d, true, __ATOMIC_RELAXED,
 						       __ATOMIC_RELAXED))

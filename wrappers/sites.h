@@ -87,16 +87,23 @@ struct nt_site *nt_sites_lookup_py(unsigned fn, uintptr_t ret, uintptr_t key, ui
 extern bool nt_sites_threaded_;
 void nt_sites_add_atomic(struct nt_site *s, uint64_t d_cyc, uint64_t bytes);
 
+/* The histogram bin of a duration of d cycles: 0 for d < 2, else floor(log2 d), the last bin
+ * taking every longer one (the rule of the core's nt_log2_bin), without a branch. */
+static inline __attribute__((always_inline)) unsigned nt_sites_bin(uint64_t d)
+{
+	unsigned b = 63u - (unsigned)__builtin_clzll(d | 1);
+	return b < NT_SITE_HIST ? b : NT_SITE_HIST - 1;
+}
+
 /* Put one duration into min, max and the histogram, without a branch (cmov): beside the fast
  * path's others, the three branches of the plain form cost ~2 % of a 2-rank 8-byte allreduce
  * (doc/overhead.md), though they were predicted. */
 static inline __attribute__((always_inline)) void nt_sites_fold(struct nt_site *s, uint64_t d)
 {
-	unsigned b = 63u - (unsigned)__builtin_clzll(d | 1); /* 0 and 1 cycles: bin 0 */
 	uint64_t mn = s->min_cyc, mx = s->max_cyc;
 	s->min_cyc = d < mn ? d : mn;
 	s->max_cyc = d > mx ? d : mx;
-	s->hist[b < NT_SITE_HIST ? b : NT_SITE_HIST - 1]++;
+	s->hist[nt_sites_bin(d)]++;
 }
 
 /* Add one call of d_cyc cycles and bytes (atomically when several threads may call MPI at once).

@@ -97,9 +97,9 @@ void nt_summary_write(const struct nt_runtime *rt)
 	 * TOP slots, formatted by their owners once the top is known. */
 	struct slots *all = calloc(1, sizeof *all);
 	/* The slot's site with the most time here: the one a shared slot is named after. */
-	struct nt_site **first = calloc(SLOTS, sizeof *first);
+	struct nt_site **largest = calloc(SLOTS, sizeof *largest);
 	struct top_site *locs = calloc(TOP, sizeof *locs);
-	if (!all || !first || !locs)
+	if (!all || !largest || !locs)
 		goto out;
 	struct slots *local = all;
 	for (int i = 0; i < SLOTS; i++) {
@@ -114,8 +114,8 @@ void nt_summary_write(const struct nt_runtime *rt)
 		uint64_t key = site_key(s, NULL, 0);
 		int k = (int)(key % SLOTS);
 		double t = nt_clock_cyc_to_ns(s->total_cyc);
-		if (!first[k] || s->total_cyc > first[k]->total_cyc)
-			first[k] = s;
+		if (!largest[k] || s->total_cyc > largest[k]->total_cyc)
+			largest[k] = s;
 		local->key_min[k] = key < local->key_min[k] ? key : local->key_min[k];
 		local->key_max[k] = key > local->key_max[k] ? key : local->key_max[k];
 		local->calls[k] += (double)s->calls;
@@ -175,8 +175,8 @@ void nt_summary_write(const struct nt_runtime *rt)
 	for (int i = 0; i < ntop; i++) {
 		int k = order[i];
 		if (rt->rank == all->owner[k]) {
-			site_key(first[k], locs[i].loc, LOC_LEN);
-			locs[i].fn = (int)first[k]->fn;
+			site_key(largest[k], locs[i].loc, LOC_LEN);
+			locs[i].fn = (int)largest[k]->fn;
 		}
 		if (all->owner[k] == 0 || rt->size == 1)
 			continue;
@@ -223,6 +223,6 @@ void nt_summary_write(const struct nt_runtime *rt)
 	}
 out:
 	free(all);
-	free(first);
+	free(largest);
 	free(locs);
 }
