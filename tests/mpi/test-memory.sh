@@ -99,7 +99,10 @@ fi
 # Records are dropped only once the arena is full. How many instances are worth a record
 # depends on how noisy the run was (every slow call is one), so the default arena may fill on
 # a loaded machine too; then it must have kept what its size holds: the default arena holds
-# 16.6 times the records of the smallest (wrappers/arena.c: 85,311 and 5,129 on x86-64).
+# 15 times the records of the smallest or more (wrappers/arena.c, x86-64: 81,405 and 4,982
+# with MPICH, 16.3x; 81,310 and 5,393 with Open MPI, 15.1x, whose 1 MiB arena has fewer merged
+# sites and so more room for records). A ratio of 16 failed a correct Open MPI run whose
+# default arena filled (81,310 kept, the whole arena).
 python3 - "$tmp/default1.json" "$tmp/small1.json" <<'PY' || fail=1
 import json, sys
 big, small = (json.load(open(p)) for p in sys.argv[1:3])
@@ -109,7 +112,7 @@ for r in big["rank_times"]:
     kept, dropped = r["records"], r["dropped_records"]
     print(f"rank {r['rank']}: {kept} records kept, {dropped} dropped in the default arena; "
           f"{full[r['rank']]} kept in 1 MiB")
-    if dropped and kept < 16 * full[r["rank"]]:
+    if dropped and kept < 15 * full[r["rank"]]:
         print(f"FAIL: rank {r['rank']} dropped records with its arena not full")
         bad = 1
 if big["partial"] != any(r["dropped_records"] for r in big["rank_times"]):
