@@ -438,9 +438,12 @@ NT_MPI_API void {lname}_({fparams})
 
 # Calls that only wait for others (receives, waits and tests): their fast path finds the site
 # and folds its previous duration before the real call (nt_fast_early), while the rank would
-# wait anyway. Every other fast call sends something first (a send, a collective) and does all
-# its work after the real call: work before it delays the message (a 2-rank allreduce loop
-# cost 3 % more of the floor with it before), and after a send the reply is a round trip away.
+# wait anyway. Every other fast call sends something first (a send, a collective) and does its
+# work after the real call: work before it delays the message (a 2-rank allreduce loop cost 3 %
+# more of the floor with the books before), and after a send the reply is a round trip away.
+# A collective checks its site's cache slot before (nt_fast_prefetch): a cold site's lines are
+# fetched while the call runs, for no cost measured on a hot one. A send does not: the same check
+# cost it 0.3 % of a 1-64 B ping-pong (doc/bench-p2p.md), and a send's site is rarely cold.
 WAIT_ONLY = {"MPI_Recv", "MPI_Probe", "MPI_Mrecv"}
 
 
@@ -469,7 +472,9 @@ def fast_path(kind, name, params, protos):
     ret = "__builtin_return_address(0)"
     late = f"{coll}, {typed}, NT_FN_{name},\n\t\t\t\t   {ret}, {comm}, (uint64_t){count},\n\t\t\t\t   {dtype}, frc"
     if name not in WAIT_ONLY and kind != "wait":
-        early, end = "", f"nt_fast_end(nt_t, t0, t1, {late})"
+        early = (f"\t\tnt_fast_prefetch(nt_t, NT_FN_{name}, {ret});\n"
+                 if coll == "true" else "")
+        end = f"nt_fast_end(nt_t, t0, t1, {late})"
     else:
         early = (f"\t\tstruct nt_comm *nt_cs;\n"
                  f"\t\tstruct nt_site *nt_s = nt_fast_early(nt_t, {coll}, {typed}, NT_FN_{name}, {ret},\n"

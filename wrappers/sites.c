@@ -174,6 +174,27 @@ static struct nt_site *find_or_add(unsigned fn, uintptr_t ret, uintptr_t key, ui
 	return s;
 }
 
+void nt_sites_prefetch(unsigned fn, uintptr_t ret)
+{
+	if (!table)
+		return;
+	uint64_t h = hash_of(fn, ret, 0);
+	uint32_t want = tag_of(h, 0);
+	size_t i = (size_t)(h >> slot_shift);
+	for (unsigned probes = 0; probes < MAX_PROBES; probes++, i = (i + 1) & slot_mask) {
+		uint32_t e = __atomic_load_n(&slots[i], __ATOMIC_ACQUIRE);
+		if (e == 0)
+			return; /* a new site: nothing to fetch */
+		if ((e & ~POS_MASK) == want) {
+			/* The site, or (1 in 2^14) another with the same tag: only a fetch. */
+			const struct nt_site *s = &table[(e & POS_MASK) - 1];
+			__builtin_prefetch(s, 1);
+			prefetch_hot(s);
+			return;
+		}
+	}
+}
+
 struct nt_site *nt_sites_find(unsigned fn, uintptr_t ret, uintptr_t key)
 {
 	size_t at;

@@ -30,7 +30,8 @@
  * Python sites read. A program that goes through thousands of sites misses the per-thread
  * site cache (call.h, 64 entries) on most calls and finds each site cold: 3 lines a call, where the
  * fields spread over the struct (the counts, min/max, the bin, then phase, thresholds and
- * binding after the histogram) made 5 (doc/bench-sites.md). */
+ * binding after the histogram) made 5 (doc/bench-sites.md); a collective asks for them before
+ * its real call (nt_sites_prefetch). */
 #define NT_SITE_HOT_BYTES 128
 struct __attribute__((aligned(64))) nt_site {
 	/* Line 0: what the lookup compares (nt_sites_lookup) and what every call adds. */
@@ -83,6 +84,12 @@ struct nt_site *nt_sites_find(unsigned fn, uintptr_t ret, uintptr_t key);
  * full, fn's overflow site. */
 struct nt_site *nt_sites_lookup_py(unsigned fn, uintptr_t ret, uintptr_t key, uint32_t py_name,
 				   uint32_t py_line);
+
+/* Ask for the lines a call of (fn, ret) will touch at its site (line 0, line 1, the usual
+ * histogram line), without waiting for them: before the real call of a site that is not in the
+ * thread's cache, so that they arrive while MPI works (call.h, nt_fast_prefetch). Reads only
+ * the index; a site not seen yet fetches nothing. Lock-free. */
+void nt_sites_prefetch(unsigned fn, uintptr_t ret);
 
 extern bool nt_sites_threaded_;
 void nt_sites_add_atomic(struct nt_site *s, uint64_t d_cyc, uint64_t bytes);
