@@ -334,10 +334,10 @@ nt_fast_site(struct nt_thread *t, bool collective, bool typed, enum nt_fn fn, vo
 	return s;
 }
 
-/* Before the real call of a fast-path call that does its work after it: when the thread's
- * cache does not hold the site of (fn, ret) -- a program going through more sites than the
- * cache holds -- its cold lines are asked for, out of line, and arrive while MPI works instead
- * of after it (MPICH, 4,000 sites in random order: ~62-78 -> ~37 ns a call over no tool,
+/* Before the real call of a collective's fast path, and of a wait-only call's whose early
+ * lookup missed (nt_fast_early): when the thread's cache does not hold the site of (fn, ret) --
+ * a program going through more sites than the cache holds -- its cold lines are asked for, out
+ * of line, and arrive while MPI works instead of after it (MPICH, 4,000 sites in random order: ~62-78 -> ~37 ns a call over no tool,
  * doc/bench-sites.md).
  * On a hit it is a compare of the slot that the books read after the call: 0.5 ns on one rank,
  * and no cost on two (doc/overhead.md). */

@@ -30,8 +30,8 @@
  * Python sites read. A program that goes through thousands of sites misses the per-thread
  * site cache (call.h, 64 entries) on most calls and finds each site cold: 3 lines a call, where the
  * fields spread over the struct (the counts, min/max, the bin, then phase, thresholds and
- * binding after the histogram) made 5 (doc/bench-sites.md); a collective asks for them before
- * its real call (nt_sites_prefetch). */
+ * binding after the histogram) made 5 (doc/bench-sites.md); collectives, receives and waits
+ * ask for them before their real call (nt_sites_prefetch). */
 #define NT_SITE_HOT_BYTES 128
 struct __attribute__((aligned(64))) nt_site {
 	/* Line 0: what the lookup compares (nt_sites_lookup) and what every call adds. */
