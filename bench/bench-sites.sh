@@ -11,6 +11,10 @@
 # batches); the added ns (default - none) are shown beside it.
 # With NT_BENCH_BASELINE_LIB set to another build of the library (the commit before a change),
 # its default level runs in the same rotation as mode "baseline" and gets the same summary.
+# Beside it, "in run": the same comparison made inside each run, where every N-site batch is
+# followed by a batch from one site (sites-loop.c): the median over pairs of (mode's N-site /
+# one-site batches) / (none's), the VM's state cancelling within 10-50 us instead of between
+# runs seconds apart (~0.5 % spread over runs here, against ~3 % for vs N=1).
 set -u
 LIB=${1:?usage: bench-sites.sh LIB PROGRAM BARE_LIB [PAIRS] [BATCHES] [ORDERS] [WARMUP]}
 PROG=${2:?}
@@ -31,17 +35,21 @@ nt_need_cpus 2 "one rank per CPU"
 modes=(none bare default)
 BASELINE=${NT_BENCH_BASELINE_LIB:-}
 [ -n "$BASELINE" ] && modes+=(baseline)
-sites=(1 100 1000 4000)
+# NT_BENCH_SITES: the numbers of sites to run instead (the first must be 1: the others are
+# compared with it), e.g. "1 4000" for twice the pairs in the same time.
+read -r -a sites <<<"${NT_BENCH_SITES:-1 100 1000 4000}"
+[ "${sites[0]}" = 1 ] || { echo "bench-sites: NT_BENCH_SITES must start with 1" >&2; exit 2; }
 read -r -a orders <<<"$ORDERS"
 TOLERANCE=0.05
 MIN_PAIRS=5
 RANDOM=42 # the same layouts every time the bench runs
 
-# One run: "NS REF RATIO MERGED" -- the median per-call time, the median of the reference
+# One run: "NS REF RATIO MERGED ONE" -- the median per-call time, the median of the reference
 # batches (PMPI_Allreduce, seen by no wrapper: the machine's state), the median per-batch ratio
 # of the two (ratios of modes are taken of these, so that the VM's speed states cancel:
-# overhead-loop.c) and the calls that found the site table full (the rank-0 summary's line; 0
-# without the library).
+# overhead-loop.c), the calls that found the site table full (the rank-0 summary's line; 0
+# without the library) and the median per-batch ratio of the N-site batch to the one-site batch
+# that follows it.
 run() {
 	local mode=$1 base=$2 n=$3 order=$4 env=()
 	case $mode in
@@ -54,14 +62,15 @@ run() {
 		awk '/median_per_call_ns/ { ns = $2 }
 		     /median_reference_ns/ { ref = $2 }
 		     /median_ratio_to_reference/ { q = $2 }
+		     /median_ratio_to_one_site/ { one = $2 }
 		     /calls found the site table full/ { merged = $2 }
-		     END { if (ns != "" && ref != "" && q != "") print ns, ref, q, merged + 0 }'
+		     END { if (ns != "" && ref != "" && q != "" && one != "") print ns, ref, q, merged + 0, one }'
 	rm -rf "${logs:?}"/* # the logs are not kept
 }
 
 nt_tmpdir
 logs=$tmp # every mode gets it (equal environments)
-declare -A ns ref q merged # [pair,order,N,mode]
+declare -A ns ref q merged one # [pair,order,N,mode]
 printf "bench-sites: %d pairs, %d batches of 100 calls per run after %d calls of each site, 2 ranks, one per CPU of the mask; N call sites in the orders: %s\n" \
 	"$PAIRS" "$BATCHES" "$WARMUP" "${orders[*]}"
 printf "median per-call ns of each run (rr: the sites in turn; random: a random order; *: calls found the\n"
@@ -82,11 +91,12 @@ for p in $(seq 1 "$PAIRS"); do
 	# Rotate the order so that no run always comes first.
 	for ((k = 0; k < ${#combos[@]}; k++)); do
 		read -r o n m <<<"${combos[$(((k + p * 5) % ${#combos[@]}))]}"
-		read -r v r qq c < <(run "$m" "$base" "$n" "$o")
+		read -r v r qq c w1 < <(run "$m" "$base" "$n" "$o")
 		ns[$p,$o,$n,$m]=${v:-}
 		ref[$p,$o,$n,$m]=${r:-}
 		q[$p,$o,$n,$m]=${qq:-}
 		merged[$p,$o,$n,$m]=${c:-0}
+		one[$p,$o,$n,$m]=${w1:-}
 	done
 	for o in "${orders[@]}"; do
 		for m in "${modes[@]}"; do
@@ -140,7 +150,8 @@ done
 # med EXPR STATE ORDER N: the median over the pairs of STATE of EXPR, a mode's ns (default),
 # a ratio of two modes (default/none: of their ratios to the reference), a difference
 # (default-none, in ns), or flat:MODE: the pair's (MODE/none at N) / (MODE/none at N=1), for
-# pairs with both N in STATE.
+# pairs with both N in STATE; inrun:MODE: the pair's (MODE's N-site / one-site batches) / (none's),
+# both taken inside their runs (pairs with N in STATE).
 med() {
 	local expr=$1 class=$2 o=$3 n=$4 p t
 	for p in $(seq 1 "$PAIRS"); do
@@ -152,6 +163,10 @@ med() {
 			echo "(${q[$p,$o,$n,$t]} / ${q[$p,$o,$n,none]}) /" \
 				"(${q[$p,$o,1,$t]} / ${q[$p,$o,1,none]})" | bc -l
 			;;
+		inrun:*) # N=1's runs need not be in the state: only its own run's one-site batches count
+			t=${expr#inrun:}
+			echo "${one[$p,$o,$n,$t]} / ${one[$p,$o,$n,none]}" | bc -l
+			;;
 		*/*) echo "${q[$p,$o,$n,${expr%/*}]} / ${q[$p,$o,$n,${expr#*/}]}" | bc -l ;;
 		*-*) echo "${ns[$p,$o,$n,${expr%-*}]} - ${ns[$p,$o,$n,${expr#*-}]}" | bc -l ;;
 		*) echo "${ns[$p,$o,$n,$expr]}" ;;
@@ -162,6 +177,14 @@ count() {
 	local class=$1 o=$2 n=$3 p k=0
 	for p in $(seq 1 "$PAIRS"); do
 		[ "${state[$p,$o,$n]}" = "$class" ] && [ "${state[$p,$o,1]}" = "$class" ] && k=$((k + 1))
+	done
+	echo $k
+}
+# The pairs of the in-run comparison: N's runs in STATE (N=1's need not be).
+count_in() {
+	local class=$1 o=$2 n=$3 p k=0
+	for p in $(seq 1 "$PAIRS"); do
+		[ "${state[$p,$o,$n]}" = "$class" ] && k=$((k + 1))
 	done
 	echo $k
 }
@@ -210,12 +233,14 @@ for o in "${orders[@]}"; do
 		echo
 		echo "$o order, $class state (reference batches $([ $class = slow ] && echo "1.8x or more" || echo "under 1.8x") the fastest, $fastest ns):" \
 			"medians over pairs, ratios taken within each pair"
-		printf "%6s %5s %9s %9s  %-8s %9s %10s %10s %10s %9s\n" N pairs "none ns" "bare ns" \
-			mode "mode ns" mode/none mode/bare "mode-none" "vs N=1"
-		worst=0 fewest=$PAIRS
+		printf "%6s %5s %9s %9s  %-8s %9s %10s %10s %10s %9s %9s\n" N pairs "none ns" "bare ns" \
+			mode "mode ns" mode/none mode/bare "mode-none" "vs N=1" "in run"
+		worst=0 worst_in=0 fewest=$PAIRS fewest_in=$PAIRS
 		for n in "${sites[@]}"; do
 			c=$(count $class "$o" "$n")
 			[ "$c" -lt "$fewest" ] && fewest=$c
+			c_in=$(count_in $class "$o" "$n")
+			[ "$c_in" -lt "$fewest_in" ] && fewest_in=$c_in
 			[ "$c" -gt 0 ] || continue
 			for t in default ${BASELINE:+baseline}; do
 				f=$(med flat:$t $class "$o" "$n")
@@ -224,12 +249,14 @@ for o in "${orders[@]}"; do
 						"$(med none $class "$o" "$n")" "$(med bare $class "$o" "$n")"
 					d=$(echo "$f - 1" | bc -l | tr -d -)
 					[ "$(echo "$d > $worst" | bc -l)" = 1 ] && worst=$d
+					d=$(echo "$(med inrun:$t $class "$o" "$n") - 1" | bc -l | tr -d -)
+					[ "$(echo "$d > $worst_in" | bc -l)" = 1 ] && worst_in=$d
 				else
 					printf "%6s %5s %9s %9s " "" "" "" ""
 				fi
-				printf " %-8s %9.1f %10s %10s %10.1f %9s\n" $t "$(med $t $class "$o" "$n")" \
+				printf " %-8s %9.1f %10s %10s %10.1f %9s %9s\n" $t "$(med $t $class "$o" "$n")" \
 					"$(med $t/none $class "$o" "$n")" "$(med $t/bare $class "$o" "$n")" \
-					"$(med $t-none $class "$o" "$n")" "$f"
+					"$(med $t-none $class "$o" "$n")" "$f" "$(med inrun:$t $class "$o" "$n")"
 			done
 		done
 		few=
@@ -245,6 +272,8 @@ for o in "${orders[@]}"; do
 			[ -z "$few" ] && ok=0
 		fi
 		[ -z "$few" ] && decided=1
+		printf "%s order, %s state, in run (each N-site batch against one site's, same run; %d pairs or more): default/none at most %.1f %% from one site (for information; the verdict is the line above)\n" \
+			"$o" $class "$fewest_in" "$(echo "100 * $worst_in" | bc -l)"
 	done
 done
 [ -z "$full" ] || ok=0

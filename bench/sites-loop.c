@@ -5,6 +5,9 @@
  * PMPI_Allreduce, which no wrapper sees: its median tells the machine's state (this VM's
  * allreduce is 2-3x slower now and then) apart from what a wrapper costs. Knows nothing of
  * noisetool.
+ * With N > 1, each batch is also followed by a batch of 100 calls from one site (site 0): the
+ * median over batches of (N-site batch / one-site batch) compares N sites with one within the
+ * run, 10-50 us apart, whatever the VM's state (median_ratio_to_one_site; 1 for N = 1).
  * Usage: sites-loop N [rr|random] [BATCHES] [WARMUP: calls per site before the batches, 2] */
 #include <stdint.h>
 #include <stdio.h>
@@ -40,7 +43,8 @@ int main(int argc, char **argv)
 	double *t = malloc((size_t)batches * sizeof *t);
 	double *ref = malloc((size_t)batches * sizeof *ref);
 	double *q = malloc((size_t)batches * sizeof *q);
-	if (!order || !t || !ref || !q)
+	double *q1 = malloc((size_t)batches * sizeof *q1);
+	if (!order || !t || !ref || !q || !q1)
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	uint64_t s = 0x9e3779b97f4a7c15ull;
 	for (int k = 0; k < ORDER; k++) {
@@ -64,12 +68,20 @@ int main(int argc, char **argv)
 			bench_site(order[k % ORDER], &x, &y, MPI_COMM_WORLD);
 		t[b] = (now_ns() - t0) / BATCH;
 		q[b] = t[b] / ref[b];
+		q1[b] = 1;
+		if (n > 1) {
+			t0 = now_ns();
+			for (int i = 0; i < BATCH; i++)
+				bench_site(0, &x, &y, MPI_COMM_WORLD);
+			q1[b] = t[b] / ((now_ns() - t0) / BATCH);
+		}
 	}
 	if (rank == 0)
 		printf("median_per_call_ns %.2f\nmedian_reference_ns %.2f\n"
-		       "median_ratio_to_reference %.4f\n",
+		       "median_ratio_to_reference %.4f\nmedian_ratio_to_one_site %.4f\n",
 		       median(t, (size_t)batches), median(ref, (size_t)batches),
-		       median(q, (size_t)batches));
+		       median(q, (size_t)batches), median(q1, (size_t)batches));
+	free(q1);
 	free(q);
 	free(ref);
 	free(t);
