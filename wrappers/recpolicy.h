@@ -97,9 +97,11 @@ extern "C" {
  * 2 s job went without OS data). */
 #define NT_REC_FIRST_READS 4
 /* A kept instance ends its window at once, off the grid, when a read costs at
- * most 1 / NT_REC_AFFORD_SPANS (5 %) of its span: such records are rare (slow calls, long
- * spans, samples), being long the read is cheap against them, and a window that ends with
- * the record describes its span rather than some earlier part of the job. */
+ * most 1 / NT_REC_AFFORD_SPANS (5 %) of its span and the reads stay within half the budget
+ * (the grid, which counts them, keeps the whole within it): such
+ * records are rare (slow calls, long spans, samples), being long the read is cheap against
+ * them, and a window that ends with the record describes its span rather than some earlier
+ * part of the job. */
 #define NT_REC_AFFORD_SPANS 20
 
 /* A call site's thresholds (kept in its struct nt_site; shared by the threads that call it:
@@ -223,8 +225,10 @@ nt_recpolicy_may_act(const struct nt_rec_thread *rt, const struct nt_rec_thresho
  *   one that already ended there: completions reported by one wait call share their exit).
  *   A sample refreshes the thresholds.
  * - The window ends at t1_cyc when the thread has windows and either the instance is blocking
- *   and on the grid (on_grid), or a record is kept, no window ended at t1_cyc yet, and its
- *   span is affordable: at least NT_REC_AFFORD_SPANS x the estimated cost of a read. */
+ *   and on the grid (on_grid), or a record is kept, no window ended at t1_cyc yet, its span
+ *   is affordable (at least NT_REC_AFFORD_SPANS x the estimated cost of a read) and so is the
+ *   read: the reads since the last grid read, with it, cost at most half NT_REC_READ_BUDGET
+ *   of the time from that read to t1_cyc. */
 struct nt_rec_decision nt_recpolicy_at_instance(const struct nt_rec_thread *rt,
 						const struct nt_rec_thresholds *th,
 						const struct nt_rec_instance *in);

@@ -491,6 +491,7 @@ TEST_CASE("probe windows and the read budget", "[recpolicy]")
 		s.rt.grid_mask = (1ull << 20) - 1; // no grid read in this test
 		s.calls_kept(8, 1000, 2000);       // thresholds
 		REQUIRE(s.reads == 0);
+		s.now += 200 * C; // time since the probe opened: a read is within half the budget
 		CHECK(s.call(1000, 20 * C - 1) == (NT_REC_LONG_PHASE | NT_REC_INTERVAL));
 		CHECK(s.reads == 0);
 		CHECK(s.call(1000, 20 * C) ==
@@ -503,6 +504,27 @@ TEST_CASE("probe windows and the read budget", "[recpolicy]")
 		// An instance not kept never ends its window off the grid.
 		CHECK(s.call(1000, 2000) == 0);
 		CHECK(s.reads == 1);
+		// Nor does a kept one whose read would take the reads over half the budget: 2 C
+		// in less than 400 C since the probe opened.
+		REQUIRE(s.now - s.rt.grid_from_cyc < 400 * C);
+		CHECK(s.call(1000, 20 * C) == (NT_REC_LONG_PHASE | NT_REC_INTERVAL));
+		CHECK(s.reads == 1);
+	}
+
+	SECTION("records' early reads stay within the budget: a long span every 100 instances")
+	{
+		// 99 back-to-back instances, then one after 20 C: every 100th is kept for its span
+		// and could afford a read (5 % of its span), which at ~300 C per 100 instances
+		// would be 1.7 % of the time.
+		s.windows_open(C);
+		uint64_t start = s.now;
+		uint64_t kept = 0;
+		for (int i = 0; i < 200000; i++)
+			kept += (s.call(1000, i % 100 == 99 ? 20 * C : 1000) & NT_REC_LONG_PHASE) != 0;
+		double share = (double)s.read_cyc / (double)(s.now - start);
+		CHECK(kept >= 1999);
+		CHECK(share <= NT_REC_READ_BUDGET);
+		CHECK(share >= NT_REC_READ_BUDGET / 2 * 0.9);
 	}
 
 	SECTION("a record carries the window that a grid read ended at its exit")
@@ -518,6 +540,7 @@ TEST_CASE("probe windows and the read budget", "[recpolicy]")
 		s.windows_open(C);
 		for (int i = 0; i < 8; i++)
 			s.completion(1000, 0);
+		s.now += 200 * C; // a read within half the budget
 		// Two slow completions, both ending at t1 (one wait call); the first ends the
 		// window (its span is affordable), the second carries the same one.
 		nt_rec_instance in{};
