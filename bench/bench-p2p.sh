@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Point-to-point latency, NetPIPE-style: a 2-rank blocking MPI_Send/MPI_Recv ping-pong of 1 to
-# 64 bytes (one rank per CPU) with no preload, a bare MPI_Send/MPI_Recv wrapper that only reads
-# the counter twice (the floor), the timing level and the default level of the library. Runs
+# 64 bytes (one rank per CPU) with no preload, the library with NOISETOOL_DISABLE=1 (the
+# interposition alone: a wrapper that reads no counter), a bare MPI_Send/MPI_Recv wrapper that
+# only reads the counter twice (the floor), the timing level and the default level. Runs
 # are alternated (the order rotates every pair) and share one environment size per pair, as
 # bench-overhead.sh does. Each batch follows a reference batch through PMPI, which no wrapper
 # sees; each run gives, per size, a median one-way latency and the median per-batch ratio to the
@@ -23,7 +24,7 @@ BATCHES=${5:-2000} # of 100 round trips, per size
 nt_need_mpiexec
 nt_need_cpus 2 "one rank per CPU"
 
-modes=(none bare timing default)
+modes=(none disabled bare timing default)
 BASELINE=${NT_BENCH_BASELINE_LIB:-}
 [ -n "$BASELINE" ] && modes+=(baseline)
 sizes=(1 2 4 8 16 32 64)
@@ -37,6 +38,7 @@ run() {
 	local mode=$1 base=$2 env=()
 	case $mode in
 	none) env=(LD_PRELOAD "") ;;
+	disabled) env=(LD_PRELOAD "$LIB" NOISETOOL_DISABLE 1) ;;
 	bare) env=(LD_PRELOAD "$BARE") ;;
 	timing) env=(LD_PRELOAD "$LIB" NOISETOOL_LEVEL timing) ;;
 	default) env=(LD_PRELOAD "$LIB") ;;
@@ -152,8 +154,8 @@ for class in fast slow; do
 		echo "slow state (references at 1.8x the fastest of their size or more):" \
 			"medians over pairs, ratios taken within each pair"
 	fi
-	printf "%6s %5s %9s %9s %9s %9s %10s %10s %11s" size pairs "none ns" "bare ns" \
-		"def. ns" bare/none timing/none default/none default/bare
+	printf "%6s %5s %9s %9s %9s %9s %9s %10s %10s %11s" size pairs "none ns" "bare ns" \
+		"def. ns" disab/none bare/none timing/none default/none default/bare
 	[ -n "$BASELINE" ] && printf " %12s %12s" baseline/none def./baseline
 	echo
 	worst=0 fewest=$PAIRS
@@ -162,10 +164,11 @@ for class in fast slow; do
 		[ "$n" -lt "$fewest" ] && fewest=$n
 		[ "$n" -gt 0 ] || continue
 		d=$(median default/none $class "$s")
-		printf "%4s B %5d %9.1f %9.1f %9.1f %9s %10s %10s %11s" "$s" "$n" \
+		printf "%4s B %5d %9.1f %9.1f %9.1f %9s %9s %10s %10s %11s" "$s" "$n" \
 			"$(median none $class "$s")" \
 			"$(median bare $class "$s")" "$(median default $class "$s")" \
-			"$(median bare/none $class "$s")" "$(median timing/none $class "$s")" \
+			"$(median disabled/none $class "$s")" "$(median bare/none $class "$s")" \
+			"$(median timing/none $class "$s")" \
 			"$d" "$(median default/bare $class "$s")"
 		[ -n "$BASELINE" ] && printf " %12s %12s" "$(median baseline/none $class "$s")" \
 			"$(median default/baseline $class "$s")"
