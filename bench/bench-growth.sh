@@ -143,7 +143,8 @@ point() {
 # fit_line LABEL: over "X S KIB" lines on stdin, those whose time is FIT_MIN_S or more: the
 # least-squares slopes of time and peak RSS, and the slope of the time between the two largest
 # X (the growth where it matters), each beside n log n's over the same X; sets fit_bad=1 when a
-# time slope is over n log n's by more than NLOGN_TOL.
+# time slope is over n log n's by more than NLOGN_TOL (so it runs in this shell, not at the end of
+# a pipe: in a subshell the verdict was printed and lost, and a WORSE growth passed).
 fit_line() {
 	local label=$1 pts n t tn k lt ltn
 	pts=$(awk -v m="$FIT_MIN_S" '$2 >= m' | sort -g)
@@ -184,10 +185,10 @@ report_part() {
 	echo "between the two largest), each beside n log n's own slope over the same points (linear: 1.00):"
 	fit_bad=0
 	for r in $RANKS; do
-		awk -v r="$r" '$1 == r { print $2, $3, $4 }' "$tmp/points" | fit_line "time vs records, $r ranks"
+		fit_line "time vs records, $r ranks" < <(awk -v r="$r" '$1 == r { print $2, $3, $4 }' "$tmp/points")
 	done
 	for n in $RECORDS; do
-		awk -v n="$n" '$2 == n { print $1, $3, $4 }' "$tmp/points" | fit_line "time vs ranks, $(fmt_n "$n") records"
+		fit_line "time vs ranks, $(fmt_n "$n") records" < <(awk -v n="$n" '$2 == n { print $1, $3, $4 }' "$tmp/points")
 	done
 	echo
 	acceptance
