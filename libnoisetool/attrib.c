@@ -41,6 +41,19 @@ struct member {
 	double arrival_ns; /* global */
 };
 
+/* Members of one instance by arrival; at equal arrivals in the order they were listed (rank,
+ * then record), as the stable sort of all members by (comm_id, seq, arrival) left them. */
+static int cmp_arrival(const void *x, const void *y)
+{
+	const struct member *a = x, *b = y;
+	if (a->arrival_ns != b->arrival_ns)
+		return (a->arrival_ns > b->arrival_ns) - (a->arrival_ns < b->arrival_ns);
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return (a->rec > b->rec) - (a->rec < b->rec);
+}
+
+/* All members by (comm_id, seq, arrival): the order sort_members gives. */
 static int cmp_member(const void *x, const void *y)
 {
 	const struct member *a = x, *b = y;
@@ -48,7 +61,57 @@ static int cmp_member(const void *x, const void *y)
 		return a->comm_id < b->comm_id ? -1 : 1;
 	if (a->seq != b->seq)
 		return a->seq < b->seq ? -1 : 1;
-	return (a->arrival_ns > b->arrival_ns) - (a->arrival_ns < b->arrival_ns);
+	return cmp_arrival(a, b);
+}
+
+/* Byte d (0: the lowest) of a member's key (comm_id, seq): seq's bytes, then comm_id's. */
+static unsigned key_byte(const struct member *x, unsigned d)
+{
+	return (unsigned)((d < 8 ? x->seq >> (8 * d) : x->comm_id >> (8 * (d - 8))) & 0xff);
+}
+
+/* Sort m[0..n) by (comm_id, seq, arrival). A stable LSD radix sort on the 16 bytes of
+ * (comm_id, seq), passing only over the bytes that differ between members (seq's low two or
+ * three in most logs), then each instance's few members by arrival. qsort's merge sort of the
+ * 40-byte members took ~23 copying passes over them at 10^7 records, and once they no longer
+ * fit in the caches its time grew faster than n log n (doc/bench-growth.md). */
+static void sort_members(struct member *m, size_t n)
+{
+	size_t (*count)[256] = n > 1 ? calloc(16, sizeof *count) : NULL;
+	struct member *tmp = count ? malloc(n * sizeof *tmp) : NULL;
+	if (!tmp) { /* n < 2, or no room: the same order, more slowly */
+		free(count);
+		qsort(m, n, sizeof *m, cmp_member);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		for (unsigned d = 0; d < 16; d++)
+			count[d][key_byte(&m[i], d)]++;
+	struct member *src = m, *dst = tmp;
+	for (unsigned d = 0; d < 16; d++) {
+		if (count[d][key_byte(&m[0], d)] == n)
+			continue; /* every member has this byte: the pass would move nothing */
+		size_t at[256], sum = 0;
+		for (unsigned b = 0; b < 256; b++) {
+			at[b] = sum;
+			sum += count[d][b];
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[at[key_byte(&src[i], d)]++] = src[i];
+		struct member *t = src;
+		src = dst;
+		dst = t;
+	}
+	free(count);
+	if (src != m)
+		memcpy(m, src, n * sizeof *m);
+	free(tmp);
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && m[j].comm_id == m[i].comm_id && m[j].seq == m[i].seq; j++)
+			;
+		if (j - i > 1)
+			qsort(&m[i], j - i, sizeof *m, cmp_arrival);
+	}
 }
 
 static int cmp_late_desc(const void *x, const void *y)
@@ -279,7 +342,7 @@ int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 								  (1 + (double)rk->drift_ppb / 1e9) };
 		}
 	}
-	qsort(m, k, sizeof *m, cmp_member);
+	sort_members(m, k);
 	for (size_t i = 0, j; i < k; i = j) {
 		for (j = i; j < k && m[j].comm_id == m[i].comm_id && m[j].seq == m[i].seq; j++)
 			;

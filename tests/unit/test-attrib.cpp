@@ -330,3 +330,62 @@ TEST_CASE("culprits per node and call site: grouped by sorting, one entry each",
 	CHECK(std::string(a.late[0].host) == "node999");
 	nt_attrib_free(&a);
 }
+
+TEST_CASE("instances are joined whatever their ids and the order of the records", "[attrib]")
+{
+	// 5 ranks, 3 communicators whose ids differ in their high bytes, 200 instances each
+	// numbered across three bytes, every rank's records in a shuffled order: each instance
+	// is one join, its last arriver rank (i + c) % 5, late by 10 us + i ns over the other
+	// four, which arrive at the same time.
+	const uint32_t nranks = 5;
+	const uint64_t comms[] = { 0x8000000000000001ull, 3, 0x0001000000000000ull };
+	std::vector<nt_log_rank> ranks(nranks);
+	std::vector<std::vector<nt_log_record>> recs(nranks);
+	nt_log_site site{};
+	site.function = "MPI_Allreduce";
+	site.module = "app";
+	for (uint32_t c = 0; c < 3; c++)
+		for (uint64_t i = 0; i < 200; i++) {
+			uint64_t base = 1000000000 + 100000 * (200 * c + i);
+			for (uint32_t r = 0; r < nranks; r++) {
+				nt_log_record x{};
+				x.comm_id = comms[c];
+				x.seq = 300 + i * 65537;
+				x.start_ns = r == (i + c) % nranks ? base + 10000 + i : base;
+				recs[r].push_back(x);
+			}
+		}
+	uint64_t lcg = 12345;
+	for (uint32_t r = 0; r < nranks; r++) {
+		for (size_t i = recs[r].size() - 1; i > 0; i--) {
+			lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+			std::swap(recs[r][i], recs[r][(lcg >> 33) % (i + 1)]);
+		}
+		ranks[r] = nt_log_rank{};
+		ranks[r].rank = r;
+		ranks[r].host = "node";
+		ranks[r].nsites = 1;
+		ranks[r].sites = &site;
+		ranks[r].records = recs[r].data();
+		ranks[r].nrecords = recs[r].size();
+	}
+	nt_log log{};
+	log.nranks = nranks;
+	log.ranks = ranks.data();
+	nt_attrib a;
+	REQUIRE(nt_attrib_build(&log, &a) == 0);
+	CHECK(a.instances_joined == 600);
+	REQUIRE(a.instances_late == 600);
+	REQUIRE(a.nlate == 600);
+	size_t right = 0;
+	for (size_t k = 0; k < a.nlate; k++) {
+		const nt_late &l = a.late[k];
+		uint32_t c = l.comm_id == comms[0] ? 0 : l.comm_id == comms[1] ? 1 : 2;
+		uint64_t i = (l.seq - 300) / 65537;
+		right += l.comm_id == comms[c] && l.seq == 300 + i * 65537 && i < 200 &&
+			 l.rank == (i + c) % nranks && l.members == nranks &&
+			 l.delay_ns == 10000 + i;
+	}
+	CHECK(right == 600);
+	nt_attrib_free(&a);
+}
