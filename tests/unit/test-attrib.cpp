@@ -161,6 +161,17 @@ TEST_CASE("attribution joins instances and names the late rank and its cause", "
 
 namespace {
 
+// The attribution of a log of these ranks (nt_attrib_free it).
+nt_attrib attrib_of(std::vector<nt_log_rank> &ranks)
+{
+	nt_log log{};
+	log.nranks = (uint32_t)ranks.size();
+	log.ranks = ranks.data();
+	nt_attrib a;
+	REQUIRE(nt_attrib_build(&log, &a) == 0);
+	return a;
+}
+
 uint64_t cause_sum(const nt_causes &c)
 {
 	uint64_t s = 0;
@@ -306,11 +317,7 @@ TEST_CASE("culprits per node and call site: grouped by sorting, one entry each",
 		ranks[r].records = recs[r].data();
 		ranks[r].nrecords = recs[r].size();
 	}
-	nt_log log{};
-	log.nranks = nranks;
-	log.ranks = ranks.data();
-	nt_attrib a;
-	REQUIRE(nt_attrib_build(&log, &a) == 0);
+	nt_attrib a = attrib_of(ranks);
 	CHECK(a.instances_late == nranks);
 	CHECK(a.nranks == nranks);
 	REQUIRE(a.nnodes == nranks / 2);
@@ -369,11 +376,7 @@ TEST_CASE("instances are joined whatever their ids and the order of the records"
 		ranks[r].records = recs[r].data();
 		ranks[r].nrecords = recs[r].size();
 	}
-	nt_log log{};
-	log.nranks = nranks;
-	log.ranks = ranks.data();
-	nt_attrib a;
-	REQUIRE(nt_attrib_build(&log, &a) == 0);
+	nt_attrib a = attrib_of(ranks);
 	CHECK(a.instances_joined == 600);
 	REQUIRE(a.instances_late == 600);
 	REQUIRE(a.nlate == 600);
