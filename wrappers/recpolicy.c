@@ -96,7 +96,7 @@ void nt_recpolicy_window_closed(struct nt_rec_thread *rt, uint64_t end_cyc,
  * the whole within the budget). Without it, early reads were bounded only by their spans: an
  * 8-byte allreduce loop with a 45 us gap every 100 calls (Intel, a read 1.3 us) made one at
  * every gap, 1.35 % of its time in reads and the default level 1.028x the timing level. */
-static bool nt_recpolicy_early_affordable(const struct nt_rec_thread *rt, uint64_t now_cyc)
+static bool early_read_affordable(const struct nt_rec_thread *rt, uint64_t now_cyc)
 {
 	uint64_t elapsed = now_cyc > rt->grid_from_cyc ? now_cyc - rt->grid_from_cyc : 0;
 	return (double)(rt->spent_cyc + rt->read_cost_cyc) <=
@@ -136,11 +136,11 @@ struct nt_rec_decision nt_recpolicy_at_instance(const struct nt_rec_thread *rt,
 	 * interval since the previous collective (samples come at the same instance on every
 	 * member, so that their windows can be compared). These reads come out of the budget:
 	 * one is made only while the reads since the last grid read, with it, stay within half
-	 * the budget of the time since (nt_recpolicy_early_affordable), and the grid widens when
+	 * the budget of the time since (early_read_affordable), and the grid widens when
 	 * they take its share. */
 	if (windows && !dec.close_window && rt->window_end_cyc != in->t1_cyc &&
 	    in->span_cyc / NT_REC_AFFORD_SPANS >= rt->read_cost_cyc &&
-	    nt_recpolicy_early_affordable(rt, in->t1_cyc))
+	    early_read_affordable(rt, in->t1_cyc))
 		dec.close_window = true;
 	if (windows && (dec.close_window || rt->window_end_cyc == in->t1_cyc))
 		flags |= NT_REC_WINDOW;

@@ -96,12 +96,11 @@ extern "C" {
  * were spaced by it alone: a 4 ms one kept the reads 0.4 s apart, and 75 of 162 instances of a
  * 2 s job went without OS data). */
 #define NT_REC_FIRST_READS 4
-/* A kept instance ends its window at once, off the grid, when a read costs at
- * most 1 / NT_REC_AFFORD_SPANS (5 %) of its span and the reads stay within half the budget
- * (the grid, which counts them, keeps the whole within it): such
- * records are rare (slow calls, long spans, samples), being long the read is cheap against
- * them, and a window that ends with the record describes its span rather than some earlier
- * part of the job. */
+/* A kept instance ends its window at once, off the grid, when a read costs at most
+ * 1 / NT_REC_AFFORD_SPANS (5 %) of its span and the reads stay within half the budget (the
+ * grid, which counts them, keeps the whole within it): such records are rare (slow calls, long
+ * spans, samples), being long the read is cheap against them, and a window that ends with the
+ * record describes its span rather than some earlier part of the job. */
 #define NT_REC_AFFORD_SPANS 20
 
 /* A call site's thresholds (kept in its struct nt_site; shared by the threads that call it:
