@@ -53,7 +53,7 @@ static int cmp_arrival(const void *x, const void *y)
 	return (a->rec > b->rec) - (a->rec < b->rec);
 }
 
-/* All members by (comm_id, seq, arrival): the order sort_members gives. */
+/* All members by (comm_id, seq, arrival): sort_members's order, each instance by arrival. */
 static int cmp_member(const void *x, const void *y)
 {
 	const struct member *a = x, *b = y;
@@ -70,9 +70,9 @@ static unsigned key_byte(const struct member *x, unsigned d)
 	return (unsigned)((d < 8 ? x->seq >> (8 * d) : x->comm_id >> (8 * (d - 8))) & 0xff);
 }
 
-/* Sort m[0..n) by (comm_id, seq, arrival). A stable LSD radix sort on the 16 bytes of
- * (comm_id, seq), passing only over the bytes that differ between members (seq's low two or
- * three in most logs), then each instance's few members by arrival. qsort's merge sort of the
+/* Sort m[0..n) by (comm_id, seq): a stable LSD radix sort on the 16 bytes of the key, passing
+ * only over the bytes that differ between members (seq's low two or three in most logs); the
+ * join then sorts each instance's few members by arrival (cmp_arrival). qsort's merge sort of the
  * 40-byte members took ~23 copying passes over them at 10^7 records, and once they no longer
  * fit in the caches its time grew faster than n log n (doc/bench-growth.md). */
 static void sort_members(struct member *m, size_t n)
@@ -106,12 +106,6 @@ static void sort_members(struct member *m, size_t n)
 	if (src != m)
 		memcpy(m, src, n * sizeof *m);
 	free(tmp);
-	for (size_t i = 0, j; i < n; i = j) {
-		for (j = i + 1; j < n && m[j].comm_id == m[i].comm_id && m[j].seq == m[i].seq; j++)
-			;
-		if (j - i > 1)
-			qsort(&m[i], j - i, sizeof *m, cmp_arrival);
-	}
 }
 
 static int cmp_late_desc(const void *x, const void *y)
@@ -349,6 +343,7 @@ int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 		size_t cnt = j - i;
 		if (cnt < 2)
 			continue;
+		qsort(&m[i], cnt, sizeof *m, cmp_arrival);
 		out->instances_joined++;
 		const struct member *late = &m[j - 1], *med = &m[i + (cnt - 1) / 2];
 		double delay = late->arrival_ns - med->arrival_ns;
