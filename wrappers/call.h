@@ -222,14 +222,18 @@ static inline __attribute__((always_inline)) bool nt_coll_blocking(MPI_Comm comm
 	return nt_mpiwait_coll_blocking(comm, t0_cyc);
 }
 
-/* Book-keeping after the real call: the phase boundary and the call site's aggregates (MPI time
- * per rank is their sum, application time the rest of the wall time). count elements of type
- * are the call's bytes. A persistent collective's creation (p_request) only registers it: its
- * starts are the site's calls. Clears the reentry guard. Inline: out of line it cost ~8 ns
+/* Book-keeping after the real call, which returned rc: the phase boundary and the call site's
+ * aggregates (MPI time per rank is their sum, application time the rest of the wall time).
+ * count elements of type are the call's bytes. A persistent collective's creation (p_request)
+ * only registers it: its starts are the site's calls. A refused call (rc not MPI_SUCCESS) is
+ * MPI time at its site and nothing more: no collective instance is numbered (the next one
+ * matches what MPI matches it with), no request tracked or registered (*nb_request and
+ * *p_request may hold anything). Clears the reentry guard. Inline: out of line it cost ~8 ns
  * per call here, most of the budget. */
 static inline __attribute__((always_inline)) void
 nt_call_end(const struct nt_call *c, enum nt_fn fn, void *ret, MPI_Comm comm,
-	    MPI_Request *nb_request, MPI_Request *p_request, uint64_t count, MPI_Datatype type)
+	    MPI_Request *nb_request, MPI_Request *p_request, uint64_t count, MPI_Datatype type,
+	    int rc)
 {
 	struct nt_thread *t = &nt_thread_;
 	uint64_t d = c->t1_cyc - c->t0_cyc;
@@ -248,11 +252,11 @@ nt_call_end(const struct nt_call *c, enum nt_fn fn, void *ret, MPI_Comm comm,
 		 * compiler drops these branches from their wrappers. */
 		uint64_t bytes = nt_sites_bytes(s, count, type);
 		if (p_request) {
-			if (*p_request != MPI_REQUEST_NULL) {
+			if (rc == MPI_SUCCESS && *p_request != MPI_REQUEST_NULL) {
 				nt_call_comm_miss(t, comm); /* its communicator, known from here on */
 				nt_persistent_add(*p_request, s, comm, bytes);
 			}
-		} else if (comm != MPI_COMM_NULL) {
+		} else if (comm != MPI_COMM_NULL && rc == MPI_SUCCESS) {
 			nt_call_instance(t, s, comm, nb_request, c, d, phase, bytes);
 		} else {
 			nt_sites_add(s, d, bytes);
@@ -350,14 +354,15 @@ static inline __attribute__((always_inline)) void nt_fast_prefetch(struct nt_thr
 }
 
 /* The end of a fast-path call that read t0 and t1 around the real call, which returned rc, with
- * its site s from nt_fast_site (NULL: a cache missed; then the slow way, out of line); fold:
- * the site's previous duration is still pending. */
+ * its site s from nt_fast_site (NULL: a cache missed; then the slow way, out of line, as for a
+ * refused collective, which is no instance); fold: the site's previous duration is still
+ * pending. */
 static inline __attribute__((always_inline)) int
 nt_fast_finish(struct nt_thread *t, struct nt_site *s, struct nt_comm *cs, uint64_t t0,
 	       uint64_t t1, bool collective, bool typed, enum nt_fn fn, void *ret, MPI_Comm comm,
 	       uint64_t count, MPI_Datatype type, bool fold, int rc)
 {
-	if (NT_UNLIKELY(!s)) {
+	if (NT_UNLIKELY(!s || (collective && rc != MPI_SUCCESS))) {
 		t->slow = (struct nt_call){ t0, t1 };
 		return nt_fast_end_slow(fn, ret, collective ? comm : MPI_COMM_NULL, count,
 					typed ? type : MPI_DATATYPE_NULL, rc);

@@ -29,6 +29,7 @@ static struct {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static MPI_Group world_group = MPI_GROUP_NULL;
 static bool shadows_on;
+static uint64_t tokens; /* registrations so far (locked) */
 bool nt_comms_threaded_;
 
 static uint64_t mix(uint64_t h, uint64_t v)
@@ -119,7 +120,7 @@ struct nt_comm *nt_comms_get(MPI_Comm comm)
 	struct nt_comm *c = slot_for(comm, true);
 	if (c && !c->used)
 		*c = (struct nt_comm){ .handle = comm, .used = true, .id = NT_COMM_ID_UNKNOWN,
-					.shadow = -1 };
+					.shadow = -1, .token = ++tokens };
 	pthread_mutex_unlock(&lock);
 	return c;
 }
@@ -273,7 +274,9 @@ void nt_comms_created(unsigned fn, MPI_Comm parent, const MPI_Comm *newcomm, int
 		      const char *stringtag, int rc)
 {
 	enum ctor kind = ctor_of(fn);
-	if (!table || kind == CTOR_NONE)
+	/* A refused constructor made nothing and is not counted: the parent's next constructor
+	 * matches, on every member, what MPI matches it with. */
+	if (!table || kind == CTOR_NONE || rc != MPI_SUCCESS)
 		return;
 	struct nt_comm *p = parent == MPI_COMM_NULL ? NULL : nt_comms_find(parent);
 	uint64_t index = 0;
@@ -282,7 +285,7 @@ void nt_comms_created(unsigned fn, MPI_Comm parent, const MPI_Comm *newcomm, int
 	/* Whether a twin is made: the same on every member of the parent (shadows on, agreed at
 	 * init; the parent's twin, agreed when it was made; intercommunicators have none). */
 	bool twin = kind == CTOR_PARENT && shadows_on && p && p->shadow >= 0;
-	MPI_Comm child = rc == MPI_SUCCESS && newcomm ? *newcomm : MPI_COMM_NULL;
+	MPI_Comm child = newcomm ? *newcomm : MPI_COMM_NULL;
 	if (child == MPI_COMM_NULL) {
 		if (twin)
 			make_shadow(p, child, 0, false);
@@ -295,7 +298,8 @@ void nt_comms_created(unsigned fn, MPI_Comm parent, const MPI_Comm *newcomm, int
 	/* A handle seen before (freed by a call the tool does not wrap) is replaced. */
 	struct nt_comm *c = slot_for(child, true);
 	if (c)
-		*c = (struct nt_comm){ .handle = child, .used = true, .id = id, .shadow = -1 };
+		*c = (struct nt_comm){ .handle = child, .used = true, .id = id, .shadow = -1,
+					.token = ++tokens };
 	pthread_mutex_unlock(&lock);
 	if (!twin)
 		return;
@@ -321,14 +325,26 @@ void nt_comms_shadows_finish(void)
 			vote_finish(&shadows[i]);
 }
 
-void nt_comms_forget(MPI_Comm comm)
+struct nt_comm_ref nt_comms_ref(MPI_Comm comm)
 {
-	if (!table)
+	struct nt_comm_ref ref = { 0, -1 };
+	if (!table || comm == MPI_COMM_NULL)
+		return ref;
+	pthread_mutex_lock(&lock);
+	const struct nt_comm *c = slot_for(comm, false);
+	if (c && c->token)
+		ref = (struct nt_comm_ref){ c->token, c->shadow };
+	pthread_mutex_unlock(&lock);
+	return ref;
+}
+
+void nt_comms_forget(MPI_Comm comm, struct nt_comm_ref ref)
+{
+	if (!table || !ref.token)
 		return;
 	pthread_mutex_lock(&lock);
 	struct nt_comm *c = slot_for(comm, false);
-	int shadow = c ? c->shadow : -1;
-	if (c) {
+	if (c && c->token == ref.token) {
 		/* Backward-shift deletion keeps the probe chains of linear probing intact. */
 		/* A vacated slot's handle is cleared: a thread's cache that points at it misses
 		 * (nt_fast_end compares the handle only). */
@@ -343,14 +359,14 @@ void nt_comms_forget(MPI_Comm comm)
 		}
 	}
 	pthread_mutex_unlock(&lock);
-	if (shadow >= 0) {
-		/* Collective like the MPI_Comm_free it is in: every member started the same
+	if (ref.shadow >= 0) {
+		/* Collective like the MPI_Comm_free it follows: every member started the same
 		 * votes, so the last one completes. */
-		vote_finish(&shadows[shadow]);
-		MPI_Comm twin = shadows[shadow].comm;
+		vote_finish(&shadows[ref.shadow]);
+		MPI_Comm twin = shadows[ref.shadow].comm;
 		PMPI_Comm_free(&twin);
 		pthread_mutex_lock(&lock);
-		shadows[shadow].in_use = false;
+		shadows[ref.shadow].in_use = false;
 		pthread_mutex_unlock(&lock);
 	}
 }

@@ -34,6 +34,16 @@ struct nt_comm {
 	uint64_t vote_at_seq; /* the instance at which the next vote is due */
 	uint32_t vote_every;  /* instances between votes: 16, doubled while the vote stays the
 			       * same, up to 1024 */
+	uint64_t token;       /* this registration, unique in the process (0: a predefined
+			       * communicator, never forgotten) */
+};
+
+/* What a free or disconnect must know of comm's entry before the real call, to forget that
+ * entry, and only that one, after the call succeeded (another thread may register a new
+ * communicator under the same handle in between). token 0: nothing to forget. */
+struct nt_comm_ref {
+	uint64_t token;
+	int shadow;
 };
 
 /* A tool-owned twin of an application communicator (same members, same rank order): the
@@ -68,12 +78,13 @@ struct nt_comm *nt_comms_get(MPI_Comm comm);
 /* The state of a communicator already known, or NULL. */
 struct nt_comm *nt_comms_find(MPI_Comm comm);
 
-/* A constructor (function id fn, enum nt_fn) returned rc. parent: its communicator argument
- * (MPI_COMM_NULL when it has none); *newcomm: what it made (may be MPI_COMM_NULL on ranks that
- * are not members); tag and stringtag: its tag arguments (0 and NULL when it has none).
- * Registers the new communicator with its derived id. Collective only where the constructor
- * itself is collective over the parent and blocking, and only with shadows enabled (the twin is
- * split from the parent's twin). */
+/* A constructor (function id fn, enum nt_fn) returned rc; refused, it made nothing and
+ * nothing is done. parent: its communicator argument (MPI_COMM_NULL when it has none);
+ * *newcomm: what it made (may be MPI_COMM_NULL on ranks that are not members); tag and
+ * stringtag: its tag arguments (0 and NULL when it has none). Registers the new communicator
+ * with its derived id. Collective only where the constructor itself is collective over the
+ * parent and blocking, and only with shadows enabled (the twin is split from the parent's
+ * twin). */
 void nt_comms_created(unsigned fn, MPI_Comm parent, const MPI_Comm *newcomm, int tag,
 		      const char *stringtag, int rc);
 
@@ -93,8 +104,13 @@ static inline __attribute__((always_inline)) uint64_t nt_comms_next_seq(struct n
 	return c->seq++;
 }
 
-/* comm is about to be freed (collective over it): its pending vote finishes and its twin is
- * freed; the entry is forgotten (its handle may be reused). */
-void nt_comms_forget(MPI_Comm comm);
+/* Before MPI_Comm_free or MPI_Comm_disconnect of comm: its entry's reference ({0, -1} when
+ * the tool does not know it, or it is predefined). */
+struct nt_comm_ref nt_comms_ref(MPI_Comm comm);
+
+/* After MPI_Comm_free or MPI_Comm_disconnect of comm succeeded (collective over it): its entry
+ * is forgotten if it is still ref's (its handle may be reused), its twin's pending vote
+ * finishes and the twin is freed. Never called for a refused free: the communicator lives on. */
+void nt_comms_forget(MPI_Comm comm, struct nt_comm_ref ref);
 
 #endif /* WRAPPERS_COMMS_H */

@@ -54,6 +54,7 @@ NT_MPI_API void mpi_finalize_(MPI_Fint *ierr);
 NT_MPI_API void mpi_abort_(MPI_Fint *comm, MPI_Fint *code, MPI_Fint *ierr);
 NT_MPI_API void mpi_pcontrol_(MPI_Fint *level);
 NT_MPI_API void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr);
+NT_MPI_API void mpi_comm_disconnect_(MPI_Fint *comm, MPI_Fint *ierr);
 NT_MPI_API void mpi_type_free_(MPI_Fint *type, MPI_Fint *ierr);
 NT_MPI_API void mpi_request_free_(MPI_Fint *request, MPI_Fint *ierr);
 
@@ -63,6 +64,7 @@ NT_F_REAL(mpi_finalize, MPI_Fint *);
 NT_F_REAL(mpi_abort, MPI_Fint *, MPI_Fint *, MPI_Fint *);
 NT_F_REAL(mpi_pcontrol, MPI_Fint *);
 NT_F_REAL(mpi_comm_free, MPI_Fint *, MPI_Fint *);
+NT_F_REAL(mpi_comm_disconnect, MPI_Fint *, MPI_Fint *);
 NT_F_REAL(mpi_type_free, MPI_Fint *, MPI_Fint *);
 NT_F_REAL(mpi_request_free, MPI_Fint *, MPI_Fint *);
 
@@ -103,18 +105,31 @@ NT_MPI_API void mpi_pcontrol_(MPI_Fint *level)
 
 NT_MPI_API void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr)
 {
-	nt_comm_freeing(MPI_Comm_f2c(*comm));
+	MPI_Comm c = MPI_Comm_f2c(*comm);
+	struct nt_comm_ref ref = nt_comm_freeing(c);
 	NT_F_CALL(mpi_comm_free, comm, ierr);
+	nt_comm_freed(c, ref, (int)*ierr);
+}
+
+NT_MPI_API void mpi_comm_disconnect_(MPI_Fint *comm, MPI_Fint *ierr)
+{
+	MPI_Comm c = MPI_Comm_f2c(*comm);
+	struct nt_comm_ref ref = nt_comm_freeing(c);
+	NT_F_CALL(mpi_comm_disconnect, comm, ierr);
+	nt_comm_freed(c, ref, (int)*ierr);
 }
 
 NT_MPI_API void mpi_type_free_(MPI_Fint *type, MPI_Fint *ierr)
 {
-	nt_type_freeing(MPI_Type_f2c(*type));
+	MPI_Datatype t = MPI_Type_f2c(*type);
 	NT_F_CALL(mpi_type_free, type, ierr);
+	nt_type_freed(t, (int)*ierr);
 }
 
 NT_MPI_API void mpi_request_free_(MPI_Fint *request, MPI_Fint *ierr)
 {
-	nt_request_freeing(MPI_Request_f2c(*request));
+	MPI_Request r = MPI_Request_f2c(*request);
+	struct nt_request_ref ref = nt_request_freeing(r);
 	NT_F_CALL(mpi_request_free, request, ierr);
+	nt_request_freed(r, ref, (int)*ierr);
 }

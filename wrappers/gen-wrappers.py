@@ -309,7 +309,7 @@ def wait_requests(kind, name, params):
 F_NO_WRAPPER = ("string",)
 # Written by hand in fortran.c, around the binding's own init and finalize.
 F_MANUAL = ("MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Abort", "MPI_Pcontrol",
-            "MPI_Comm_free", "MPI_Type_free", "MPI_Request_free")  # Fortran passes hidden string lengths: not generated
+            "MPI_Comm_free", "MPI_Comm_disconnect", "MPI_Type_free", "MPI_Request_free")  # Fortran passes hidden string lengths: not generated
 
 
 def fortran_ok(kind, name, params):
@@ -431,7 +431,7 @@ NT_MPI_API void {lname}_({fparams})
 	{created_call};
 	{nl.join(post) + nl if post else ""}nt_wait_after(&snap, {"nt_creqs, nt_n" if reqs != "NULL" else "NULL, 0"}, call.t1_cyc, (int)*ierr, {done});
 	nt_call_end(&call, NT_FN_{name}, __builtin_return_address(0), {comm}, {nbreq}, NULL,
-		    (uint64_t){count}, {dtype});
+		    (uint64_t){count}, {dtype}, (int)*ierr);
 }}
 """
 

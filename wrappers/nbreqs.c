@@ -16,6 +16,7 @@ struct entry {
 	int used;
 	int pos;        /* with mark: its position in a wait/test call's array */
 	uint64_t mark;  /* that call's token (0: none) */
+	uint64_t serial; /* this entry, unique in the process (nt_request_ref) */
 	struct nt_site *site;
 	MPI_Comm comm;
 	uint64_t comm_id, t0_cyc, seq, phase_cyc, bytes;
@@ -36,6 +37,7 @@ static struct table outstanding = { .count = &nt_nb_outstanding_, .loss = NT_LOS
 static struct table persistent = { .count = &nt_persistent_, .loss = NT_LOSS_UNREGISTERED };
 static size_t capacity;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* both tables */
+static uint64_t serials; /* entries put so far (locked) */
 
 size_t nt_requests_bytes(size_t n)
 {
@@ -78,6 +80,7 @@ static void put(struct table *t, const struct entry *x)
 				__atomic_fetch_or(&nt_gate_, NT_GATE_REQUESTS, __ATOMIC_RELAXED);
 			t->e[i] = *x;
 			t->e[i].used = 1;
+			t->e[i].serial = ++serials;
 			return;
 		}
 	}
@@ -136,12 +139,30 @@ void nt_persistent_add(MPI_Request request, struct nt_site *s, MPI_Comm comm, ui
 	pthread_mutex_unlock(&lock);
 }
 
-void nt_requests_forget(MPI_Request request)
+struct nt_request_ref nt_requests_ref(MPI_Request request)
 {
-	struct entry x;
+	struct nt_request_ref ref = { 0, 0 };
 	pthread_mutex_lock(&lock);
-	take(&outstanding, request, &x);
-	take(&persistent, request, &x);
+	const struct entry *o = find(&outstanding, request), *p = find(&persistent, request);
+	ref.outstanding = o ? o->serial : 0;
+	ref.persistent = p ? p->serial : 0;
+	pthread_mutex_unlock(&lock);
+	return ref;
+}
+
+/* Take request's entry out of t if it is still the one numbered serial. Locked. */
+static void take_if(struct table *t, MPI_Request request, uint64_t serial)
+{
+	struct entry *e = serial ? find(t, request) : NULL, x;
+	if (e && e->serial == serial)
+		take(t, request, &x);
+}
+
+void nt_requests_forget(MPI_Request request, struct nt_request_ref ref)
+{
+	pthread_mutex_lock(&lock);
+	take_if(&outstanding, request, ref.outstanding);
+	take_if(&persistent, request, ref.persistent);
 	pthread_mutex_unlock(&lock);
 }
 

@@ -66,8 +66,17 @@ void nt_nb_track(MPI_Request request, struct nt_site *s, uint64_t t0_cyc, uint64
 /* A persistent collective was created: its starts are instances of site s on comm. */
 void nt_persistent_add(MPI_Request request, struct nt_site *s, MPI_Comm comm, uint64_t bytes);
 
-/* request is about to be freed: forget it in both tables (its handle may be reused). */
-void nt_requests_forget(MPI_Request request);
+/* What MPI_Request_free must know of request's entries before the real call, to forget
+ * them, and only them, after it succeeded (another thread may start a request with the same
+ * handle in between): their serial numbers in each table, 0 where it has none. */
+struct nt_request_ref {
+	uint64_t outstanding, persistent;
+};
+struct nt_request_ref nt_requests_ref(MPI_Request request);
+
+/* After MPI_Request_free of request succeeded: its entries are forgotten in both tables if
+ * they are still ref's (its handle may be reused). */
+void nt_requests_forget(MPI_Request request, struct nt_request_ref ref);
 
 void nt_wait_snapshot(struct nt_reqsnap *snap, const MPI_Request *reqs, int n);
 void nt_wait_complete(const struct nt_reqsnap *snap, const MPI_Request *reqs, uint64_t t1_cyc,

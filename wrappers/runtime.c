@@ -154,10 +154,11 @@ int nt_fast_end_slow(enum nt_fn fn, void *ret, MPI_Comm comm, uint64_t count, MP
 	struct nt_site *s = slot->key == key ? slot->site : nt_call_site_miss(t, fn, ret);
 	bool collective = comm != MPI_COMM_NULL, typed = type != MPI_DATATYPE_NULL;
 	struct nt_comm *cs = collective ? *nt_call_comm_slot(t, comm) : NULL;
-	if (s && !s->binding && (!typed || type == s->type) && (!collective || cs->handle == comm))
+	if (s && !s->binding && (!typed || type == s->type) &&
+	    (!collective || (cs->handle == comm && rc == MPI_SUCCESS)))
 		return nt_fast_books(t, s, cs, c.t0_cyc, c.t1_cyc, collective, typed, count, true,
 				     rc);
-	nt_call_end(&c, fn, ret, comm, NULL, NULL, count, type);
+	nt_call_end(&c, fn, ret, comm, NULL, NULL, count, type, rc);
 	return rc;
 }
 
@@ -686,45 +687,79 @@ NT_MPI_API int MPI_Pcontrol(const int level, ...)
 	return PMPI_Pcontrol(level);
 }
 
+/* The frees of handles act on what MPI did: the tool forgets a handle only after the real call
+ * freed it (a refused free -- MPI_COMM_WORLD, a predefined datatype, an attribute's delete
+ * callback that fails -- leaves it alive and known), and only the entry it knew before the
+ * call (another thread may reuse the handle in between). */
+
 /* A freed datatype's handle may come back as another type: the sites' size caches forget it. */
-void nt_type_freeing(MPI_Datatype type)
+void nt_type_freed(MPI_Datatype type, int rc)
 {
-	if (nt_rt.started)
+	if (nt_rt.started && rc == MPI_SUCCESS)
 		nt_sites_forget_type(type);
 }
 
 NT_MPI_API int MPI_Type_free(MPI_Datatype *datatype)
 {
-	if (datatype)
-		nt_type_freeing(*datatype);
-	return PMPI_Type_free(datatype);
+	MPI_Datatype type = datatype ? *datatype : MPI_DATATYPE_NULL;
+	int rc = PMPI_Type_free(datatype);
+	nt_type_freed(type, rc);
+	return rc;
 }
 
 /* A freed request's handle may come back as another request. */
-void nt_request_freeing(MPI_Request request)
+struct nt_request_ref nt_request_freeing(MPI_Request request)
 {
-	if (nt_rt.started && (nt_requests_tracked() > 0))
-		nt_requests_forget(request);
+	if (nt_rt.started && nt_requests_tracked() > 0)
+		return nt_requests_ref(request);
+	return (struct nt_request_ref){ 0, 0 };
+}
+
+void nt_request_freed(MPI_Request request, struct nt_request_ref ref, int rc)
+{
+	if (rc == MPI_SUCCESS && (ref.outstanding || ref.persistent))
+		nt_requests_forget(request, ref);
 }
 
 NT_MPI_API int MPI_Request_free(MPI_Request *request)
 {
-	if (request)
-		nt_request_freeing(*request);
-	return PMPI_Request_free(request);
+	MPI_Request r = request ? *request : MPI_REQUEST_NULL;
+	struct nt_request_ref ref = nt_request_freeing(r);
+	int rc = PMPI_Request_free(request);
+	nt_request_freed(r, ref, rc);
+	return rc;
 }
 
-void nt_comm_freeing(MPI_Comm comm)
+/* A freed or disconnected communicator's handle may come back as another communicator. */
+struct nt_comm_ref nt_comm_freeing(MPI_Comm comm)
 {
-	if (nt_rt.started) {
-		nt_comms_forget(comm);
+	if (nt_rt.started)
+		return nt_comms_ref(comm);
+	return (struct nt_comm_ref){ 0, -1 };
+}
+
+void nt_comm_freed(MPI_Comm comm, struct nt_comm_ref ref, int rc)
+{
+	if (rc == MPI_SUCCESS && ref.token) {
+		nt_comms_forget(comm, ref);
 		__atomic_fetch_add(&nt_comm_gen_, 1, __ATOMIC_RELEASE);
 	}
 }
 
 NT_MPI_API int MPI_Comm_free(MPI_Comm *comm)
 {
-	if (comm)
-		nt_comm_freeing(*comm);
-	return PMPI_Comm_free(comm);
+	MPI_Comm c = comm ? *comm : MPI_COMM_NULL;
+	struct nt_comm_ref ref = nt_comm_freeing(c);
+	int rc = PMPI_Comm_free(comm);
+	nt_comm_freed(c, ref, rc);
+	return rc;
+}
+
+NT_MPI_API int MPI_Comm_disconnect(MPI_Comm *comm)
+{
+	MPI_Comm c = comm ? *comm : MPI_COMM_NULL;
+	struct nt_comm_ref ref = nt_comm_freeing(c);
+	int rc = PMPI_Comm_disconnect(comm);
+	nt_comm_freed(c, ref, rc);
+	return rc;
 }
