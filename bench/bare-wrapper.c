@@ -1,21 +1,50 @@
-/* The floor for the overhead benchmark: an MPI_Allreduce wrapper that only reads the cycle
- * counter before and after the call and adds the difference to a total. Not part of the
- * product; it shows what two counter reads alone cost on this machine. */
+/* The floor of the benchmarks and of the instruction test (tests/mpi/test-insn.sh): wrappers of
+ * MPI_Allreduce, MPI_Send, MPI_Recv, MPI_Wait and MPI_Test that only read the cycle counter
+ * before and after the call and add the difference to a total. Not part of the product: what
+ * two counter reads alone cost on this machine. */
 #include <stdint.h>
 
 #include <mpi.h>
 
 #include <noisetool/clock.h>
 
-uint64_t bare_total_cyc, bare_calls;
+uint64_t bare_calls_total_cyc, bare_calls;
 
-__attribute__((visibility("default"))) int MPI_Allreduce(const void *sendbuf, void *recvbuf,
-							  int count, MPI_Datatype datatype,
-							  MPI_Op op, MPI_Comm comm)
+#define BARE(call)                                             \
+	do {                                                   \
+		uint64_t t0 = nt_clock_raw_cyc();              \
+		int rc = call;                                 \
+		bare_calls_total_cyc += nt_clock_raw_cyc() - t0; \
+		bare_calls++;                                  \
+		return rc;                                     \
+	} while (0)
+
+#define BARE_API __attribute__((visibility("default")))
+
+BARE_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+			   MPI_Op op, MPI_Comm comm)
 {
-	uint64_t t0 = nt_clock_raw_cyc();
-	int rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-	bare_total_cyc += nt_clock_raw_cyc() - t0;
-	bare_calls++;
-	return rc;
+	BARE(PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm));
+}
+
+BARE_API int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+		      MPI_Comm comm)
+{
+	BARE(PMPI_Send(buf, count, datatype, dest, tag, comm));
+}
+
+BARE_API int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+		      MPI_Comm comm, MPI_Status *status)
+{
+	BARE(PMPI_Recv(buf, count, datatype, source, tag, comm, status));
+}
+
+BARE_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+	BARE(PMPI_Wait(request, status));
+}
+
+BARE_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+	BARE(PMPI_Test(request, flag, status));
 }

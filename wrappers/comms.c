@@ -347,7 +347,7 @@ void nt_comms_forget(MPI_Comm comm, struct nt_comm_ref ref)
 	if (c && c->token == ref.token) {
 		/* Backward-shift deletion keeps the probe chains of linear probing intact. */
 		/* A vacated slot's handle is cleared: a thread's cache that points at it misses
-		 * (nt_fast_end compares the handle only). */
+		 * (the fast path compares the handle only). */
 		size_t i = (size_t)(c - table);
 		c->used = false;
 		c->handle = (MPI_Comm)0;

@@ -436,63 +436,59 @@ NT_MPI_API void {lname}_({fparams})
 """
 
 
-# Calls that only wait for others (receives, waits and tests): their fast path finds the site
-# and folds its previous duration before the real call (nt_fast_early), while the rank would
-# wait anyway. Every other fast call sends something first (a send, a collective) and does its
-# work after the real call: work before it delays the message (a 2-rank allreduce loop cost 3 %
-# more of the floor with the books before), and after a send the reply is a round trip away.
-# A collective checks its site's cache slot before (nt_fast_prefetch): a cold site's lines are
-# fetched while the call runs, for no cost measured on a hot one. A send does not: the same check
-# cost it 0.3 % of a 1-64 B ping-pong (doc/bench-p2p.md), and a send's site is rarely cold.
-WAIT_ONLY = {"MPI_Recv", "MPI_Probe", "MPI_Mrecv"}
+def has_fast_path(kind, name, params):
+    """Whether the wrapper is simple enough for a fast path: a blocking collective, a
+    point-to-point call, a wait or test call that starts no persistent collective."""
+    return (kind in ("collective", "p2p", "wait") and
+            nonblocking_request(kind, name, params) == "NULL" and
+            persistent_request(kind, name, params) == "NULL" and
+            start_requests(kind, name, params)[1] == "0" and
+            created(kind, name, params, "rc") == "(void)0")
 
 
-def fast_path(kind, name, params, protos):
+def fast_path(kind, name, params, protos, fast_index):
     """A simple wrapper's two functions (a blocking collective, a point-to-point call, a wait
     or test call that starts no persistent collective): the exported one holds only the fast
-    path (nt_fast_begin, nt_fast_end in call.h) and hands every other call, with its return
-    address, to the generic one, nt_generic_NAME, so that the fast path saves only the registers
-    it needs. Returns (the generic function's head, its caller's return address, the exported
-    function, the comment's words); the others are one function, as before."""
+    path (call.h: nt_fast_begin, nt_fast_find before the real call, nt_fast_coll_end or
+    nt_fast_p2p_end after it) and hands every other call to the generic one, nt_generic_NAME,
+    with its own arguments (a jump where the compiler can: the exported function need not keep
+    them for it) and its return address in the thread's state, so that the fast path saves
+    only the registers it needs. Returns (the generic function's head, its caller's return
+    address, the exported function, the comment's words, the generic function's first line);
+    the others are one function, as before."""
     decl = ", ".join(p.decl() for p in params) or "void"
-    if (kind not in ("collective", "p2p", "wait") or
-            nonblocking_request(kind, name, params) != "NULL" or
-            persistent_request(kind, name, params) != "NULL" or
-            start_requests(kind, name, params)[1] != "0" or
-            created(kind, name, params, "rc") != "(void)0"):
+    if name not in fast_index:
         return (f"NT_MPI_API int {name}({decl})", "__builtin_return_address(0)", "",
-                "it has none")
+                "it has none", "")
     comm = instance_comm(kind, name, params)
-    coll = "true" if comm != "MPI_COMM_NULL" else "false"
-    mask = "NT_GATE_GENERIC | NT_GATE_REQUESTS" if kind == "wait" else "NT_GATE_GENERIC"
+    coll = comm != "MPI_COMM_NULL"
+    waits = "true" if kind == "wait" else "false"
     count, dtype = buffer_size(kind, name, params)
     typed = "false" if dtype == "MPI_DATATYPE_NULL" else "true"
     args = ", ".join(p.name for p in params)
-    head = (f"static __attribute__((noinline)) int nt_generic_{name}({decl}, void *nt_ret)")
+    head = f"static __attribute__((noinline)) int nt_generic_{name}({decl})"
     ret = "__builtin_return_address(0)"
-    late = f"{coll}, {typed}, NT_FN_{name},\n\t\t\t\t   {ret}, {comm}, (uint64_t){count},\n\t\t\t\t   {dtype}, frc"
-    if name not in WAIT_ONLY and kind != "wait":
-        early = (f"\t\tnt_fast_prefetch(nt_t, NT_FN_{name}, {ret});\n"
-                 if coll == "true" else "")
-        end = f"nt_fast_end(nt_t, t0, t1, {late})"
-    else:
-        early = (f"\t\tstruct nt_comm *nt_cs;\n"
-                 f"\t\tstruct nt_site *nt_s = nt_fast_early(nt_t, {coll}, {typed}, NT_FN_{name}, {ret},\n"
-                 f"\t\t\t\t\t\t     {comm}, {dtype}, &nt_cs);\n")
-        end = f"nt_fast_late(nt_t, nt_s, nt_cs, t0, t1, {late})"
+    end = (f"nt_fast_coll_end(nt_t, nt_s, nt_cs, {typed}, t0, t1, frc)" if coll else
+           f"nt_fast_p2p_end(nt_t, nt_s, {typed}, t0, t1, frc)")
     fast = (f"NT_MPI_API int {name}({decl})\n{{\n"
             f"\tstruct nt_thread *nt_t = &nt_thread_;\n"
-            f"\tif (NT_LIKELY(nt_fast_begin(nt_t, {mask}))) {{\n"
-            f"{early}"
-            f"\t\tuint64_t t0 = nt_clock_raw_cyc();\n"
-            f"\t\tint frc = P{name}({args});\n"
-            f"\t\tuint64_t t1 = nt_clock_raw_cyc();\n"
-            f"\t\treturn {end};\n\t}}\n"
-            f"\treturn nt_generic_{name}({args}, {ret});\n}}\n")
-    doc = ("the real call between two raw counter reads, the books kept by nt_fast_end when "
-           "the thread's caches hold them; the exported function holds only that, and "
+            f"\tvoid *nt_ret = {ret};\n"
+            f"\tif (NT_LIKELY(nt_fast_open(nt_t, {waits}))) {{\n"
+            f"\t\tstruct nt_comm *nt_cs;\n"
+            f"\t\tstruct nt_site *nt_s = nt_fast_find(nt_t, {fast_index[name]}, {'true' if coll else 'false'}, {typed}, NT_FN_{name}, nt_ret,\n"
+            f"\t\t\t\t\t\t    {comm}, (uint64_t){count}, {dtype}, &nt_cs);\n"
+            f"\t\tif (NT_LIKELY(nt_s != NULL)) {{\n"
+            f"\t\t\tnt_t->depth = 1;\n"
+            f"\t\t\tuint64_t t0 = nt_clock_raw_cyc();\n"
+            f"\t\t\tint frc = P{name}({args});\n"
+            f"\t\t\tuint64_t t1 = nt_clock_raw_cyc();\n"
+            f"\t\t\treturn {end};\n\t\t}}\n\t}}\n"
+            f"\tnt_t->generic_ret = nt_ret;\n"
+            f"\treturn nt_generic_{name}({args});\n}}\n")
+    doc = ("the caches' lookup before the real call, the real call between two raw counter "
+           "reads, the books after it; the exported function holds only that, and "
            "nt_generic_" + name + " the rest")
-    return (head, "nt_ret", fast, doc)
+    return (head, "nt_ret", fast, doc, "void *nt_ret = nt_thread_.generic_ret;")
 
 
 def write_fortran(path, kept, protos):
@@ -531,6 +527,10 @@ def main():
     missing_manual = [n for k, n in wanted if k == "manual" and n not in protos]
     if missing_manual:
         sys.exit("gen-wrappers: mpi.h lacks " + ", ".join(missing_manual))
+    fast_index = {}  # name -> its place in the thread's memo of fast-path sites (call.h)
+    for kind, name in kept:
+        if has_fast_path(kind, name, parse_params(name, protos[name])):
+            fast_index[name] = len(fast_index)
 
     with open(out_h, "w") as h:
         h.write("/* Generated by gen-wrappers.py: ids of the wrapped MPI functions. */\n")
@@ -541,6 +541,10 @@ def main():
         h.write("/* Name and kind of each function id. */\n")
         h.write("extern const char *const nt_fn_name[NT_FN_COUNT];\n")
         h.write("extern const unsigned char nt_fn_kind[NT_FN_COUNT];\n\n")
+        h.write("/* The functions with a fast path (call.h): their places in the thread's memo\n"
+                " * of sites; nt_fn_fast[fn] is fn's, or -1. */\n")
+        h.write(f"#define NT_FAST_COUNT {len(fast_index)}\n")
+        h.write("extern const short nt_fn_fast[NT_FN_COUNT];\n\n")
         h.write("enum nt_fn_kind { NT_KIND_COLLECTIVE, NT_KIND_P2P, NT_KIND_WAIT, NT_KIND_COMM,"
                 " NT_KIND_MANUAL };\n\n#endif\n")
 
@@ -556,12 +560,17 @@ def main():
         c.write("};\n\nconst unsigned char nt_fn_kind[NT_FN_COUNT] = {\n")
         for kind, _ in allfns:
             c.write(f"\t{kind_enum[kind]},\n")
+        c.write("};\n\nconst short nt_fn_fast[NT_FN_COUNT] = {\n")
+        for _, name in allfns:
+            c.write(f"\t{fast_index.get(name, -1)},\n")
         c.write("};\n")
         for kind, name in kept:
             params = parse_params(name, protos[name])
             args = ", ".join(p.name for p in params)
-            generic, ret, fast, fastdoc = fast_path(kind, name, params, protos)
+            generic, ret, fast, fastdoc, retdecl = fast_path(kind, name, params, protos,
+                                                             fast_index)
             body = (template.replace("@GENERIC@", generic).replace("@RET@", ret)
+                    .replace("@RETDECL@", retdecl)
                     .replace("@FAST@", fast).replace("@FASTDOC@", fastdoc)
                     .replace("@NAME@", name).replace("@KIND@", kind)
                     .replace("@PARAMS@", ", ".join(p.decl() for p in params) or "void").replace("@ARGS@", args)

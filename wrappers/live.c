@@ -18,7 +18,9 @@
 #include NT_WRAPPER_IDS_FILE /* wrapper-ids-MPI.h, generated for this MPI (meson.build) */
 
 _Static_assert(NT_FN_COUNT <= NT_LIVE_FNS, "the live header must name every wrapped function");
-_Static_assert(NT_SITE_HIST == NT_LOG_HIST_BINS, "a site's histogram is the log's");
+/* A live file's reader takes the first NT_LOG_HIST_BINS bins (sites.h: calls of 2^48 cycles
+ * or more land past them). */
+_Static_assert(NT_SITE_HIST >= NT_LOG_HIST_BINS, "a site's histogram holds the log's");
 _Static_assert(sizeof(struct nt_live_header) <= NT_LIVE_HEADER_BYTES, "the header fits its place");
 
 static struct nt_live_header *hdr; /* NULL: no live file */
@@ -80,7 +82,9 @@ void *nt_live_create(const char *name, int rank, int size, size_t arena_bytes, c
 	hdr->site_fields[NT_LSF_MIN] = FIELD(struct nt_site, min_cyc);
 	hdr->site_fields[NT_LSF_MAX] = FIELD(struct nt_site, max_cyc);
 	hdr->site_fields[NT_LSF_BYTES] = FIELD(struct nt_site, bytes);
-	hdr->site_fields[NT_LSF_HIST] = FIELD(struct nt_site, hist);
+	hdr->site_fields[NT_LSF_HIST] = (struct nt_live_field){ /* the log's bins: sites.h */
+		(uint16_t)offsetof(struct nt_site, hist), NT_LOG_HIST_BINS * sizeof(uint64_t)
+	};
 	hdr->site_fields[NT_LSF_NONBLOCKING] = FIELD(struct nt_site, nonblocking);
 	hdr->site_fields[NT_LSF_DEPTH] = FIELD(struct nt_site, depth);
 	hdr->site_fields[NT_LSF_STACK] = FIELD(struct nt_site, stack);

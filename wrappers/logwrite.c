@@ -18,7 +18,6 @@
 #include <noisetool/loss.h>
 #include <noisetool/ntlog.h>
 
-#include "call.h"
 #include "logwrite.h"
 #include "modules.h"
 #include "pysite.h"
@@ -26,6 +25,7 @@
 #include "sites.h"
 #include "window.h"
 #include "toolwait.h"
+#include NT_WRAPPER_IDS_FILE /* wrapper-ids-MPI.h, generated for this MPI (meson.build) */
 
 /* Module path (absolute: a report names the same file:line from any directory) and offset of
  * an address (the call instruction is just before a return address). */
@@ -47,7 +47,7 @@ void nt_logwrite_losses(uint64_t lost[NT_LOSS_COUNT])
 	lost[NT_LOSS_RECORDS] = nt_records_dropped();
 	lost[NT_LOSS_UNTIMED] = nt_requests_untimed();
 	lost[NT_LOSS_UNREGISTERED] = nt_requests_unregistered();
-	lost[NT_LOSS_UNKNOWN_COMM] = __atomic_load_n(&nt_unknown_comm_records_, __ATOMIC_RELAXED);
+	lost[NT_LOSS_UNKNOWN_COMM] = nt_records_unknown_comm();
 }
 
 /* Whether the rank's block is PARTIAL: exactly when it counts a loss of any kind. */
@@ -90,7 +90,10 @@ static void describe_site(const struct nt_site *s, struct nt_log_site *o)
 	o->min_ns = (uint64_t)nt_clock_cyc_to_ns(s->min_cyc);
 	o->max_ns = (uint64_t)nt_clock_cyc_to_ns(s->max_cyc);
 	o->bytes = s->bytes;
+	/* The log's last bin takes every longer call (sites.h). */
 	memcpy(o->hist, s->hist, sizeof o->hist);
+	for (unsigned b = NT_LOG_HIST_BINS; b < NT_SITE_HIST; b++)
+		o->hist[NT_LOG_HIST_BINS - 1] += s->hist[b];
 	o->depth = (uint32_t)(s->depth < NT_LOG_MAX_DEPTH ? s->depth : NT_LOG_MAX_DEPTH);
 	for (uint32_t k = 0; k < o->depth; k++)
 		locate(s->stack[k] - (k ? 1 : 0), &o->frames[k].module, &o->frames[k].offset);

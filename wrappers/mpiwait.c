@@ -7,9 +7,9 @@
 #include <noisetool/clock.h>
 #include <noisetool/poller.h>
 
-#include "call.h"
 #include "comms.h"
 #include "mpiwait.h"
+#include "thread.h"
 
 /* One nap between tests on a shared CPU: 10 us asked, with a 1 us timer slack (with the
  * default 50 us slack a nap lasts ~60 us; a 1 us one would not sleep at all). */
@@ -84,7 +84,7 @@ bool nt_mpiwait_coll_blocking(MPI_Comm comm, uint64_t *t0_cyc)
 		nt_mpiwait_blocking(*t0_cyc); /* keeps the decision and its measurements current */
 	/* The thread's communicator cache (a lock and a lookup cost ~10 % of an
 	 * 8-byte allreduce here). */
-	struct nt_comm *cs = nt_call_comm(&nt_thread_, comm);
+	struct nt_comm *cs = nt_thread_comm(&nt_thread_, comm);
 	struct nt_comm_shadow *sh = nt_comms_shadow(cs);
 	if (!sh)
 		return true; /* no twin to vote on: MPICH's way */

@@ -2,12 +2,12 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "call.h"
 #include "comms.h"
 #include "live.h"
 #include "nbreqs.h"
 #include "records.h"
 #include "sites.h"
+#include "thread.h"
 
 /* A request and what it stands for: an outstanding instance (t0, seq, phase set) or a
  * persistent collective (comm set). */
@@ -77,7 +77,7 @@ static void put(struct table *t, const struct entry *x)
 		if (!t->e[i].used || t->e[i].req == x->req) {
 			if (!t->e[i].used && __atomic_fetch_add(t->count, 1, __ATOMIC_RELAXED) == 0 &&
 			    t == &outstanding)
-				__atomic_fetch_or(&nt_gate_, NT_GATE_REQUESTS, __ATOMIC_RELAXED);
+				__atomic_store_n(&nt_gate_.b.requests, 1, __ATOMIC_RELAXED);
 			t->e[i] = *x;
 			t->e[i].used = 1;
 			t->e[i].serial = ++serials;
@@ -108,7 +108,7 @@ static int take(struct table *t, MPI_Request request, struct entry *out)
 	*out = *x;
 	x->used = 0;
 	if (__atomic_sub_fetch(t->count, 1, __ATOMIC_RELAXED) == 0 && t == &outstanding)
-		__atomic_fetch_and(&nt_gate_, ~NT_GATE_REQUESTS, __ATOMIC_RELAXED);
+		__atomic_store_n(&nt_gate_.b.requests, 0, __ATOMIC_RELAXED);
 	size_t i = (size_t)(x - t->e);
 	for (size_t j = (i + 1) % capacity; t->e[j].used; j = (j + 1) % capacity) {
 		struct entry moved = t->e[j];
@@ -230,11 +230,11 @@ static void completed(const struct entry *p, uint64_t t1_cyc)
 	nt_sites_add(p->site, d, p->bytes);
 	uint64_t calls = nt_sites_calls(p->site);
 	if (nt_recpolicy_may_act(&nt_thread_.rec, &p->site->rec, calls, p->seq, d, p->phase_cyc,
-				 true)) {
+				 true, true)) {
 		struct nt_rec_instance in = { .calls = calls, .seq = p->seq, .t0_cyc = p->t0_cyc,
 					      .t1_cyc = t1_cyc, .span_cyc = p->phase_cyc,
 					      .completion = true };
-		nt_call_record(p->site, p->comm_id, p->seq, &in, p->phase_cyc, 0);
+		nt_records_instance(p->site, p->comm_id, p->seq, &in, p->phase_cyc, 0);
 	}
 }
 

@@ -1,12 +1,19 @@
-/* The records, in their part of the rank's fixed memory (arena.h). Slots are claimed
- * atomically whatever the threading: the path is rare. */
+/* The records, in their part of the rank's fixed memory (arena.h), and the recording policy's
+ * mechanism that keeps them. Slots are claimed atomically whatever the threading: the path is
+ * rare. */
+#include <noisetool/clock.h>
+
+#include "comms.h"
 #include "live.h"
 #include "records.h"
+#include "sites.h"
+#include "thread.h"
 
 static struct nt_record *arena;
 static size_t capacity;
 static size_t used;
 static uint64_t dropped;
+static uint64_t unknown_comm;
 
 void nt_records_init(void *mem, size_t n)
 {
@@ -57,4 +64,64 @@ uint64_t nt_records_dropped(void)
 const struct nt_record *nt_records_get(size_t i)
 {
 	return i < nt_records_count() ? &arena[i] : NULL;
+}
+
+void nt_records_instance(struct nt_site *s, uint64_t comm_id, uint64_t seq,
+			 const struct nt_rec_instance *in, uint64_t phase_cyc, uint64_t p2p_cyc)
+{
+	struct nt_thread *t = &nt_thread_;
+	nt_live_beat(in->t1_cyc); /* rate-limited: the policy lets few instances here */
+	struct nt_rec_decision dec = nt_recpolicy_at_instance(&t->rec, &s->rec, in);
+	if (dec.refresh)
+		nt_recpolicy_refresh(&s->rec, in->calls,
+				     __atomic_load_n(&s->total_cyc, __ATOMIC_RELAXED),
+				     __atomic_load_n(&s->phase_cyc, __ATOMIC_RELAXED),
+				     nt_clock_ns_to_cyc(NT_REC_SPAN_FLOOR_NS),
+				     nt_clock_ns_to_cyc(NT_REC_ABS_FLOOR_NS));
+	if (dec.close_window) {
+		struct nt_window_read rd;
+		if (nt_window_close(in->t1_cyc, &rd) == 0) {
+			nt_recpolicy_window_closed(&t->rec, in->t1_cyc, rd.end_cyc, rd.cost_cyc,
+						   dec.on_grid);
+		} else { /* no probe: no windows on this thread from here on */
+			nt_recpolicy_thread_init(&t->rec);
+			dec.flags &= ~NT_REC_WINDOW;
+		}
+	}
+	if (!dec.flags)
+		return;
+	if (comm_id == NT_COMM_ID_UNKNOWN) {
+		/* No other member can name this instance: no join, no place in the arena. */
+		__atomic_fetch_add(&unknown_comm, 1, __ATOMIC_RELAXED);
+		nt_live_lost(NT_LOSS_UNKNOWN_COMM, 1);
+		return;
+	}
+	struct nt_record r = {
+		.comm_id = comm_id,
+		.seq = seq,
+		.site = nt_sites_index(s),
+		.flags = dec.flags,
+		.t0_cyc = in->t0_cyc,
+		.d_cyc = in->t1_cyc - in->t0_cyc,
+		.phase_cyc = phase_cyc,
+		.interval_cyc = in->interval ? in->span_cyc : 0,
+		.p2p_cyc = p2p_cyc,
+	};
+	if (dec.flags & NT_REC_WINDOW)
+		r.win = *nt_window_last();
+	nt_records_add(&r);
+}
+
+uint64_t nt_records_unknown_comm(void)
+{
+	return __atomic_load_n(&unknown_comm, __ATOMIC_RELAXED);
+}
+
+void nt_records_windows_open(enum nt_probe_level level, uint64_t now_cyc)
+{
+	uint64_t costs_cyc[NT_REC_FIRST_READS];
+	if (nt_window_open(level, costs_cyc, NT_REC_FIRST_READS) == 0)
+		nt_recpolicy_windows_open(&nt_thread_.rec, now_cyc, costs_cyc, NT_REC_FIRST_READS);
+	else
+		nt_recpolicy_thread_init(&nt_thread_.rec);
 }

@@ -7,8 +7,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <noisetool/probe.h>
+
 #include "recpolicy.h"
 #include "window.h"
+
+struct nt_site;
 
 struct nt_record {
 	uint64_t comm_id;
@@ -39,5 +43,20 @@ size_t nt_records_count(void);
 void *nt_records_reuse(void);
 uint64_t nt_records_dropped(void);
 const struct nt_record *nt_records_get(size_t i);
+
+/* The recording policy's mechanism at instance in of site s (the instance comm_id, seq; phase:
+ * the compute phase before it; p2p_cyc: the thread's other MPI time within its interval, 0
+ * when unknown), on the calling thread: what nt_recpolicy_at_instance() decides, done -- the
+ * site's thresholds refreshed, the probe window closed at the instance's exit, a record kept.
+ * Only when nt_recpolicy_may_act(). */
+void nt_records_instance(struct nt_site *s, uint64_t comm_id, uint64_t seq,
+			 const struct nt_rec_instance *in, uint64_t phase_cyc, uint64_t p2p_cyc);
+
+/* Records not kept because their communicator has no id (no other member can name them). */
+uint64_t nt_records_unknown_comm(void);
+
+/* Probe windows for the calling thread (the one that called MPI_Init) from now_cyc on, at
+ * level (none at NT_PROBE_TIMING, or when the probe cannot open). */
+void nt_records_windows_open(enum nt_probe_level level, uint64_t now_cyc);
 
 #endif /* WRAPPERS_RECORDS_H */

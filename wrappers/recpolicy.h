@@ -178,18 +178,24 @@ struct nt_rec_decision {
 	bool on_grid;      /* that read is the grid's (not a record's early one) */
 };
 
+/* A threshold's value: a relaxed atomic load where another thread of a shared site may be
+ * refreshing it (a mix of old and new thresholds is harmless), a plain one where one thread
+ * calls MPI (threaded false, a constant): the compiler then compares with memory directly. */
+static inline __attribute__((always_inline)) uint64_t nt_recpolicy_load(const uint64_t *v,
+									 bool threaded)
+{
+	return threaded ? __atomic_load_n(v, __ATOMIC_RELAXED) : *v;
+}
+
 /* Whether the site's instance number calls (counted already) that spent d_cyc in the call
- * after span_cyc is kept: over one of the three thresholds. Relaxed atomic loads (plain
- * loads on x86-64): another thread of a shared site may be refreshing them; a mix of old and
- * new thresholds is harmless. */
+ * after span_cyc is kept: over one of the three thresholds. */
 static inline __attribute__((always_inline)) bool
 nt_recpolicy_wanted(const struct nt_rec_thresholds *th, uint64_t calls, uint64_t d_cyc,
-		    uint64_t span_cyc)
+		    uint64_t span_cyc, bool threaded)
 {
-	/* Bitwise: the caller's branch for the three compares, not three. */
-	return (d_cyc > __atomic_load_n(&th->keep_cyc, __ATOMIC_RELAXED)) |
-	       (span_cyc > __atomic_load_n(&th->keep_span_cyc, __ATOMIC_RELAXED)) |
-	       (calls >= __atomic_load_n(&th->refresh_at, __ATOMIC_RELAXED));
+	return d_cyc > nt_recpolicy_load(&th->keep_cyc, threaded) ||
+	       span_cyc > nt_recpolicy_load(&th->keep_span_cyc, threaded) ||
+	       calls >= nt_recpolicy_load(&th->refresh_at, threaded);
 }
 
 /* Whether instance seq of a communicator is on the thread's grid of reads. */
@@ -201,17 +207,19 @@ nt_recpolicy_on_grid(const struct nt_rec_thread *rt, uint64_t seq)
 
 /* The fast path's test, inline (four compares; with completion a constant, one of them goes):
  * false when nt_recpolicy_at_instance() would decide nothing for the instance described by
- * the same values (the thresholds as loaded here). The compares are combined bitwise, not
- * with ||: four predicted branches beside the fast path's others cost ~2 % of a 2-rank 8-byte
- * allreduce (doc/overhead.md); the compiler keeps one or two. */
+ * the same values (the thresholds as loaded here). threaded: other threads may share the
+ * site (a constant where the caller knows). Four predicted branches, a compare and a jump
+ * each: combined bitwise (setcc, or) they took six instructions more, and the fast path's
+ * budget is counted in instructions (doc/overhead.md). */
 static inline __attribute__((always_inline)) bool
 nt_recpolicy_may_act(const struct nt_rec_thread *rt, const struct nt_rec_thresholds *th,
 		     uint64_t calls, uint64_t seq, uint64_t d_cyc, uint64_t span_cyc,
-		     bool completion)
+		     bool completion, bool threaded)
 {
 	if (completion)
-		return nt_recpolicy_wanted(th, calls, d_cyc, 0);
-	return nt_recpolicy_on_grid(rt, seq) | nt_recpolicy_wanted(th, calls, d_cyc, span_cyc);
+		return nt_recpolicy_wanted(th, calls, d_cyc, 0, threaded);
+	return nt_recpolicy_on_grid(rt, seq) ||
+	       nt_recpolicy_wanted(th, calls, d_cyc, span_cyc, threaded);
 }
 
 /* The decision at instance in of a site with thresholds th, on a thread in state rt; a pure

@@ -34,22 +34,6 @@
 #include "toolwait.h"
 #include "window.h"
 
-struct nt_comm nt_comm_none_ = { .id = NT_COMM_ID_UNKNOWN, .shadow = -1 };
-NT_TLS struct nt_thread nt_thread_ = NT_THREAD_INIT;
-int nt_active_;
-unsigned nt_gate_ = NT_GATE_GENERIC;
-
-void nt_gate_update(void)
-{
-	bool generic = !__atomic_load_n(&nt_active_, __ATOMIC_RELAXED) ||
-		       !nt_clock_use_counter_ || nt_wait_mode_ || nt_slow_extras_ ||
-		       nt_sites_threaded_ || nt_comms_threaded_;
-	if (generic)
-		__atomic_fetch_or(&nt_gate_, NT_GATE_GENERIC, __ATOMIC_RELAXED);
-	else
-		__atomic_fetch_and(&nt_gate_, ~NT_GATE_GENERIC, __ATOMIC_RELAXED);
-}
-
 /* Recording on or off (init, pause and resume, abort, finalize), and the gate with it. */
 static void set_active(int on)
 {
@@ -58,147 +42,6 @@ static void set_active(int on)
 }
 
 struct nt_runtime nt_rt;
-
-int nt_slow_extras_;
-uint64_t nt_unknown_comm_records_;
-unsigned nt_comm_gen_;
-
-struct nt_comm *nt_call_comm_miss(struct nt_thread *t, MPI_Comm comm)
-{
-	unsigned gen = __atomic_load_n(&nt_comm_gen_, __ATOMIC_ACQUIRE);
-	if (gen != t->comm_gen) { /* a communicator was freed: entries may have moved */
-		for (size_t i = 0; i < sizeof t->comms / sizeof t->comms[0]; i++)
-			t->comms[i] = &nt_comm_none_;
-		t->comm_gen = gen;
-	}
-	struct nt_comm *cs = nt_comms_get(comm);
-	*nt_call_comm_slot(t, comm) = cs ? cs : &nt_comm_none_; /* full: tried again later */
-	return cs;
-}
-
-void nt_call_record(struct nt_site *s, uint64_t comm_id, uint64_t seq,
-		    const struct nt_rec_instance *in, uint64_t phase_cyc, uint64_t p2p_cyc)
-{
-	struct nt_thread *t = &nt_thread_;
-	nt_live_beat(in->t1_cyc); /* rate-limited: the policy lets few instances here */
-	struct nt_rec_decision dec = nt_recpolicy_at_instance(&t->rec, &s->rec, in);
-	if (dec.refresh)
-		nt_recpolicy_refresh(&s->rec, in->calls,
-				     __atomic_load_n(&s->total_cyc, __ATOMIC_RELAXED),
-				     __atomic_load_n(&s->phase_cyc, __ATOMIC_RELAXED),
-				     nt_clock_ns_to_cyc(NT_REC_SPAN_FLOOR_NS),
-				     nt_clock_ns_to_cyc(NT_REC_ABS_FLOOR_NS));
-	if (dec.close_window) {
-		struct nt_window_read rd;
-		if (nt_window_close(in->t1_cyc, &rd) == 0) {
-			nt_recpolicy_window_closed(&t->rec, in->t1_cyc, rd.end_cyc, rd.cost_cyc,
-						   dec.on_grid);
-		} else { /* no probe: no windows on this thread from here on */
-			nt_recpolicy_thread_init(&t->rec);
-			dec.flags &= ~NT_REC_WINDOW;
-		}
-	}
-	if (!dec.flags)
-		return;
-	if (comm_id == NT_COMM_ID_UNKNOWN) {
-		/* No other member can name this instance: no join, no place in the arena. */
-		__atomic_fetch_add(&nt_unknown_comm_records_, 1, __ATOMIC_RELAXED);
-		nt_live_lost(NT_LOSS_UNKNOWN_COMM, 1);
-		return;
-	}
-	struct nt_record r = {
-		.comm_id = comm_id,
-		.seq = seq,
-		.site = nt_sites_index(s),
-		.flags = dec.flags,
-		.t0_cyc = in->t0_cyc,
-		.d_cyc = in->t1_cyc - in->t0_cyc,
-		.phase_cyc = phase_cyc,
-		.interval_cyc = in->interval ? in->span_cyc : 0,
-		.p2p_cyc = p2p_cyc,
-	};
-	if (dec.flags & NT_REC_WINDOW)
-		r.win = *nt_window_last();
-	nt_records_add(&r);
-}
-
-void nt_call_windows_open(enum nt_probe_level level, uint64_t now_cyc)
-{
-	uint64_t costs_cyc[NT_REC_FIRST_READS];
-	if (nt_window_open(level, costs_cyc, NT_REC_FIRST_READS) == 0)
-		nt_recpolicy_windows_open(&nt_thread_.rec, now_cyc, costs_cyc, NT_REC_FIRST_READS);
-	else
-		nt_recpolicy_thread_init(&nt_thread_.rec);
-}
-
-struct nt_site *nt_call_site_miss(struct nt_thread *t, enum nt_fn fn, void *ret)
-{
-	struct nt_site *s = nt_sites_lookup((unsigned)fn, (uintptr_t)ret);
-	/* A language binding's site is never cached: its calls find the program's own site
-	 * on the stack every time, and the fast path need not look (nt_fast_end). */
-	if (s && !s->binding) {
-		uintptr_t key = nt_call_site_key(fn, ret);
-		*nt_call_site_slot(t, key) = (struct nt_site_slot){ key, s };
-	}
-	return s;
-}
-
-int nt_fast_end_slow(enum nt_fn fn, void *ret, MPI_Comm comm, uint64_t count, MPI_Datatype type,
-		     int rc)
-{
-	struct nt_thread *t = &nt_thread_;
-	struct nt_call c = t->slow;
-	uintptr_t key = nt_call_site_key(fn, ret);
-	struct nt_site_slot *slot = nt_call_site_slot(t, key);
-	/* Many sites: looked up, and the books kept the fast way. */
-	struct nt_site *s = slot->key == key ? slot->site : nt_call_site_miss(t, fn, ret);
-	bool collective = comm != MPI_COMM_NULL, typed = type != MPI_DATATYPE_NULL;
-	struct nt_comm *cs = collective ? *nt_call_comm_slot(t, comm) : NULL;
-	if (s && !s->binding && (!typed || type == s->type) &&
-	    (!collective || (cs->handle == comm && rc == MPI_SUCCESS)))
-		return nt_fast_books(t, s, cs, c.t0_cyc, c.t1_cyc, collective, typed, count, true,
-				     rc);
-	nt_call_end(&c, fn, ret, comm, NULL, NULL, count, type, rc);
-	return rc;
-}
-
-int nt_fast_end_record(struct nt_site *s, struct nt_comm *cs, uint64_t seq, uint64_t calls,
-		       uint64_t phase, int rc)
-{
-	struct nt_thread *t = &nt_thread_;
-	struct nt_call c = t->slow;
-	uint64_t interval = t->coll_exit_cyc ? c.t0_cyc - t->coll_exit_cyc : phase;
-	struct nt_rec_instance in = { .calls = calls, .seq = seq, .t0_cyc = c.t0_cyc,
-				      .t1_cyc = c.t1_cyc,
-				      .span_cyc = interval, .interval = t->coll_exit_cyc != 0 };
-	nt_call_record(s, cs->id, seq, &in, phase, t->p2p_cyc);
-	t->coll_exit_cyc = c.t1_cyc;
-	t->p2p_cyc = 0;
-	t->depth = 0;
-	return rc;
-}
-
-struct nt_site *nt_call_binding_site(enum nt_fn fn, struct nt_site *binding_site)
-{
-	if (binding_site->binding == NT_SITE_CALLER_PYTHON)
-		return nt_pysite_site((unsigned)fn, binding_site);
-	uintptr_t caller = nt_binding_caller();
-	if (!caller)
-		return binding_site;
-	struct nt_site *s = nt_sites_lookup((unsigned)fn, caller);
-	return s ? s : binding_site;
-}
-
-void nt_call_slow_extras(void)
-{
-	if (nt_wait_mode_)
-		nt_mpiwait_after();
-	if (nt_rt.env.callsite_every_call) {
-		/* The mpiP way, for the overhead comparison: a stack walk on every call. */
-		uintptr_t ips[NT_STACK_DEPTH];
-		nt_rt.walk_sink += (uintptr_t)nt_stack_walk(ips, 4);
-	}
-}
 
 static const char *env_get(const char *name)
 {
@@ -509,7 +352,7 @@ static void runtime_start(int provided)
 			nt_logwrite_unreserve(nt_rt.log_name);
 		return;
 	}
-	nt_slow_extras_ = nt_rt.env.callsite_every_call;
+	nt_slow_extras_ = nt_rt.env.callsite_every_call ? NT_EXTRA_WALK : 0;
 	nt_job_collect(&nt_rt.job);
 	nt_live_job(nt_rt.job.command, nt_rt.job.mpi_library, nt_rt.job.tool_version);
 	clock_start();
@@ -520,10 +363,11 @@ static void runtime_start(int provided)
 		      (uint64_t)nt_rt.sync_init.error_ns);
 	nt_rt.started = 1;
 	nt_thread_.last_exit_cyc = nt_rt.init_cyc;
-	nt_call_windows_open(nt_rt.env.level, nt_rt.init_cyc);
+	nt_records_windows_open(nt_rt.env.level, nt_rt.init_cyc);
 	if (nt_rt.env.wait)
 		nt_comms_enable_shadows(nt_rt.comm);
-	nt_slow_extras_ = nt_rt.env.callsite_every_call || nt_wait_mode_;
+	nt_slow_extras_ = (nt_rt.env.callsite_every_call ? NT_EXTRA_WALK : 0) |
+			  (nt_wait_mode_ ? NT_EXTRA_WAIT : 0);
 	set_active(1);
 	if (nt_rt.env.inject)
 		inject_check_ranks();
@@ -611,7 +455,6 @@ void nt_finalize_begin(void)
 		nt_rt.finalize_cyc = nt_clock_now_cyc();
 		nt_comms_shadows_finish();
 		nt_clocksync_measure(nt_rt.comm, &nt_rt.sync_fin);
-		nt_sites_settle();
 		if (nt_rt.env.summary && nt_rt.env.wait) {
 			char line[256];
 			nt_mpiwait_describe(line, sizeof line);

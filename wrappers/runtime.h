@@ -27,7 +27,6 @@ struct nt_runtime {
 	struct nt_clock_params rank0; /* rank 0's clock, for NOISETOOL_TEST_CLOCK's truth */
 	int clock_hook;               /* NOISETOOL_TEST_CLOCK is set */
 	struct nt_job job;            /* this rank's command line, MPI library, tool version */
-	volatile uintptr_t walk_sink; /* keeps the every-call stack walk from being optimised out */
 };
 
 extern struct nt_runtime nt_rt;

@@ -8,6 +8,7 @@
 #include "live.h"
 #include "pysite.h"
 #include "sites.h"
+#include "thread.h"
 #include NT_WRAPPER_IDS_FILE /* wrapper-ids-MPI.h, generated for this MPI (meson.build) */
 
 /* The sites are stored in the order they are first seen (table[0..nsites)): the regular ones,
@@ -93,9 +94,7 @@ static inline uint32_t tag_of(uint64_t h, uintptr_t key)
 
 /* The lines of s the call is about to touch besides line 0 (read next, to compare): line 1
  * and the histogram's bins 8-15, where a call of 2^8-2^16 counter cycles lands (0.1-25 us at
- * 2.6 GHz). Asked for at once, they load side by side with line 0 instead of after it: the
- * bin is known only from line 0 (pending_cyc), so the histogram's line came a cache miss
- * later. */
+ * 2.6 GHz). Asked for at once, they load side by side with line 0 instead of after it. */
 static inline void prefetch_hot(const struct nt_site *s)
 {
 	__builtin_prefetch((const char *)s + 64, 1);
@@ -131,8 +130,8 @@ static struct nt_site *place(void)
 {
 	struct nt_site *s = &table[nsites];
 	s->min_cyc = UINT64_MAX;
-	s->pending_cyc = NT_SITE_NONE;
 	s->type = MPI_DATATYPE_NULL;
+	s->comm = &nt_comm_none_;
 	nt_recpolicy_init(&s->rec, abs_floor_cyc);
 	return s;
 }
@@ -271,8 +270,6 @@ void nt_sites_reset(void)
 			__atomic_store_n(&s->hist[b], 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->min_cyc, UINT64_MAX, __ATOMIC_RELAXED);
 		nt_recpolicy_init(&s->rec, abs_floor_cyc);
-		if (!nt_sites_threaded_)
-			s->pending_cyc = NT_SITE_NONE;
 	}
 	pthread_mutex_unlock(&insert_lock);
 }
@@ -300,17 +297,6 @@ void nt_sites_forget_type(MPI_Datatype type)
 		}
 }
 
-void nt_sites_settle(void)
-{
-	for (size_t i = 0; i < nsites; i++) {
-		struct nt_site *s = &table[i];
-		if (s->pending_cyc != NT_SITE_NONE) {
-			nt_sites_fold(s, s->pending_cyc);
-			s->pending_cyc = NT_SITE_NONE;
-		}
-	}
-}
-
 struct nt_site *nt_sites_next(size_t *i)
 {
 	/* The sites in use only: the table's pages past them are never read (in a live file,
@@ -327,11 +313,6 @@ size_t nt_sites_slots(void)
 uint32_t nt_sites_index(const struct nt_site *s)
 {
 	return (uint32_t)(s - table);
-}
-
-struct nt_site *nt_sites_at(uint32_t index)
-{
-	return table && index < total ? &table[index] : NULL;
 }
 
 uint64_t nt_sites_overflow(void)

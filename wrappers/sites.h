@@ -16,18 +16,22 @@
 #include "recpolicy.h"
 #include "stack.h"
 
-#define NT_SITE_HIST 48 /* log2 bins of call duration in cycles */
+struct nt_comm;
 
-#define NT_SITE_NONE UINT64_MAX /* no pending duration */
+/* log2 bins of call duration in cycles: a bin for each bit of a 64-bit duration, so that the
+ * bin is the duration's highest bit (no clamp on the fast path). The log keeps the first
+ * NT_LOG_HIST_BINS (48), its last taking every longer one (logwrite.c); a call of 2^48 cycles
+ * or more (over a day at 2.6 GHz) lands past them. */
+#define NT_SITE_HIST 64
 
 /* The return address of a function's overflow site: the calls of every site the table had no
  * room for, merged (counted, timed, never lost). */
 #define NT_SITE_OVERFLOW ((uintptr_t)1)
 
 /* A call site. What a call reads or writes comes first, in the site's first two cache lines
- * (the struct is 64-byte aligned: 704 bytes), then the histogram, of which a call touches one
- * line (hist[b] of the previous duration's bin), then what only the first sight, the log and
- * Python sites read. A program that goes through thousands of sites misses the per-thread
+ * (the struct is 64-byte aligned: 832 bytes), then the histogram, of which a call touches one
+ * line (hist[b] of its duration's bin), then what only the first sight, the log and Python
+ * sites read. A program that goes through thousands of sites misses the per-thread
  * site cache (call.h, 64 entries) on most calls and finds each site cold: 3 lines a call, where the
  * fields spread over the struct (the counts, min/max, the bin, then phase, thresholds and
  * binding after the histogram) made 5 (doc/bench-sites.md); collectives, receives and waits
@@ -39,20 +43,25 @@ struct __attribute__((aligned(64))) nt_site {
 	unsigned fn;          /* enum nt_fn */
 	int binding;          /* ret is inside a language binding: enum nt_site_caller (Fortran,
 			       * Python), else 0 */
-	uint64_t pending_cyc; /* the latest call, not yet in min, max and hist (NT_SITE_NONE) */
 	uint64_t calls;
 	uint64_t total_cyc;
 	uint64_t bytes;       /* sum over calls of count x datatype size (see nt_call_bytes) */
-	uint64_t phase_cyc;   /* sum of the spans (intervals since the previous collective
-			       * instance; else phases) before its blocking calls */
 	uint64_t min_cyc;
-	/* Line 1: the previous duration's fold, the datatype cache, the recording thresholds. */
 	uint64_t max_cyc;
 	MPI_Datatype type;    /* one-entry datatype size cache: the site's last datatype */
+	/* Line 1: the datatype's size, the spans, the communicator cache, the recording
+	 * thresholds. */
 	uint64_t type_size;
+	uint64_t phase_cyc;   /* sum of the spans (intervals since the previous collective
+			       * instance; else phases) before its blocking calls */
+	/* One-entry communicator cache of a collective's site, for the fast path (call.h): the
+	 * state of the communicator of its last call, valid while its handle is that call's
+	 * (comms.h: a table entry holds the state of the communicator its handle names); never
+	 * NULL (nt_comm_none_). Written only while one thread calls MPI. */
+	struct nt_comm *comm;
 	struct nt_rec_thresholds rec; /* which of its instances are kept as records */
-	/* Lines 2-7: the histogram; then the rest. */
-	uint64_t hist[NT_SITE_HIST];
+	/* Lines 2-9: the histogram; then the rest. */
+	uint64_t hist[NT_SITE_HIST] __attribute__((aligned(64)));
 	uintptr_t key;        /* 0, or a Python site's (code object, instruction) (pysite.c) */
 	uint32_t py_name;     /* a Python site's name in the pool (pysite.c): offset + 1, else 0 */
 	uint32_t py_line;     /* a Python site's line */
@@ -87,38 +96,37 @@ struct nt_site *nt_sites_lookup_py(unsigned fn, uintptr_t ret, uintptr_t key, ui
 
 /* Ask for the lines a call of (fn, ret) will touch at its site (line 0, line 1, the usual
  * histogram line), without waiting for them: before the real call of a site that is not in the
- * thread's cache, so that they arrive while MPI works (call.h, nt_fast_prefetch). Reads only
+ * thread's cache, so that they arrive while MPI works (call.h, nt_call_prefetch). Reads only
  * the index; a site not seen yet fetches nothing. Lock-free. */
 void nt_sites_prefetch(unsigned fn, uintptr_t ret);
+
+/* The histogram bin of a duration of d cycles: 0 for d < 2, else floor(log2 d) (the rule of
+ * the core's nt_log2_bin below its last bin). */
+static inline __attribute__((always_inline)) unsigned nt_sites_bin(uint64_t d)
+{
+	return 63u - (unsigned)__builtin_clzll(d | 1);
+}
+
+/* Add one call of d cycles to s (its bytes are added apart): count, total, min, max and the
+ * histogram. One thread only. min and max are compared with branches, taken only while a
+ * site's extremes still move: branch-free (cmov) they cost four instructions a call, here
+ * two (doc/overhead.md, the instruction counts). */
+static inline __attribute__((always_inline)) void nt_sites_add_one(struct nt_site *s, uint64_t d)
+{
+	s->calls++;
+	s->total_cyc += d;
+	if (NT_UNLIKELY(d < s->min_cyc))
+		s->min_cyc = d;
+	if (NT_UNLIKELY(d > s->max_cyc))
+		s->max_cyc = d;
+	s->hist[nt_sites_bin(d)]++;
+}
 
 extern bool nt_sites_threaded_;
 void nt_sites_add_atomic(struct nt_site *s, uint64_t d_cyc, uint64_t bytes);
 
-/* The histogram bin of a duration of d cycles: 0 for d < 2, else floor(log2 d), the last bin
- * taking every longer one (the rule of the core's nt_log2_bin), without a branch. */
-static inline __attribute__((always_inline)) unsigned nt_sites_bin(uint64_t d)
-{
-	unsigned b = 63u - (unsigned)__builtin_clzll(d | 1);
-	return b < NT_SITE_HIST ? b : NT_SITE_HIST - 1;
-}
-
-/* Put one duration into min, max and the histogram, without a branch (cmov): beside the fast
- * path's others, the three branches of the plain form cost ~2 % of a 2-rank 8-byte allreduce
- * (doc/overhead.md), though they were predicted. */
-static inline __attribute__((always_inline)) void nt_sites_fold(struct nt_site *s, uint64_t d)
-{
-	uint64_t mn = s->min_cyc, mx = s->max_cyc;
-	s->min_cyc = d < mn ? d : mn;
-	s->max_cyc = d > mx ? d : mx;
-	s->hist[nt_sites_bin(d)]++;
-}
-
-/* Add one call of d_cyc cycles and bytes (atomically when several threads may call MPI at once).
- * Counts and totals take d at once; min, max and the histogram take the site's previous
- * duration instead, and d waits in pending_cyc until the next call (or nt_sites_settle).
- * The counter read that gives d is slow to retire, and work that depends on it (a compare, a
- * store to a d-dependent address) held up the application's next instructions: ~8 ns per
- * call here, against ~2 ns for the same work on a value read from memory. */
+/* Add one call of d_cyc cycles and bytes (atomically when several threads may call MPI at
+ * once). */
 static inline __attribute__((always_inline)) void nt_sites_add(struct nt_site *s, uint64_t d,
 								 uint64_t bytes)
 {
@@ -126,13 +134,8 @@ static inline __attribute__((always_inline)) void nt_sites_add(struct nt_site *s
 		nt_sites_add_atomic(s, d, bytes);
 		return;
 	}
-	uint64_t prev = s->pending_cyc;
-	s->pending_cyc = d;
-	s->calls++;
-	s->total_cyc += d;
 	s->bytes += bytes;
-	if (NT_LIKELY(prev != NT_SITE_NONE))
-		nt_sites_fold(s, prev);
+	nt_sites_add_one(s, d);
 }
 
 /* The site's calls so far (another thread of a shared site may be adding to them). */
@@ -161,9 +164,6 @@ nt_sites_bytes(struct nt_site *s, uint64_t count, MPI_Datatype type)
 	return count * s->type_size;
 }
 
-/* Fold every pending duration in: before the aggregates are read. Single-threaded use. */
-void nt_sites_settle(void);
-
 /* Forget every aggregate (MPI_Pcontrol(2)); sites stay known. */
 void nt_sites_reset(void);
 
@@ -177,9 +177,6 @@ size_t nt_sites_slots(void);
 /* Position of s in the table (for records): the sites are kept in the order they were first
  * seen. */
 uint32_t nt_sites_index(const struct nt_site *s);
-
-/* The site at a table position, or NULL. */
-struct nt_site *nt_sites_at(uint32_t index);
 
 /* Calls that found the table full (counted at the overflow sites). */
 uint64_t nt_sites_overflow(void);

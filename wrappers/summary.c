@@ -14,11 +14,11 @@
 
 #include <noisetool/ntlog.h>
 
-#include "call.h"
 #include "pysite.h"
 #include "sites.h"
 #include "summary.h"
 #include "toolwait.h"
+#include NT_WRAPPER_IDS_FILE /* wrapper-ids-MPI.h, generated for this MPI (meson.build) */
 
 enum { SLOTS = 256, TOP = 10, LOC_LEN = 256 };
 

@@ -53,7 +53,7 @@ struct caller {
 	{
 		uint64_t d = in.t1_cyc - in.t0_cyc;
 		bool may = nt_recpolicy_may_act(&rt, &th, in.calls, in.seq, d, in.span_cyc,
-						in.completion);
+						in.completion, false);
 		last = nt_recpolicy_at_instance(&rt, &th, &in);
 		// The fast path's test says exactly when there is something to do.
 		CHECK(may == (last.flags != 0 || last.close_window));
@@ -585,7 +585,7 @@ TEST_CASE("a call site shared by two threads", "[recpolicy]")
 			spans += in.span_cyc;
 			in.seq = i;
 			if (!nt_recpolicy_may_act(&rt, &th, in.calls, in.seq, 1000, in.span_cyc,
-						  false))
+						  false, false))
 				continue;
 			nt_rec_decision d = nt_recpolicy_at_instance(&rt, &th, &in);
 			if (d.refresh) {

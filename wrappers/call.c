@@ -1,0 +1,118 @@
+/* The out-of-line half of the per-call paths (call.h): the thread's state and the gate, the
+ * caches' misses, language bindings' sites, the fast path's rare ends. */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <mpi.h>
+
+#include <noisetool/clock.h>
+
+#include "binding.h"
+#include "call.h"
+#include "pysite.h"
+#include "stack.h"
+
+struct nt_comm nt_comm_none_ = { .id = NT_COMM_ID_UNKNOWN, .shadow = -1 };
+NT_TLS struct nt_thread nt_thread_ = NT_THREAD_INIT;
+int nt_active_;
+union nt_gate nt_gate_ = { .b = { .generic = 1 } };
+int nt_slow_extras_;
+unsigned nt_comm_gen_;
+static volatile uintptr_t walk_sink; /* keeps the every-call stack walk from being optimised out */
+
+void nt_gate_update(void)
+{
+	bool generic = !__atomic_load_n(&nt_active_, __ATOMIC_RELAXED) ||
+		       !nt_clock_use_counter_ || nt_wait_mode_ || nt_slow_extras_ ||
+		       nt_sites_threaded_ || nt_comms_threaded_;
+	__atomic_store_n(&nt_gate_.b.generic, generic, __ATOMIC_RELAXED);
+}
+
+struct nt_comm *nt_thread_comm_miss(struct nt_thread *t, MPI_Comm comm)
+{
+	unsigned gen = __atomic_load_n(&nt_comm_gen_, __ATOMIC_ACQUIRE);
+	if (gen != t->comm_gen) { /* a communicator was freed: entries may have moved */
+		for (size_t i = 0; i < sizeof t->comms / sizeof t->comms[0]; i++)
+			t->comms[i] = &nt_comm_none_;
+		t->comm_gen = gen;
+	}
+	struct nt_comm *cs = nt_comms_get(comm);
+	*nt_thread_comm_slot(t, comm) = cs ? cs : &nt_comm_none_; /* full: tried again later */
+	return cs;
+}
+
+struct nt_site *nt_call_site_miss(struct nt_thread *t, unsigned fn, void *ret)
+{
+	struct nt_site *s = nt_sites_lookup(fn, (uintptr_t)ret);
+	/* A language binding's site is never cached: its calls find the program's own site on
+	 * the stack every time, and the fast path need not look. Nor is a collective's before
+	 * the thread has an interval (a blocking collective instance returned): the fast path's
+	 * books take one for granted (nt_fast_find). */
+	if (s && !s->binding &&
+	    (t->coll_exit_cyc || fn >= NT_FN_COUNT || nt_fn_kind[fn] != NT_KIND_COLLECTIVE)) {
+		unsigned i = nt_thread_site_index(ret);
+		t->site_keys[i] = (uintptr_t)ret;
+		t->sites[i] = s;
+		if (fn < NT_FN_COUNT && nt_fn_fast[fn] >= 0) {
+			t->memo_rets[nt_fn_fast[fn]] = (uintptr_t)ret;
+			t->memo_sites[nt_fn_fast[fn]] = s;
+		}
+	}
+	return s;
+}
+
+struct nt_site *nt_call_binding_site(unsigned fn, struct nt_site *binding_site)
+{
+	if (binding_site->binding == NT_SITE_CALLER_PYTHON)
+		return nt_pysite_site(fn, binding_site);
+	uintptr_t caller = nt_binding_caller();
+	if (!caller)
+		return binding_site;
+	struct nt_site *s = nt_sites_lookup(fn, caller);
+	return s ? s : binding_site;
+}
+
+void nt_call_slow_extras(void)
+{
+	if (nt_wait_mode_)
+		nt_mpiwait_after();
+	if (nt_slow_extras_ & NT_EXTRA_WALK) {
+		/* The mpiP way, for the overhead comparison: a stack walk on every call. */
+		uintptr_t ips[NT_STACK_DEPTH];
+		walk_sink += (uintptr_t)nt_stack_walk(ips, 4);
+	}
+}
+
+void nt_call_interval_record(struct nt_thread *t, struct nt_site *s, uint64_t comm_id,
+			     uint64_t seq, uint64_t t0, uint64_t t1, uint64_t phase)
+{
+	uint64_t interval = nt_call_interval_of(t, t0, phase);
+	struct nt_rec_instance in = { .calls = nt_sites_calls(s), .seq = seq, .t0_cyc = t0,
+				      .t1_cyc = t1, .span_cyc = interval,
+				      .interval = t->coll_exit_cyc != 0 };
+	nt_records_instance(s, comm_id, seq, &in, phase, t->p2p_cyc);
+}
+
+int nt_fast_refused_end(struct nt_site *s, bool typed, uint64_t t0, uint64_t t1, int rc)
+{
+	struct nt_thread *t = &nt_thread_;
+	uint64_t d = t1 - t0;
+	if (typed)
+		s->bytes -= (uint64_t)t->count * s->type_size;
+	nt_sites_add_one(s, d);
+	t->p2p_cyc += d;
+	t->last_exit_cyc = t1;
+	t->depth = 0;
+	return rc;
+}
+
+int nt_fast_record_end(struct nt_site *s, struct nt_comm *cs, uint64_t seq, uint64_t t0,
+		       uint64_t t1, int rc)
+{
+	struct nt_thread *t = &nt_thread_;
+	nt_call_interval_record(t, s, cs->id, seq, t0, t1, t0 - t->last_exit_cyc);
+	t->last_exit_cyc = t1;
+	nt_call_interval_done(t, t1);
+	t->depth = 0;
+	return rc;
+}
