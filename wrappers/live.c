@@ -13,25 +13,14 @@
 
 #include "live.h"
 #include "modules.h"
-#include "records.h"
-#include "sites.h"
 #include NT_WRAPPER_IDS_FILE /* wrapper-ids-MPI.h, generated for this MPI (meson.build) */
 
 _Static_assert(NT_FN_COUNT <= NT_LIVE_FNS, "the live header must name every wrapped function");
-/* A live file's reader takes the first NT_LOG_HIST_BINS bins (sites.h: calls of 2^48 cycles
- * or more land past them). */
-_Static_assert(NT_SITE_HIST >= NT_LOG_HIST_BINS, "a site's histogram holds the log's");
 _Static_assert(sizeof(struct nt_live_header) <= NT_LIVE_HEADER_BYTES, "the header fits its place");
 
 static struct nt_live_header *hdr; /* NULL: no live file */
 static size_t mapped;              /* the header and the arena */
 static char path[4096 + 64];
-
-#define FIELD(type, member)                                                                    \
-	(struct nt_live_field)                                                                 \
-	{                                                                                      \
-		(uint16_t)offsetof(type, member), (uint16_t)sizeof(((type *)0)->member)        \
-	}
 
 void *nt_live_create(const char *name, int rank, int size, size_t arena_bytes, char *path_out,
 		     size_t path_size)
@@ -75,63 +64,33 @@ void *nt_live_create(const char *name, int rank, int size, size_t arena_bytes, c
 	hdr->nfns = NT_FN_COUNT;
 	for (unsigned i = 0; i < NT_FN_COUNT; i++)
 		snprintf(hdr->fn_names[i], NT_LIVE_FN_NAME, "%s", nt_fn_name[i]);
-	hdr->site_fields[NT_LSF_RET] = FIELD(struct nt_site, ret);
-	hdr->site_fields[NT_LSF_FN] = FIELD(struct nt_site, fn);
-	hdr->site_fields[NT_LSF_CALLS] = FIELD(struct nt_site, calls);
-	hdr->site_fields[NT_LSF_TOTAL] = FIELD(struct nt_site, total_cyc);
-	hdr->site_fields[NT_LSF_MIN] = FIELD(struct nt_site, min_cyc);
-	hdr->site_fields[NT_LSF_MAX] = FIELD(struct nt_site, max_cyc);
-	hdr->site_fields[NT_LSF_BYTES] = FIELD(struct nt_site, bytes);
-	hdr->site_fields[NT_LSF_HIST] = (struct nt_live_field){ /* the log's bins: sites.h */
-		(uint16_t)offsetof(struct nt_site, hist), NT_LOG_HIST_BINS * sizeof(uint64_t)
-	};
-	hdr->site_fields[NT_LSF_NONBLOCKING] = FIELD(struct nt_site, nonblocking);
-	hdr->site_fields[NT_LSF_DEPTH] = FIELD(struct nt_site, depth);
-	hdr->site_fields[NT_LSF_STACK] = FIELD(struct nt_site, stack);
-	struct nt_live_field *r = hdr->record_fields;
-	r[NT_LRF_COMM_ID] = FIELD(struct nt_record, comm_id);
-	r[NT_LRF_SEQ] = FIELD(struct nt_record, seq);
-	r[NT_LRF_SITE] = FIELD(struct nt_record, site);
-	r[NT_LRF_FLAGS] = FIELD(struct nt_record, flags);
-	r[NT_LRF_T0] = FIELD(struct nt_record, t0_cyc);
-	r[NT_LRF_DURATION] = FIELD(struct nt_record, d_cyc);
-	r[NT_LRF_PHASE] = FIELD(struct nt_record, phase_cyc);
-	r[NT_LRF_INTERVAL] = FIELD(struct nt_record, interval_cyc);
-	r[NT_LRF_P2P] = FIELD(struct nt_record, p2p_cyc);
-	r[NT_LRF_WIN_WALL] = FIELD(struct nt_record, win.wall_cyc);
-	r[NT_LRF_WIN_CPU_NS] = FIELD(struct nt_record, win.cpu_ns);
-	r[NT_LRF_WIN_RUN_DELAY_NS] = FIELD(struct nt_record, win.run_delay_ns);
-	r[NT_LRF_WIN_VOL] = FIELD(struct nt_record, win.vol_switches);
-	r[NT_LRF_WIN_INVOL] = FIELD(struct nt_record, win.invol_switches);
-	r[NT_LRF_WIN_MINOR] = FIELD(struct nt_record, win.minor_faults);
-	r[NT_LRF_WIN_MAJOR] = FIELD(struct nt_record, win.major_faults);
-	r[NT_LRF_WIN_INSTRUCTIONS] = FIELD(struct nt_record, win.instructions);
-	r[NT_LRF_WIN_INJECTED] = FIELD(struct nt_record, win.injected_cyc);
-	r[NT_LRF_WIN_VALID] = FIELD(struct nt_record, win.valid);
 	return (char *)p + NT_LIVE_HEADER_BYTES;
 }
 
-void nt_live_describe(size_t sites_at, size_t site_slots, size_t records_at, size_t record_slots,
+void nt_live_describe(const struct nt_live_part *sites, const struct nt_live_part *records,
 		      unsigned level)
 {
 	if (!hdr)
 		return;
-	hdr->sites_offset = NT_LIVE_HEADER_BYTES + sites_at;
-	hdr->site_slots = site_slots;
-	hdr->site_bytes = sizeof(struct nt_site);
-	hdr->records_offset = NT_LIVE_HEADER_BYTES + records_at;
-	hdr->record_slots = record_slots;
-	hdr->record_bytes = sizeof(struct nt_record);
+	hdr->sites_offset = NT_LIVE_HEADER_BYTES + sites->at;
+	hdr->site_slots = sites->slots;
+	hdr->site_bytes = sites->bytes;
+	memcpy(hdr->site_fields, sites->fields, sizeof hdr->site_fields);
+	hdr->records_offset = NT_LIVE_HEADER_BYTES + records->at;
+	hdr->record_slots = records->slots;
+	hdr->record_bytes = records->bytes;
+	memcpy(hdr->record_fields, records->fields, sizeof hdr->record_fields);
 	hdr->level = level;
 }
 
-void nt_live_python_names(const void *mem, size_t bytes)
+void nt_live_python_names(const void *mem, size_t bytes, struct nt_live_field name,
+			  struct nt_live_field line)
 {
 	const char *base = (const char *)hdr, *at = mem;
 	if (!hdr || !mem || at < base || bytes > mapped || (size_t)(at - base) > mapped - bytes)
 		return;
-	hdr->py_name_field = FIELD(struct nt_site, py_name);
-	hdr->py_line_field = FIELD(struct nt_site, py_line);
+	hdr->py_name_field = name;
+	hdr->py_line_field = line;
 	hdr->py_names_offset = (uint64_t)(at - base);
 	hdr->py_names_bytes = bytes;
 }
@@ -175,14 +134,13 @@ static void note_module(uintptr_t addr)
 	__atomic_store_n(&hdr->nmodules, n + 1, __ATOMIC_RELEASE);
 }
 
-void nt_live_site(const struct nt_site *s)
+void nt_live_site(uintptr_t ret, const uintptr_t *stack, int depth)
 {
 	if (!hdr)
 		return;
-	if (s->ret != NT_SITE_OVERFLOW)
-		note_module(s->ret);
-	for (int k = 0; k < s->depth; k++)
-		note_module(s->stack[k]);
+	note_module(ret);
+	for (int k = 0; k < depth; k++)
+		note_module(stack[k]);
 }
 
 void nt_live_lost(enum nt_loss kind, uint64_t n)

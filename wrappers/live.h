@@ -9,21 +9,29 @@
 #include <noisetool/live.h>
 #include <noisetool/loss.h>
 
-struct nt_site;
-
 /* Map arena_bytes of arena behind a live header from NAME.live/rank-RANK (name: the job's
  * reserved name, nt_logwrite_reserve). Returns the arena (after the header), or NULL with
  * errno set and path_out naming the file (then no file is left). */
 void *nt_live_create(const char *name, int rank, int size, size_t arena_bytes, char *path_out,
 		     size_t path_size);
 
-/* The header's layout and settings once the tables are placed in the arena: where the site
- * table and the records are (offsets from the arena's start) and their slot counts. */
-void nt_live_describe(size_t sites_at, size_t site_slots, size_t records_at, size_t record_slots,
+/* A table in the arena, for the header: where it is (its offset from the arena's start), its
+ * slots, a slot's bytes and its fields' places (nt_sites_live_fields, nt_records_live_fields;
+ * NT_LSF_COUNT or NT_LRF_COUNT of them). */
+struct nt_live_part {
+	size_t at, slots, bytes;
+	const struct nt_live_field *fields;
+};
+
+/* The header's layout and settings once the tables are placed in the arena: the site table,
+ * the records, the probe level. */
+void nt_live_describe(const struct nt_live_part *sites, const struct nt_live_part *records,
 		      unsigned level);
 
-/* The pool of Python call sites' names (pysite.h), when it lies in the live file. */
-void nt_live_python_names(const void *mem, size_t bytes);
+/* The pool of Python call sites' names (pysite.h), when it lies in the live file, and the
+ * places of a site's name and line in the pool (struct nt_site). */
+void nt_live_python_names(const void *mem, size_t bytes, struct nt_live_field name,
+			  struct nt_live_field line);
 
 /* The job as this rank sees it (jobinfo.h), before nt_live_clock makes the file readable. */
 void nt_live_job(const char *command, const char *mpi_library, const char *tool_version);
@@ -31,8 +39,9 @@ void nt_live_job(const char *command, const char *mpi_library, const char *tool_
 /* After the clocks are synchronized: the rank's MPI_Init on its counter and on global time. */
 void nt_live_clock(uint64_t init_cyc, int64_t init_global_ns, uint64_t clock_error_ns);
 
-/* A new call site: its modules go into the header (under the sites' insert lock). */
-void nt_live_site(const struct nt_site *s);
+/* A new call site (return address ret, and the stack seen at its first call): its modules go
+ * into the header (under the sites' insert lock). */
+void nt_live_site(uintptr_t ret, const uintptr_t *stack, int depth);
 
 /* n more losses of kind, into the header (any thread). */
 void nt_live_lost(enum nt_loss kind, uint64_t n);

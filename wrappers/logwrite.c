@@ -20,6 +20,7 @@
 
 #include "logwrite.h"
 #include "modules.h"
+#include "nbreqs.h"
 #include "pysite.h"
 #include "records.h"
 #include "sites.h"

@@ -9,7 +9,7 @@
 
 #include <noisetool/loss.h>
 
-#include "runtime.h"
+#include "rankstate.h"
 
 /* This rank's losses so far by kind (enum nt_loss), as its log block counts them. */
 void nt_logwrite_losses(uint64_t lost[NT_LOSS_COUNT]);

@@ -54,11 +54,6 @@ void nt_requests_init(void *mem, size_t n)
 	pthread_mutex_unlock(&lock);
 }
 
-size_t nt_requests_capacity(void)
-{
-	return capacity;
-}
-
 static size_t slot_of(MPI_Request r)
 {
 	return (size_t)(((uint64_t)(uintptr_t)r * 0x9e3779b97f4a7c15ull) >> 40) % capacity;

@@ -56,8 +56,6 @@ size_t nt_requests_bytes(size_t n);
 /* Keep both tables, n entries each, at mem (nt_requests_bytes, zeroed); NULL: none (the tool
  * is off, or its memory was given back). */
 void nt_requests_init(void *mem, size_t n);
-/* Entries of each table (for the messages that name a full one). */
-size_t nt_requests_capacity(void);
 
 /* A started instance (request must be a valid, non-null request). */
 void nt_nb_track(MPI_Request request, struct nt_site *s, uint64_t t0_cyc, uint64_t comm_id,

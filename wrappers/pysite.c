@@ -3,6 +3,7 @@
 #include "nt-config.h"
 
 #include <dlfcn.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,13 +45,11 @@ void nt_pysite_pool_init(void *mem, size_t bytes)
 	unnamed = 0;
 	pool_full = 0;
 	__atomic_add_fetch(&pool_gen, 1, __ATOMIC_RELEASE);
-	nt_live_python_names(mem, pool_bytes);
-}
-
-const void *nt_pysite_pool(size_t *bytes)
-{
-	*bytes = pool_bytes;
-	return pool;
+	struct nt_live_field name = { (uint16_t)offsetof(struct nt_site, py_name),
+				      (uint16_t)sizeof(((struct nt_site *)0)->py_name) },
+			     line = { (uint16_t)offsetof(struct nt_site, py_line),
+				      (uint16_t)sizeof(((struct nt_site *)0)->py_line) };
+	nt_live_python_names(mem, pool_bytes, name, line);
 }
 
 uint64_t nt_pysite_unnamed(void)

@@ -8,15 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct nt_site;
-
-/* What a site's return address is inside (struct nt_site's binding): the program itself, a
- * Fortran binding (binding.h), a Python extension module (this file). */
-enum nt_site_caller {
-	NT_SITE_CALLER_C = 0,
-	NT_SITE_CALLER_FORTRAN = 1,
-	NT_SITE_CALLER_PYTHON = 2,
-};
+#include "sites.h"
 
 /* Bytes of the Python names' pool kept for a site table of capacity sites (arena.h: a part of
  * the sites' share of NOISETOOL_MEM). */
@@ -27,7 +19,7 @@ size_t nt_pysite_pool_bytes(size_t capacity);
  * one line on stderr. Not a Python process: nothing, and no cost on any call. */
 void nt_pysite_init(int rank);
 
-/* Keep the pool at mem (bytes long, zeroed; NULL: none). Called by nt_sites_init. */
+/* Keep the pool at mem (bytes long, zeroed; NULL: none), beside the site table (runtime.c). */
 void nt_pysite_pool_init(void *mem, size_t bytes);
 
 /* Whether ret lies inside a Python extension module (a module exporting PyInit_NAME), for a
@@ -47,8 +39,5 @@ const char *nt_pysite_module(const struct nt_site *s);
 /* Calls of Python call sites not told apart because the pool of names was full (or a name
  * longer than 4 KiB): counted at the extension's C site instead. */
 uint64_t nt_pysite_unnamed(void);
-
-/* The pool's place, for the live file's header (bytes 0 when there is none). */
-const void *nt_pysite_pool(size_t *bytes);
 
 #endif /* WRAPPERS_PYSITE_H */

@@ -1,6 +1,8 @@
 /* The records, in their part of the rank's fixed memory (arena.h), and the recording policy's
  * mechanism that keeps them. Slots are claimed atomically whatever the threading: the path is
  * rare. */
+#include <stddef.h>
+
 #include <noisetool/clock.h>
 
 #include "comms.h"
@@ -14,6 +16,36 @@ static size_t capacity;
 static size_t used;
 static uint64_t dropped;
 static uint64_t unknown_comm;
+
+#define FIELD(member)                                                                          \
+	(struct nt_live_field)                                                                 \
+	{                                                                                      \
+		(uint16_t)offsetof(struct nt_record, member),                                   \
+			(uint16_t)sizeof(((struct nt_record *)0)->member)                       \
+	}
+
+void nt_records_live_fields(struct nt_live_field r[NT_LRF_COUNT])
+{
+	r[NT_LRF_COMM_ID] = FIELD(comm_id);
+	r[NT_LRF_SEQ] = FIELD(seq);
+	r[NT_LRF_SITE] = FIELD(site);
+	r[NT_LRF_FLAGS] = FIELD(flags);
+	r[NT_LRF_T0] = FIELD(t0_cyc);
+	r[NT_LRF_DURATION] = FIELD(d_cyc);
+	r[NT_LRF_PHASE] = FIELD(phase_cyc);
+	r[NT_LRF_INTERVAL] = FIELD(interval_cyc);
+	r[NT_LRF_P2P] = FIELD(p2p_cyc);
+	r[NT_LRF_WIN_WALL] = FIELD(win.wall_cyc);
+	r[NT_LRF_WIN_CPU_NS] = FIELD(win.cpu_ns);
+	r[NT_LRF_WIN_RUN_DELAY_NS] = FIELD(win.run_delay_ns);
+	r[NT_LRF_WIN_VOL] = FIELD(win.vol_switches);
+	r[NT_LRF_WIN_INVOL] = FIELD(win.invol_switches);
+	r[NT_LRF_WIN_MINOR] = FIELD(win.minor_faults);
+	r[NT_LRF_WIN_MAJOR] = FIELD(win.major_faults);
+	r[NT_LRF_WIN_INSTRUCTIONS] = FIELD(win.instructions);
+	r[NT_LRF_WIN_INJECTED] = FIELD(win.injected_cyc);
+	r[NT_LRF_WIN_VALID] = FIELD(win.valid);
+}
 
 void nt_records_init(void *mem, size_t n)
 {

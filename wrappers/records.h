@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <noisetool/live.h>
 #include <noisetool/probe.h>
 
 #include "recpolicy.h"
@@ -26,6 +27,9 @@ struct nt_record {
 	uint64_t p2p_cyc;   /* time in other MPI calls within that interval */
 	struct nt_window win;
 };
+
+/* The layout of a record for a live file's readers (noisetool/live.h): the fields' places. */
+void nt_records_live_fields(struct nt_live_field fields[NT_LRF_COUNT]);
 
 /* Keep up to n records at mem (zeroed, not necessarily faulted in). */
 void nt_records_init(void *mem, size_t n);

@@ -142,11 +142,26 @@ static size_t arena_bytes;
 static bool live;
 static char no_live_why[4096 + 320];
 
+/* The sites' share of the arena for n sites: the table and the pool of Python names. */
+static size_t site_share(size_t n)
+{
+	return nt_sites_table_bytes(n) + nt_pysite_pool_bytes(n);
+}
+
+/* What a new call site's return address lies in (sites.h): a Fortran binding, a Python
+ * extension module, else the program. */
+static unsigned site_caller(uintptr_t ret)
+{
+	return nt_binding_contains(ret)	  ? NT_SITE_CALLER_FORTRAN
+	       : nt_pysite_is_python(ret) ? NT_SITE_CALLER_PYTHON
+					  : NT_SITE_CALLER_C;
+}
+
 static int reserve_arena(void)
 {
 	struct nt_arena_units u = {
-		.site = nt_sites_table_bytes(1) - nt_sites_table_bytes(0),
-		.fixed_sites = nt_sites_table_bytes(0),
+		.site = site_share(1) - site_share(0),
+		.fixed_sites = site_share(0),
 		.comm = nt_comms_bytes(1),
 		.request = nt_requests_bytes(1) / 2,
 		.record = sizeof(struct nt_record),
@@ -172,11 +187,19 @@ static int reserve_arena(void)
 	}
 	arena = p;
 	arena_bytes = plan.bytes;
-	nt_live_describe(at.sites, plan.sites + NT_FN_COUNT, at.records, plan.records,
-			 (unsigned)nt_rt.env.level);
+	struct nt_live_field site_fields[NT_LSF_COUNT], record_fields[NT_LRF_COUNT];
+	nt_sites_live_fields(site_fields);
+	nt_records_live_fields(record_fields);
+	struct nt_live_part sites = { at.sites, plan.sites + NT_FN_COUNT, sizeof(struct nt_site),
+				      site_fields },
+			    records = { at.records, plan.records, sizeof(struct nt_record),
+					record_fields };
+	nt_live_describe(&sites, &records, (unsigned)nt_rt.env.level);
 	char *base = p;
 	nt_sites_init(base + at.sites, plan.sites, nt_rt.threaded,
-		      (uint64_t)nt_clock_ns_to_cyc(NT_REC_ABS_FLOOR_NS));
+		      (uint64_t)nt_clock_ns_to_cyc(NT_REC_ABS_FLOOR_NS), site_caller);
+	nt_pysite_pool_init(base + at.sites + nt_sites_table_bytes(plan.sites),
+			    nt_pysite_pool_bytes(plan.sites));
 	nt_comms_init(base + at.comms, plan.comms, nt_rt.rank, nt_rt.threaded);
 	nt_requests_init(base + at.requests, plan.requests);
 	nt_records_init(base + at.records, plan.records);
@@ -209,6 +232,7 @@ static void drop_arena(bool remove_live)
 	nt_requests_init(NULL, 0);
 	nt_comms_fini();
 	nt_sites_fini();
+	nt_pysite_pool_init(NULL, 0);
 	if (live)
 		nt_live_close(remove_live);
 	else if (arena)

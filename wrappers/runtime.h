@@ -1,4 +1,5 @@
-/* Process-wide state of the wrapper library. */
+/* The wrapper library's life cycle: MPI_Init starts it, MPI_Finalize writes the log and the
+ * summary, MPI_Abort and MPI_Pcontrol steer it; the frees of handles. */
 #ifndef WRAPPERS_RUNTIME_H
 #define WRAPPERS_RUNTIME_H
 
@@ -6,28 +7,9 @@
 
 #include <mpi.h>
 
-#include "clocksync.h"
 #include "comms.h"
-#include "env.h"
-#include "jobinfo.h"
 #include "nbreqs.h"
-
-struct nt_runtime {
-	struct nt_env env;
-	int started;        /* init done, recording possible */
-	int threaded;       /* MPI_THREAD_MULTIPLE provided */
-	int rank, size;
-	MPI_Comm comm;      /* the tool's own duplicate of MPI_COMM_WORLD (when has_comm) */
-	int has_comm;
-	char log_name[4096];          /* the job's log and live files without their extension,
-				       * reserved by rank 0 at init (nt_logwrite_reserve) */
-	uint64_t init_cyc, finalize_cyc;
-	struct nt_clocksync_point sync_init, sync_fin; /* offsets to rank 0 at init and finalize */
-	double origin_ns;             /* rank 0's local clock at its MPI_Init: global time 0 */
-	struct nt_clock_params rank0; /* rank 0's clock, for NOISETOOL_TEST_CLOCK's truth */
-	int clock_hook;               /* NOISETOOL_TEST_CLOCK is set */
-	struct nt_job job;            /* this rank's command line, MPI library, tool version */
-};
+#include "rankstate.h"
 
 extern struct nt_runtime nt_rt;
 

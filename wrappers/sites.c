@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "binding.h"
+#include <noisetool/ntlog.h>
+
 #include "live.h"
-#include "pysite.h"
 #include "sites.h"
 #include "thread.h"
 #include NT_WRAPPER_IDS_FILE /* wrapper-ids-MPI.h, generated for this MPI (meson.build) */
@@ -40,6 +40,7 @@ bool nt_sites_threaded_;
 static uint64_t abs_floor_cyc; /* NT_REC_ABS_FLOOR_NS */
 static pthread_mutex_t insert_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t overflow;
+static unsigned (*caller_of)(uintptr_t ret); /* what a return address lies in */
 
 _Static_assert(offsetof(struct nt_site, rec) + sizeof(struct nt_rec_thresholds) <=
 		       NT_SITE_HOT_BYTES,
@@ -47,15 +48,19 @@ _Static_assert(offsetof(struct nt_site, rec) + sizeof(struct nt_rec_thresholds) 
 _Static_assert(offsetof(struct nt_site, hist) == NT_SITE_HOT_BYTES, "the histogram comes next");
 _Static_assert(sizeof(struct nt_site) % 64 == 0, "each site starts a cache line");
 _Static_assert(POS_BITS + 1 + TAG_BITS == 32, "an index entry is 32 bits");
+/* A live file's reader takes the first NT_LOG_HIST_BINS bins (sites.h: calls of 2^48 cycles
+ * or more land past them). */
+_Static_assert(NT_SITE_HIST >= NT_LOG_HIST_BINS, "a site's histogram holds the log's");
 
 size_t nt_sites_table_bytes(size_t cap)
 {
-	return (cap + NT_FN_COUNT) * sizeof *table + 2 * cap * sizeof *slots +
-	       nt_pysite_pool_bytes(cap);
+	return (cap + NT_FN_COUNT) * sizeof *table + 2 * cap * sizeof *slots;
 }
 
-void nt_sites_init(void *mem, size_t cap, bool is_threaded, uint64_t abs_cyc)
+void nt_sites_init(void *mem, size_t cap, bool is_threaded, uint64_t abs_cyc,
+		   unsigned (*caller)(uintptr_t ret))
 {
+	caller_of = caller;
 	abs_floor_cyc = abs_cyc;
 	capacity = cap + NT_FN_COUNT <= POS_MASK ? cap : POS_MASK - NT_FN_COUNT;
 	total = cap + NT_FN_COUNT;
@@ -68,7 +73,6 @@ void nt_sites_init(void *mem, size_t cap, bool is_threaded, uint64_t abs_cyc)
 	memset(merged, 0, sizeof merged);
 	overflow = 0;
 	nt_sites_threaded_ = is_threaded;
-	nt_pysite_pool_init(slots + 2 * cap, nt_pysite_pool_bytes(cap));
 }
 
 void nt_sites_fini(void)
@@ -76,7 +80,6 @@ void nt_sites_fini(void)
 	table = NULL;
 	slots = NULL;
 	nsites = 0;
-	nt_pysite_pool_init(NULL, 0);
 }
 
 /* The hash of (fn, ret, key): its top bits pick the first entry probed, the next TAG_BITS are
@@ -157,17 +160,14 @@ static struct nt_site *find_or_add(unsigned fn, uintptr_t ret, uintptr_t key, ui
 		s->depth = nt_stack_walk(s->stack, NT_STACK_DEPTH);
 		/* A Python site is the program's own: only the extension's C site is looked
 		 * through (pysite.h), once per return address. */
-		s->binding = key ? NT_SITE_CALLER_C
-			 : nt_binding_contains(ret) ? NT_SITE_CALLER_FORTRAN
-			 : nt_pysite_is_python(ret) ? NT_SITE_CALLER_PYTHON
-						    : NT_SITE_CALLER_C;
+		s->binding = key || !caller_of ? NT_SITE_CALLER_C : (int)caller_of(ret);
 		__atomic_store_n(&s->ret, ret, __ATOMIC_RELEASE);
 		uint32_t pos = (uint32_t)(s - table) + 1;
 		__atomic_store_n(&nregular, nregular + 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&nsites, nsites + 1, __ATOMIC_RELEASE);
 		__atomic_store_n(&slots[at], tag_of(hash_of(fn, ret, key), key) | pos,
 				 __ATOMIC_RELEASE);
-		nt_live_site(s);
+		nt_live_site(ret, s->stack, s->depth);
 	}
 	pthread_mutex_unlock(&insert_lock);
 	return s;
@@ -318,4 +318,28 @@ uint32_t nt_sites_index(const struct nt_site *s)
 uint64_t nt_sites_overflow(void)
 {
 	return overflow;
+}
+
+#define FIELD(member)                                                                          \
+	(struct nt_live_field)                                                                 \
+	{                                                                                      \
+		(uint16_t)offsetof(struct nt_site, member),                                     \
+			(uint16_t)sizeof(((struct nt_site *)0)->member)                         \
+	}
+
+void nt_sites_live_fields(struct nt_live_field f[NT_LSF_COUNT])
+{
+	f[NT_LSF_RET] = FIELD(ret);
+	f[NT_LSF_FN] = FIELD(fn);
+	f[NT_LSF_CALLS] = FIELD(calls);
+	f[NT_LSF_TOTAL] = FIELD(total_cyc);
+	f[NT_LSF_MIN] = FIELD(min_cyc);
+	f[NT_LSF_MAX] = FIELD(max_cyc);
+	f[NT_LSF_BYTES] = FIELD(bytes);
+	/* The log's bins (NT_SITE_HIST: calls of 2^48 cycles or more land past them). */
+	f[NT_LSF_HIST] = (struct nt_live_field){ (uint16_t)offsetof(struct nt_site, hist),
+						 NT_LOG_HIST_BINS * sizeof(uint64_t) };
+	f[NT_LSF_NONBLOCKING] = FIELD(nonblocking);
+	f[NT_LSF_DEPTH] = FIELD(depth);
+	f[NT_LSF_STACK] = FIELD(stack);
 }

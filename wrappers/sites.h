@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include <noisetool/common.h>
+#include <noisetool/live.h>
 
 #include <mpi.h>
 
@@ -23,6 +24,14 @@ struct nt_comm;
  * NT_LOG_HIST_BINS (48), its last taking every longer one (logwrite.c); a call of 2^48 cycles
  * or more (over a day at 2.6 GHz) lands past them. */
 #define NT_SITE_HIST 64
+
+/* What a site's return address is inside (struct nt_site's binding): the program itself, a
+ * Fortran binding (binding.h), a Python extension module (pysite.h). */
+enum nt_site_caller {
+	NT_SITE_CALLER_C = 0,
+	NT_SITE_CALLER_FORTRAN = 1,
+	NT_SITE_CALLER_PYTHON = 2,
+};
 
 /* The return address of a function's overflow site: the calls of every site the table had no
  * room for, merged (counted, timed, never lost). */
@@ -70,16 +79,21 @@ struct __attribute__((aligned(64))) nt_site {
 	uintptr_t stack[NT_STACK_DEPTH]; /* captured once, when the site was first seen */
 };
 
-/* Bytes a table of capacity sites takes, with the merged site of every function, the index
- * (2 x capacity entries of 4 bytes) and the pool of Python names (pysite.h). */
+/* Bytes a table of capacity sites takes, with the merged site of every function and the index
+ * (2 x capacity entries of 4 bytes). */
 size_t nt_sites_table_bytes(size_t capacity);
 
 /* Keep a table of capacity sites (a power of two) at mem (nt_sites_table_bytes, zeroed); abs_cyc:
- * the recording policy's absolute floor in counter cycles. */
-void nt_sites_init(void *mem, size_t capacity, bool threaded, uint64_t abs_cyc);
+ * the recording policy's absolute floor in counter cycles; caller_of: what a new site's return
+ * address lies in (enum nt_site_caller: a language binding's code, else the program's). */
+void nt_sites_init(void *mem, size_t capacity, bool threaded, uint64_t abs_cyc,
+		   unsigned (*caller_of)(uintptr_t ret));
 
 /* Forget the table (the tool is off: the ranks did not agree). */
 void nt_sites_fini(void);
+
+/* The layout of a site for a live file's readers (noisetool/live.h): the fields' places. */
+void nt_sites_live_fields(struct nt_live_field fields[NT_LSF_COUNT]);
 
 /* The site of (fn, ret), created on first sight; when the table is full, fn's overflow site
  * (the calls that land there are counted: nt_sites_overflow). */

@@ -4,7 +4,7 @@
 #ifndef WRAPPERS_SUMMARY_H
 #define WRAPPERS_SUMMARY_H
 
-#include "runtime.h"
+#include "rankstate.h"
 
 /* Collective over rt->comm. Prints on rank 0's stderr. */
 void nt_summary_write(const struct nt_runtime *rt);

@@ -1,0 +1,253 @@
+// The wrappers' two per-call paths keep the same books (wrappers/call.h): one sequence of
+// made-up calls -- collectives with and without a buffer, sends, receives, waits, refused
+// calls, short and long durations and phases, several sites and both predefined
+// communicators -- booked once by the fast path where it applies (the generic path filling the
+// caches before) and once by the generic path alone, must leave the same sites (calls, total,
+// minimum, maximum, histogram, bytes, spans), the same instance numbers, the same thread state
+// (interval, point-to-point time, last exit) and the same records (flags, interval,
+// point-to-point time, phase). Made-up times, no MPI job: a singleton MPI_Init for the
+// datatypes' sizes and the communicators' handles; the library's internals linked statically.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include <mpi.h>
+
+extern "C" {
+#include <noisetool/clock.h>
+
+#include "call.h"
+}
+
+namespace {
+
+struct made_up_call {
+	unsigned fn;
+	uintptr_t ret;
+	MPI_Comm comm; // MPI_COMM_NULL: not a collective
+	int count;
+	MPI_Datatype type; // MPI_DATATYPE_NULL: no buffer
+	uint64_t gap_cyc, d_cyc;
+	int rc;
+};
+
+struct site_books {
+	uintptr_t ret;
+	unsigned fn;
+	uint64_t calls, total, bytes, phase, min, max;
+	std::vector<uint64_t> hist;
+	bool operator==(const site_books &o) const
+	{
+		return ret == o.ret && fn == o.fn && calls == o.calls && total == o.total &&
+		       bytes == o.bytes && phase == o.phase && min == o.min && max == o.max &&
+		       hist == o.hist;
+	}
+};
+
+struct record_books {
+	uint64_t comm_id, seq;
+	uint32_t site, flags;
+	uint64_t t0, d, phase, interval, p2p;
+	bool operator==(const record_books &o) const
+	{
+		return comm_id == o.comm_id && seq == o.seq && site == o.site && flags == o.flags &&
+		       t0 == o.t0 && d == o.d && phase == o.phase && interval == o.interval &&
+		       p2p == o.p2p;
+	}
+};
+
+struct books {
+	std::vector<site_books> sites;
+	std::vector<record_books> records;
+	uint64_t world_seq, self_seq, last_exit, coll_exit, p2p;
+	int fast_calls;
+};
+
+// Fresh tables and thread state, as at MPI_Init (level timing: no probe windows).
+std::vector<unsigned char> memory;
+
+void start_fresh()
+{
+	const size_t sites = 64, comms = 16, requests = 16, records = 4096;
+	size_t s = nt_sites_table_bytes(sites), c = nt_comms_bytes(comms),
+	       q = nt_requests_bytes(requests), r = records * sizeof(struct nt_record);
+	memory.assign(s + c + q + r + 4 * 64, 0);
+	unsigned char *p = memory.data();
+	auto take = [&p](size_t n) {
+		p = (unsigned char *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
+		unsigned char *at = p;
+		p += n;
+		return at;
+	};
+	nt_sites_init(take(s), sites, false, (uint64_t)nt_clock_ns_to_cyc(NT_REC_ABS_FLOOR_NS),
+		      NULL);
+	nt_comms_init(take(c), comms, 0, false);
+	nt_requests_init(take(q), requests);
+	nt_records_init(take(r), records);
+	std::memset(&nt_thread_, 0, sizeof nt_thread_);
+	for (auto &slot : nt_thread_.comms)
+		slot = &nt_comm_none_;
+	nt_recpolicy_thread_init(&nt_thread_.rec);
+	nt_thread_.last_exit_cyc = 1000;
+	nt_active_ = 1;
+}
+
+// Book the calls, by the fast path where it applies (fast) or by the generic path alone.
+books run(const std::vector<made_up_call> &calls, bool fast)
+{
+	start_fresh();
+	nt_gate_.b.generic = fast ? 0 : 1;
+	books b{};
+	uint64_t now = 1000;
+	for (const made_up_call &x : calls) {
+		uint64_t t0 = now + x.gap_cyc, t1 = t0 + x.d_cyc;
+		now = t1;
+		struct nt_thread *t = &nt_thread_;
+		bool collective = x.comm != MPI_COMM_NULL, typed = x.type != MPI_DATATYPE_NULL;
+		void *ret = (void *)x.ret;
+		if (nt_fast_open(t, nt_fn_kind[x.fn] == NT_KIND_WAIT)) {
+			struct nt_comm *cs;
+			struct nt_site *s = nt_fast_find(t, (unsigned)nt_fn_fast[x.fn], collective, typed,
+							 x.fn, ret, x.comm, (uint64_t)x.count,
+							 x.type, &cs);
+			if (s) {
+				t->depth = 1;
+				int rc = collective ? nt_fast_coll_end(t, s, cs, typed, t0, t1, x.rc)
+						    : nt_fast_p2p_end(t, s, typed, t0, t1, x.rc);
+				REQUIRE(rc == x.rc);
+				REQUIRE(t->depth == 0);
+				b.fast_calls++;
+				continue;
+			}
+		}
+		struct nt_call c;
+		REQUIRE(nt_call_begin(&c));
+		c.t0_cyc = t0;
+		c.t1_cyc = t1;
+		nt_call_end(&c, x.fn, ret, x.comm, NULL, NULL, (uint64_t)x.count, x.type, x.rc);
+		REQUIRE(nt_thread_.depth == 0);
+	}
+	size_t i = 0;
+	for (struct nt_site *s; (s = nt_sites_next(&i));)
+		b.sites.push_back({ s->ret, s->fn, s->calls, s->total_cyc, s->bytes, s->phase_cyc,
+				    s->min_cyc, s->max_cyc,
+				    std::vector<uint64_t>(s->hist, s->hist + NT_SITE_HIST) });
+	for (size_t k = 0; k < nt_records_count(); k++) {
+		const struct nt_record *r = nt_records_get(k);
+		b.records.push_back({ r->comm_id, r->seq, r->site, r->flags, r->t0_cyc, r->d_cyc,
+				      r->phase_cyc, r->interval_cyc, r->p2p_cyc });
+	}
+	b.world_seq = nt_comms_find(MPI_COMM_WORLD)->seq;
+	b.self_seq = nt_comms_find(MPI_COMM_SELF)->seq;
+	b.last_exit = nt_thread_.last_exit_cyc;
+	b.coll_exit = nt_thread_.coll_exit_cyc;
+	b.p2p = nt_thread_.p2p_cyc;
+	return b;
+}
+
+void check_same(const books &fast, const books &generic)
+{
+	REQUIRE(fast.sites.size() == generic.sites.size());
+	for (size_t i = 0; i < fast.sites.size(); i++) {
+		INFO("site " << i << " (" << nt_fn_name[fast.sites[i].fn] << ")");
+		CHECK(fast.sites[i].calls == generic.sites[i].calls);
+		CHECK(fast.sites[i].total == generic.sites[i].total);
+		CHECK(fast.sites[i].bytes == generic.sites[i].bytes);
+		CHECK(fast.sites[i].phase == generic.sites[i].phase);
+		CHECK(fast.sites[i].min == generic.sites[i].min);
+		CHECK(fast.sites[i].max == generic.sites[i].max);
+		CHECK(fast.sites[i] == generic.sites[i]);
+	}
+	REQUIRE(fast.records.size() == generic.records.size());
+	for (size_t i = 0; i < fast.records.size(); i++) {
+		INFO("record " << i << " (seq " << generic.records[i].seq << ")");
+		CHECK(fast.records[i].flags == generic.records[i].flags);
+		CHECK(fast.records[i].interval == generic.records[i].interval);
+		CHECK(fast.records[i].p2p == generic.records[i].p2p);
+		CHECK(fast.records[i].phase == generic.records[i].phase);
+		CHECK(fast.records[i] == generic.records[i]);
+	}
+	CHECK(fast.world_seq == generic.world_seq);
+	CHECK(fast.self_seq == generic.self_seq);
+	CHECK(fast.last_exit == generic.last_exit);
+	CHECK(fast.coll_exit == generic.coll_exit);
+	CHECK(fast.p2p == generic.p2p);
+}
+
+// A halo exchange with collectives: per step, sends, receives and waits at their sites, an
+// allreduce, and a barrier every fourth step; made-up durations with rare long ones (a late
+// partner, a slow collective) and long phases, so that records are kept; refused calls now
+// and then.
+std::vector<made_up_call> halo_exchange(int steps, uint64_t seed)
+{
+	std::mt19937_64 rng(seed);
+	auto dur = [&rng](uint64_t base) {
+		uint64_t d = base + rng() % base;
+		if (rng() % 50 == 0)
+			d += 5000000 + rng() % 5000000; // ~2-4 ms: over the absolute floor
+		return d;
+	};
+	auto gap = [&rng]() { return rng() % 8 == 0 ? 3000000 + rng() % 3000000 : rng() % 4000; };
+	std::vector<made_up_call> v;
+	for (int i = 0; i < steps; i++) {
+		int refused = rng() % 40 == 0 ? MPI_ERR_RANK : MPI_SUCCESS;
+		v.push_back({ NT_FN_MPI_Send, 0x401000, MPI_COMM_NULL, 128, MPI_DOUBLE, gap(),
+			      dur(900), refused });
+		v.push_back({ NT_FN_MPI_Recv, 0x401040, MPI_COMM_NULL, 128, MPI_DOUBLE, gap(),
+			      dur(2000), MPI_SUCCESS });
+		v.push_back({ NT_FN_MPI_Send, 0x401080, MPI_COMM_NULL, 64, MPI_INT, gap(),
+			      dur(900), MPI_SUCCESS });
+		v.push_back({ NT_FN_MPI_Wait, 0x4010c0, MPI_COMM_NULL, 0, MPI_DATATYPE_NULL,
+			      gap(), dur(1500), MPI_SUCCESS });
+		int bad_op = rng() % 60 == 0 ? MPI_ERR_OP : MPI_SUCCESS;
+		v.push_back({ NT_FN_MPI_Allreduce, 0x401100, MPI_COMM_WORLD, 1, MPI_DOUBLE, gap(),
+			      dur(1200), bad_op });
+		if (i % 4 == 0)
+			v.push_back({ NT_FN_MPI_Barrier, 0x401140, MPI_COMM_WORLD, 0,
+				      MPI_DATATYPE_NULL, gap(), dur(800), MPI_SUCCESS });
+		if (i % 7 == 0) // the same site on another communicator: its cache misses
+			v.push_back({ NT_FN_MPI_Allreduce, 0x401100, MPI_COMM_SELF, 2, MPI_DOUBLE,
+				      gap(), dur(300), MPI_SUCCESS });
+		if (i % 11 == 0) // the same site with another datatype
+			v.push_back({ NT_FN_MPI_Send, 0x401000, MPI_COMM_NULL, 16, MPI_INT, gap(),
+				      dur(900), MPI_SUCCESS });
+	}
+	return v;
+}
+
+struct mpi_singleton {
+	mpi_singleton()
+	{
+		int done = 0;
+		MPI_Initialized(&done);
+		if (!done)
+			MPI_Init(NULL, NULL);
+		nt_clock_init();
+	}
+	~mpi_singleton() { MPI_Finalize(); }
+};
+
+} // namespace
+
+TEST_CASE("the fast and the generic path keep the same books")
+{
+	static mpi_singleton mpi;
+	for (uint64_t seed : { 1u, 2u, 3u }) {
+		INFO("seed " << seed);
+		std::vector<made_up_call> calls = halo_exchange(3000, seed);
+		books fast = run(calls, true), generic = run(calls, false);
+		// The fast path took most calls (the test tests it), the generic path none.
+		CHECK(fast.fast_calls > (int)calls.size() / 2);
+		CHECK(generic.fast_calls == 0);
+		// Records were kept, with intervals and point-to-point time (what is compared).
+		CHECK(generic.records.size() > 20);
+		size_t with_p2p = 0;
+		for (const record_books &r : generic.records)
+			with_p2p += r.p2p > 0;
+		CHECK(with_p2p > 10);
+		check_same(fast, generic);
+	}
+}
