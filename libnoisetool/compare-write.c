@@ -10,7 +10,7 @@
 #include <noisetool/compare.h>
 #include <noisetool/outfile.h>
 
-#include "json.h"
+#include "json-write.h"
 
 /* s for a terminal or a CSV cell: control characters become '?'. At most size - 1 bytes. */
 static const char *plain(const char *s, char *buf, size_t size)

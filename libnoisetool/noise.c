@@ -9,7 +9,7 @@
 
 #include <noisetool/noise.h>
 
-#include "json.h"
+#include "json-write.h"
 
 int nt_cpu_noise_analyze(struct nt_cpu_noise *c)
 {

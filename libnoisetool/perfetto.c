@@ -39,7 +39,7 @@ struct trace {
 };
 
 /* s as a JSON string: escaped, and a byte that starts no UTF-8 sequence written as U+FFFD, as
- * json.c does (a trace viewer refuses the whole file for one bad byte). */
+ * json-write.c does (a trace viewer refuses the whole file for one bad byte). */
 static void put_str(FILE *f, const char *s)
 {
 	fputc('"', f);

@@ -8,7 +8,7 @@
 
 #include <noisetool/report-page.h>
 
-#include "json.h"
+#include "json-write.h"
 #include "site-index.h"
 
 #define PAGE_HIST_SITES 50     /* call sites with a histogram of call time */

@@ -8,7 +8,7 @@
 
 #include <noisetool/report.h>
 
-#include "json.h"
+#include "json-write.h"
 #include "site-index.h"
 #include "util.h"
 

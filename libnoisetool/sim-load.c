@@ -13,7 +13,7 @@
 #include <noisetool/signature.h>
 #include <noisetool/sim.h>
 
-#include "jsonread.h"
+#include "json-read.h"
 #include "util.h"
 
 #define MAX_FILE_BYTES (64u << 20)

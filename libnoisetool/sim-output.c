@@ -6,7 +6,7 @@
 
 #include <noisetool/sim.h>
 
-#include "json.h"
+#include "json-write.h"
 
 static enum nt_sim_algorithm algorithm(const struct nt_sim_config *cfg)
 {

@@ -15,7 +15,7 @@
 #include <noisetool/report.h>
 
 extern "C" {
-#include "jsonread.h" // private to the core, without its own extern "C"
+#include "json-read.h" // private to the core, without its own extern "C"
 }
 
 namespace {

@@ -1,4 +1,4 @@
-// Unit tests of the writers: json.c (the streaming JSON writer), noise.c's JSON document,
+// Unit tests of the writers: json-write.c (the streaming JSON writer), noise.c's JSON document,
 // and trace.c (the TSV trace, both ways); outfile.c has its own (test-outfile.cpp).
 #include <catch2/catch.hpp>
 
@@ -20,7 +20,7 @@
 #include <noisetool/outfile.h>
 
 extern "C" {
-#include "json.h"
+#include "json-write.h"
 }
 
 namespace {

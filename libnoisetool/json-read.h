@@ -1,7 +1,7 @@
 /* A small strict JSON reader (RFC 8259): parses a whole document into a tree, for the
  * simulator's signature files. Private to the core. */
-#ifndef LIBNOISETOOL_JSONREAD_H
-#define LIBNOISETOOL_JSONREAD_H
+#ifndef LIBNOISETOOL_JSON_READ_H
+#define LIBNOISETOOL_JSON_READ_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -28,4 +28,4 @@ void nt_jvalue_free(struct nt_jvalue *v);
 /* The member `key` of object obj, or NULL (also when obj is not an object). */
 const struct nt_jvalue *nt_jvalue_get(const struct nt_jvalue *obj, const char *key);
 
-#endif /* LIBNOISETOOL_JSONREAD_H */
+#endif /* LIBNOISETOOL_JSON_READ_H */

@@ -1,6 +1,6 @@
 /* A small streaming JSON writer: objects, arrays, escaped strings, finite numbers. */
-#ifndef LIBNOISETOOL_JSON_H
-#define LIBNOISETOOL_JSON_H
+#ifndef LIBNOISETOOL_JSON_WRITE_H
+#define LIBNOISETOOL_JSON_WRITE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -30,4 +30,4 @@ void nt_json_bool(struct nt_json *j, const char *key, bool value);
 /* 0 when the document is complete and nothing failed, else -EIO. */
 int nt_json_finish(struct nt_json *j);
 
-#endif /* LIBNOISETOOL_JSON_H */
+#endif /* LIBNOISETOOL_JSON_WRITE_H */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonread.h"
+#include "json-read.h"
 
 #define MAX_DEPTH 64
 

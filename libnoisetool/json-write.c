@@ -3,7 +3,7 @@
 #include <inttypes.h>
 #include <math.h>
 
-#include "json.h"
+#include "json-write.h"
 #include "util.h"
 
 void nt_json_init(struct nt_json *j, FILE *f)
