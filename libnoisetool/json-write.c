@@ -14,13 +14,10 @@ void nt_json_init(struct nt_json *j, FILE *f)
 	j->error = false;
 }
 
-/* s as a JSON string. JSON is UTF-8: a byte that does not start a UTF-8 sequence (a file name
- * or host name in another encoding, a damaged log) is written as U+FFFD, the replacement
- * character, so that every reader still parses the document. */
-static void write_escaped(FILE *f, const char *s)
+void nt_json_write_escaped(FILE *f, const char *s)
 {
 	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
 		switch (*p) {
 		case '"':
 			fputs("\\\"", f);
@@ -67,7 +64,7 @@ static void prefix(struct nt_json *j, const char *key)
 			fputs("  ", j->f);
 	}
 	if (key) {
-		write_escaped(j->f, key);
+		nt_json_write_escaped(j->f, key);
 		fputs(": ", j->f);
 	}
 	j->need_comma[j->depth] = true;
@@ -125,7 +122,7 @@ void nt_json_array_end(struct nt_json *j)
 void nt_json_string(struct nt_json *j, const char *key, const char *value)
 {
 	prefix(j, key);
-	write_escaped(j->f, value ? value : "");
+	nt_json_write_escaped(j->f, value);
 }
 
 void nt_json_uint(struct nt_json *j, const char *key, uint64_t value)

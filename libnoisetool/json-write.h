@@ -30,4 +30,11 @@ void nt_json_bool(struct nt_json *j, const char *key, bool value);
 /* 0 when the document is complete and nothing failed, else -EIO. */
 int nt_json_finish(struct nt_json *j);
 
+/* s (NULL: "") as a JSON string with its quotes, straight to f, for the writers that lay out
+ * their own documents (report-perfetto.c) and for nt_json: '"', '\\' and control characters
+ * escaped, and a byte that does not start a UTF-8 sequence (a file name or host name in another
+ * encoding, a damaged log) written as U+FFFD, the replacement character, so that every reader
+ * still parses the document (a trace viewer refuses a whole file for one bad byte). */
+void nt_json_write_escaped(FILE *f, const char *s);
+
 #endif /* LIBNOISETOOL_JSON_WRITE_H */

@@ -12,8 +12,8 @@
 #include <noisetool/perfetto.h>
 #include <noisetool/probe.h>
 
+#include "json-write.h"
 #include "site-index.h"
-#include "util.h"
 
 /* Slices of one rank that overlap without nesting (nonblocking collectives completing after
  * later ones) go to extra lanes: a track holds only nested slices. Past this many lanes a slice
@@ -38,38 +38,10 @@ struct trace {
 	struct lane *lanes;          /* LANES of them, for rank_slices */
 };
 
-/* s as a JSON string: escaped, and a byte that starts no UTF-8 sequence written as U+FFFD, as
- * json-write.c does (a trace viewer refuses the whole file for one bad byte). */
-static void put_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const char *p = s ? s : ""; *p;) {
-		unsigned char c = (unsigned char)*p;
-		if (c == '"' || c == '\\') {
-			fputc('\\', f);
-			fputc(c, f);
-			p++;
-		} else if (c < 0x20) {
-			fprintf(f, "\\u%04x", c);
-			p++;
-		} else {
-			size_t n = nt_utf8_length(p);
-			if (n == 0) {
-				fputs("\\ufffd", f);
-				p++;
-			} else {
-				fwrite(p, 1, n, f);
-				p += n;
-			}
-		}
-	}
-	fputc('"', f);
-}
-
 static void put_key_str(FILE *f, const char *key, const char *value)
 {
 	fprintf(f, ",\"%s\":", key);
-	put_str(f, value);
+	nt_json_write_escaped(f, value);
 }
 
 static void put_key_u64(FILE *f, const char *key, uint64_t value)
@@ -91,7 +63,7 @@ static void event_begin(struct trace *t, char ph, const char *name, uint32_t pid
 	fputs(t->first ? "\n" : ",\n", t->f);
 	t->first = false;
 	fprintf(t->f, "{\"ph\":\"%c\",\"name\":", ph);
-	put_str(t->f, name);
+	nt_json_write_escaped(t->f, name);
 	fprintf(t->f, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64, pid, tid);
 }
 
@@ -101,7 +73,7 @@ static void meta_str(struct trace *t, const char *what, uint32_t pid, uint64_t t
 {
 	event_begin(t, 'M', what, pid, tid);
 	fputs(",\"ts\":0,\"args\":{\"name\":", t->f);
-	put_str(t->f, name);
+	nt_json_write_escaped(t->f, name);
 	fputs("}}", t->f);
 }
 
