@@ -10,7 +10,6 @@
 #include <noisetool/compare.h>
 
 #include "site-index.h"
-#include "util.h"
 
 #define K NT_COMPARE_BLOCKS
 

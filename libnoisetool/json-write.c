@@ -4,7 +4,7 @@
 #include <math.h>
 
 #include "json-write.h"
-#include "util.h"
+#include "utf8.h"
 
 void nt_json_init(struct nt_json *j, FILE *f)
 {

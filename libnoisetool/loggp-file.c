@@ -11,9 +11,9 @@
 
 #include <noisetool/loggp-file.h>
 
+#include "errmsg.h"
 #include "json-read.h"
 #include "json-write.h"
-#include "util.h"
 
 static const char *const param_names[4] = { "L_ns", "o_ns", "g_ns", "G_ns_per_byte" };
 

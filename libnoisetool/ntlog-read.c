@@ -12,10 +12,10 @@
 
 #include <noisetool/ntlog.h>
 
+#include "errmsg.h"
 #include "memroom.h"
 #include "ntlog-bytes.h"
 #include "ntlog-read.h"
-#include "util.h"
 
 enum { RANK_HEADER_BYTES = NT_LOG_RANK_HEADER_BYTES };
 

@@ -12,7 +12,7 @@
 #include <noisetool/report-csv.h>
 
 #include "site-index.h"
-#include "util.h"
+#include "utf8.h"
 
 /* The files, in the order written. */
 enum table { SITES, RANKS, CULPRITS, CULPRIT_NODES, CULPRIT_SITES, LATE, TABLES };

@@ -9,8 +9,9 @@
 #include <noisetool/report.h>
 
 #include "json-write.h"
+#include "site-identity.h"
 #include "site-index.h"
-#include "util.h"
+#include "utf8.h"
 
 /* a + b, at most UINT64_MAX: a damaged log's counts may add up past 2^64. */
 static uint64_t add_sat(uint64_t a, uint64_t b)

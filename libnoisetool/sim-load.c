@@ -13,8 +13,8 @@
 #include <noisetool/signature.h>
 #include <noisetool/sim.h>
 
+#include "errmsg.h"
 #include "json-read.h"
-#include "util.h"
 
 #define MAX_FILE_BYTES (64u << 20)
 

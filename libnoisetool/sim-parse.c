@@ -9,7 +9,8 @@
 
 #include <noisetool/sim.h>
 
-#include "util.h"
+#include "errmsg.h"
+#include "units.h"
 
 
 static const char *const coll_names[] = {
