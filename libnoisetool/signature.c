@@ -9,7 +9,8 @@
 
 #include <noisetool/signature.h>
 
-#include "sortutil.h"
+#include "log2-bin.h"
+#include "percentile.h"
 
 enum {
 	MIN_MEMBERS = 8,      /* fewer arrivals than this are never called periodic */

@@ -1,8 +1,8 @@
-/* Sorting and ranking helpers. */
+/* Samples sorted, and the nearest-rank percentile (percentile.h). */
 #include <math.h>
 #include <stdlib.h>
 
-#include "sortutil.h"
+#include "percentile.h"
 
 static int cmp_u64(const void *a, const void *b)
 {
