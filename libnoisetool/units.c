@@ -1,4 +1,5 @@
-/* Durations read from options and written into messages (units.h). */
+/* Durations read from options and written into messages, sizes written into messages
+ * (units.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -49,4 +50,17 @@ int nt_parse_duration_ns(const char *s, size_t len, double bare_ns, uint64_t *ou
 		return -EINVAL;
 	*out_ns = (uint64_t)(v * scale + 0.5);
 	return 0;
+}
+
+const char *nt_fmt_bytes(uint64_t bytes, char buf[32])
+{
+	if (bytes >= (UINT64_C(1) << 30))
+		snprintf(buf, 32, "%.2f GiB", (double)bytes / (1 << 30));
+	else if (bytes >= (UINT64_C(1) << 20))
+		snprintf(buf, 32, "%.0f MiB", (double)bytes / (1 << 20));
+	else if (bytes >= 1024)
+		snprintf(buf, 32, "%.0f KiB", (double)bytes / 1024);
+	else
+		snprintf(buf, 32, "%u bytes", (unsigned)bytes);
+	return buf;
 }

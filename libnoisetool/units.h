@@ -1,5 +1,5 @@
-/* Durations as people write them: read from an option ("25us", "1ms") and written into a
- * message ("2.5 us"). Private to the core. */
+/* Durations and sizes as people write them: a duration read from an option ("25us", "1ms"),
+ * durations and sizes written into a message ("2.5 us", "812 MiB"). Private to the core. */
 #ifndef LIBNOISETOOL_UNITS_H
 #define LIBNOISETOOL_UNITS_H
 
@@ -13,5 +13,8 @@ int nt_parse_duration_ns(const char *s, size_t len, double bare_ns, uint64_t *ou
 
 /* ns as a short duration for a message into buf: "8 ms", "2.5 us", "800 ns". Returns buf. */
 const char *nt_fmt_duration(uint64_t ns, char buf[32]);
+
+/* bytes for a message: "100 bytes", "3 KiB", "812 MiB", "3.21 GiB". Returns buf. */
+const char *nt_fmt_bytes(uint64_t bytes, char buf[32]);
 
 #endif /* LIBNOISETOOL_UNITS_H */

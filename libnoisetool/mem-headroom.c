@@ -1,11 +1,11 @@
-/* How much more memory this process can take before it is killed or refused (memroom.h). */
+/* How much more memory this process can take before it is killed or refused (mem-headroom.h). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
-#include "memroom.h"
+#include "mem-headroom.h"
 
 /* A cgroup v1 "no limit" is a page-rounded 2^63 - 1; anything this large limits nothing. */
 #define NO_LIMIT (UINT64_C(1) << 62)
@@ -40,7 +40,7 @@ static bool read_number(const char *path, uint64_t *v, bool *none)
 }
 
 /* Take room when it is smaller than what out holds. */
-static void consider(struct nt_mem_room *out, uint64_t room, const char *by, const char *raise)
+static void consider(struct nt_mem_headroom *out, uint64_t room, const char *by, const char *raise)
 {
 	if (room >= out->bytes)
 		return;
@@ -52,7 +52,7 @@ static void consider(struct nt_mem_room *out, uint64_t room, const char *by, con
 /* The headroom of the cgroup at path (as /proc/self/cgroup names it) under base, and of each
  * of its ancestors up to base: limit - usage in the files of that hierarchy's version. A
  * directory not visible here (another cgroup namespace) is passed over. */
-static void cgroup_room(struct nt_mem_room *out, const char *base, const char *path,
+static void cgroup_room(struct nt_mem_headroom *out, const char *base, const char *path,
 			const char *limit_file, const char *usage_file)
 {
 	char dir[1024];
@@ -86,7 +86,7 @@ static void cgroup_room(struct nt_mem_room *out, const char *base, const char *p
 }
 
 /* The memory cgroups of this process, v2 ("0::/path") and v1 ("N:...memory...:/path"). */
-static void cgroups_room(struct nt_mem_room *out)
+static void cgroups_room(struct nt_mem_headroom *out)
 {
 	FILE *f = fopen("/proc/self/cgroup", "re");
 	if (!f)
@@ -132,7 +132,7 @@ static bool kib_field(const char *text, const char *name, uint64_t *bytes)
 }
 
 /* The soft limit res against the usage named in /proc/self/status. */
-static void rlimit_room(struct nt_mem_room *out, int res, const char *status, const char *field,
+static void rlimit_room(struct nt_mem_headroom *out, int res, const char *status, const char *field,
 			const char *by, const char *raise)
 {
 	struct rlimit rl;
@@ -144,7 +144,7 @@ static void rlimit_room(struct nt_mem_room *out, int res, const char *status, co
 	consider(out, lim > used ? lim - used : 0, by, raise);
 }
 
-void nt_mem_room(struct nt_mem_room *room)
+void nt_mem_headroom(struct nt_mem_headroom *room)
 {
 	room->bytes = UINT64_MAX;
 	snprintf(room->by, sizeof room->by, "nothing limits it");
@@ -161,17 +161,4 @@ void nt_mem_room(struct nt_mem_room *room)
 		    "ulimit -v", "raise ulimit -v");
 	rlimit_room(room, RLIMIT_DATA, text, "VmData", "the headroom of its data-size limit: "
 		    "ulimit -d", "raise ulimit -d");
-}
-
-const char *nt_fmt_bytes(uint64_t bytes, char buf[32])
-{
-	if (bytes >= (UINT64_C(1) << 30))
-		snprintf(buf, 32, "%.2f GiB", (double)bytes / (1 << 30));
-	else if (bytes >= (UINT64_C(1) << 20))
-		snprintf(buf, 32, "%.0f MiB", (double)bytes / (1 << 20));
-	else if (bytes >= 1024)
-		snprintf(buf, 32, "%.0f KiB", (double)bytes / 1024);
-	else
-		snprintf(buf, 32, "%u bytes", (unsigned)bytes);
-	return buf;
 }

@@ -2,12 +2,12 @@
  * smallest of the memory available on the machine, its memory cgroup's headroom and its
  * ulimits' headroom. Readers of large inputs check it before they allocate, so that a too
  * large input is one clear message rather than an OOM kill. */
-#ifndef LIBNOISETOOL_MEMROOM_H
-#define LIBNOISETOOL_MEMROOM_H
+#ifndef LIBNOISETOOL_MEM_HEADROOM_H
+#define LIBNOISETOOL_MEM_HEADROOM_H
 
 #include <stdint.h>
 
-struct nt_mem_room {
+struct nt_mem_headroom {
 	uint64_t bytes;  /* UINT64_MAX: nothing limits it that could be read */
 	char by[1200];   /* what sets it, for a message: "MemAvailable in /proc/meminfo" */
 	char raise[96];  /* how to get more: "free memory, or use a machine with more" */
@@ -16,9 +16,6 @@ struct nt_mem_room {
 /* The room now (each source read once: /proc/meminfo, /proc/self/cgroup and the cgroup's
  * memory files, v2 or v1, up to the root of its hierarchy, getrlimit RLIMIT_AS and RLIMIT_DATA
  * against /proc/self/status). A source that cannot be read does not limit it. */
-void nt_mem_room(struct nt_mem_room *room);
+void nt_mem_headroom(struct nt_mem_headroom *room);
 
-/* bytes for a message: "100 bytes", "3 KiB", "812 MiB", "3.21 GiB". Returns buf. */
-const char *nt_fmt_bytes(uint64_t bytes, char buf[32]);
-
-#endif /* LIBNOISETOOL_MEMROOM_H */
+#endif /* LIBNOISETOOL_MEM_HEADROOM_H */

@@ -1,4 +1,4 @@
-// The memory room (libnoisetool/memroom.c): never more than the memory available, and an
+// The memory headroom (libnoisetool/mem-headroom.c): never more than the memory available, and an
 // address-space limit (ulimit -v) is named when it is the smallest.
 #include <catch2/catch.hpp>
 
@@ -10,7 +10,7 @@
 #include <sys/resource.h>
 
 extern "C" {
-#include "memroom.h" // private to the core, without its own extern "C"
+#include "mem-headroom.h" // private to the core, without its own extern "C"
 }
 
 namespace {
@@ -32,10 +32,10 @@ uint64_t proc_kib(const char *path, const char *name)
 
 } // namespace
 
-TEST_CASE("the room is at most the memory available, and says what sets it", "[memroom]")
+TEST_CASE("the room is at most the memory available, and says what sets it", "[mem-headroom]")
 {
-	struct nt_mem_room room;
-	nt_mem_room(&room);
+	struct nt_mem_headroom room;
+	nt_mem_headroom(&room);
 	uint64_t avail = proc_kib("/proc/meminfo", "MemAvailable");
 	if (avail) // (read again: the machine's other work moves it a little)
 		CHECK(room.bytes <= avail + avail / 4);
@@ -45,7 +45,7 @@ TEST_CASE("the room is at most the memory available, and says what sets it", "[m
 		CHECK(room.raise[0] != '\0');
 }
 
-TEST_CASE("an address-space limit below the memory available is the room", "[memroom]")
+TEST_CASE("an address-space limit below the memory available is the room", "[mem-headroom]")
 {
 	struct rlimit old;
 	REQUIRE(getrlimit(RLIMIT_AS, &old) == 0);
@@ -56,20 +56,11 @@ TEST_CASE("an address-space limit below the memory available is the room", "[mem
 	struct rlimit low = old;
 	low.rlim_cur = lim;
 	REQUIRE(setrlimit(RLIMIT_AS, &low) == 0);
-	struct nt_mem_room room;
-	nt_mem_room(&room);
+	struct nt_mem_headroom room;
+	nt_mem_headroom(&room);
 	REQUIRE(setrlimit(RLIMIT_AS, &old) == 0);
 	CHECK(room.bytes <= (64u << 20));
 	CHECK(room.bytes > (32u << 20));
 	CHECK(std::string(room.by) == "the headroom of its address-space limit: ulimit -v");
 	CHECK(std::string(room.raise) == "raise ulimit -v");
-}
-
-TEST_CASE("sizes in messages", "[memroom]")
-{
-	char buf[32];
-	CHECK(std::string(nt_fmt_bytes(100, buf)) == "100 bytes");
-	CHECK(std::string(nt_fmt_bytes(3 * 1024, buf)) == "3 KiB");
-	CHECK(std::string(nt_fmt_bytes(812ull << 20, buf)) == "812 MiB");
-	CHECK(std::string(nt_fmt_bytes((7ull << 30) / 2, buf)) == "3.50 GiB");
 }
