@@ -1,4 +1,5 @@
-/* Run-level OS statistics of a measuring thread. */
+/* What the OS did to a measuring thread over a whole run (run-os.h): its CPUs, schedstat's
+ * run delay and run count, its CPU's steal. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -8,7 +9,7 @@
 #include <noisetool/sysinfo.h>
 
 #include "probe-source.h"
-#include "runstat.h"
+#include "run-os.h"
 
 static int read_schedstat(int fd, uint64_t *delay, uint64_t *count)
 {
@@ -21,7 +22,7 @@ static int read_schedstat(int fd, uint64_t *delay, uint64_t *count)
 	return nt_parse_schedstat(buf, &run, delay, count);
 }
 
-void nt_runstat_open(struct nt_runstat *rs)
+void nt_run_os_open(struct nt_run_os_meter *rs)
 {
 	memset(rs, 0, sizeof *rs);
 	rs->schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
@@ -32,7 +33,7 @@ void nt_runstat_open(struct nt_runstat *rs)
 	}
 }
 
-void nt_runstat_begin(struct nt_runstat *rs)
+void nt_run_os_begin(struct nt_run_os_meter *rs)
 {
 	rs->out.cpu_start = sched_getcpu();
 	rs->steal_ok = nt_cpu_steal_ns(rs->out.cpu_start, &rs->steal0) == 0;
@@ -40,7 +41,7 @@ void nt_runstat_begin(struct nt_runstat *rs)
 		read_schedstat(rs->schedstat_fd, &rs->run_delay0, &rs->run_count0);
 }
 
-void nt_runstat_end(struct nt_runstat *rs)
+void nt_run_os_end(struct nt_run_os_meter *rs)
 {
 	uint64_t d, c, steal;
 	if (rs->schedstat_fd >= 0 && read_schedstat(rs->schedstat_fd, &d, &c) == 0) {
@@ -56,14 +57,14 @@ void nt_runstat_end(struct nt_runstat *rs)
 	}
 }
 
-void nt_runstat_close(struct nt_runstat *rs)
+void nt_run_os_close(struct nt_run_os_meter *rs)
 {
 	if (rs->schedstat_fd >= 0)
 		close(rs->schedstat_fd);
 	rs->schedstat_fd = -1;
 }
 
-int nt_runstat_run_count(const struct nt_runstat *rs, uint64_t *count)
+int nt_run_os_run_count(const struct nt_run_os_meter *rs, uint64_t *count)
 {
 	uint64_t d;
 	if (rs->schedstat_fd < 0)
