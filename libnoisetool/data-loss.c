@@ -1,4 +1,5 @@
-/* The kinds of loss: their counts in a log's rank, their keys and their wording. */
+/* What a rank can lose of its measurement, by kind (noisetool/loss.h): the counts a log's rank
+ * keeps, their keys and their wording. */
 #include <stdio.h>
 
 #include <noisetool/loss.h>
