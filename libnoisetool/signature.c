@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <noisetool/noise.h>
 #include <noisetool/signature.h>
 
 #include "log2-bin.h"
@@ -573,5 +574,15 @@ out:
 	free(scratch);
 	free(comps);
 	free(v);
+	return rc;
+}
+
+int nt_cpu_noise_analyze(struct nt_cpu_noise *c)
+{
+	if (!c)
+		return -EINVAL;
+	int rc = nt_detour_stats_compute(c->detours, c->ndetours, c->elapsed_ns, &c->stats);
+	if (rc == 0)
+		rc = nt_signature_analyze(c->detours, c->ndetours, c->elapsed_ns, &c->sig);
 	return rc;
 }

@@ -1,4 +1,5 @@
-/* A node's noise signature: per-CPU analysis and its JSON and text writers. */
+/* A node's noise signature written out (noisetool/noise.h): the JSON document
+ * (doc/detour-json.md) and the human table. */
 #include "nt-config.h"
 
 #include <errno.h>
@@ -10,16 +11,6 @@
 #include <noisetool/noise.h>
 
 #include "json-write.h"
-
-int nt_cpu_noise_analyze(struct nt_cpu_noise *c)
-{
-	if (!c)
-		return -EINVAL;
-	int rc = nt_detour_stats_compute(c->detours, c->ndetours, c->elapsed_ns, &c->stats);
-	if (rc == 0)
-		rc = nt_signature_analyze(c->detours, c->ndetours, c->elapsed_ns, &c->sig);
-	return rc;
-}
 
 static void json_host(struct nt_json *j, const struct nt_node_noise *r)
 {
