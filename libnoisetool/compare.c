@@ -9,7 +9,7 @@
 
 #include <noisetool/compare.h>
 
-#include "site-index.h"
+#include "report-merge.h"
 
 #define K NT_COMPARE_BLOCKS
 

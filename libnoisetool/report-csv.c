@@ -11,7 +11,7 @@
 #include <noisetool/outfile.h>
 #include <noisetool/report-csv.h>
 
-#include "site-index.h"
+#include "report-merge.h"
 #include "utf8.h"
 
 /* The files, in the order written. */

@@ -13,7 +13,7 @@
 #include <noisetool/probe.h>
 
 #include "json-write.h"
-#include "site-index.h"
+#include "report-merge.h"
 
 /* Slices of one rank that overlap without nesting (nonblocking collectives completing after
  * later ones) go to extra lanes: a track holds only nested slices. Past this many lanes a slice

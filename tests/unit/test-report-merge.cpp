@@ -1,7 +1,7 @@
-// The report over made-up logs, with numbers and strings no run writes: sums saturate instead of
-// wrapping, a site's spread is computed per rank once, every late instance finds its call
-// site's name, a terminal never gets a control character from a log, and several reports make
-// one JSON array.
+// The report's merge over made-up logs (libnoisetool/report-merge.c), with numbers and strings
+// no run writes: sums saturate instead of wrapping, a site's spread is computed per rank once,
+// every late instance finds its call site's name, a Python call site is its file and line and
+// its MPI calls are grouped by Python call.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -18,70 +18,7 @@ extern "C" {
 #include "json-read.h" // private to the core, without its own extern "C"
 }
 
-namespace {
-
-// A log built in memory: ranks with the given sites (all at their zero values otherwise).
-struct mem_log {
-	nt_log log{};
-	std::vector<nt_log_rank> ranks;
-	std::vector<std::vector<nt_log_site>> sites;
-	std::vector<std::vector<nt_log_record>> records;
-
-	explicit mem_log(uint32_t n) : ranks(n), sites(n), records(n)
-	{
-		for (uint32_t r = 0; r < n; r++) {
-			ranks[r] = nt_log_rank{};
-			ranks[r].rank = r;
-			ranks[r].host = "node";
-		}
-	}
-	nt_log_site &site(uint32_t r, const char *function, const char *module, uint64_t offset)
-	{
-		nt_log_site s{};
-		s.function = function;
-		s.module = module;
-		s.offset = offset;
-		sites[r].push_back(s);
-		return sites[r].back();
-	}
-	// An instance on rank r at the given start, at its site index.
-	void record(uint32_t r, uint64_t seq, uint64_t start_ns, uint32_t site)
-	{
-		nt_log_record x{};
-		x.seq = seq;
-		x.start_ns = start_ns;
-		x.site = site;
-		records[r].push_back(x);
-	}
-	const nt_log *get()
-	{
-		for (size_t r = 0; r < ranks.size(); r++) {
-			ranks[r].nsites = (uint32_t)sites[r].size();
-			ranks[r].sites = sites[r].data();
-			ranks[r].nrecords = records[r].size();
-			ranks[r].records = records[r].data();
-		}
-		log.nranks = (uint32_t)ranks.size();
-		log.ranks = ranks.data();
-		return &log;
-	}
-};
-
-std::string text_of(const nt_report &rep, size_t late = 10)
-{
-	char *buf = nullptr;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	REQUIRE(f);
-	CHECK(nt_report_write_text(f, &rep, "mem.ntlog", 0) == 0);
-	CHECK(nt_report_write_late(f, &rep, late) == 0);
-	std::fclose(f);
-	std::string s(buf, len);
-	std::free(buf);
-	return s;
-}
-
-} // namespace
+#include "mem-log.h"
 
 TEST_CASE("report: sums saturate and the spread is per rank", "[report]")
 {
@@ -171,71 +108,6 @@ TEST_CASE("report: every late instance is named after its merged call site", "[r
 	CHECK(t.find("MPI_F299 app+0x112b") != std::string::npos);
 	CHECK(t.find(" ? ") == std::string::npos); // no site without its name
 	nt_report_free(&rep);
-}
-
-TEST_CASE("report: a log's strings never reach the terminal as control characters", "[report]")
-{
-	mem_log m(2);
-	m.ranks[0].host = "evil\x1b]0;owned\x07";
-	m.ranks[1].host = "n\xc3\xa9ud-\xff"; // UTF-8 é, then a byte that is not UTF-8
-	for (uint32_t r = 0; r < 2; r++)
-		m.site(r, "MPI_\x1b[2JBarrier", "/bin/\x9b" "31mapp", 0x20).total_ns = 100;
-	m.record(0, 1, 0, 0);
-	m.record(1, 1, 5000000, 0);
-	// A symbolizer that answers with an escape sequence (addr2line reads debug information
-	// that the program's author wrote).
-	auto sym = [](void *, const char *, uint64_t, char *out, size_t size) {
-		std::snprintf(out, size, "file.c\x1b[1m:12\r");
-		return 0;
-	};
-	nt_report rep;
-	REQUIRE(nt_report_build(m.get(), sym, nullptr, &rep) == 0);
-	std::string t = text_of(rep);
-	size_t controls = 0;
-	for (char c : t)
-		controls += (c != '\n' && (unsigned char)c < 0x20) || c == 0x7f;
-	CHECK(controls == 0);
-	CHECK(t.find("evil?]0;owned?") != std::string::npos);
-	CHECK(t.find("n\xc3\xa9ud-?") != std::string::npos);
-	CHECK(t.find("MPI_?[2JBarrier") != std::string::npos);
-	CHECK(t.find("file.c?[1m:12?") != std::string::npos);
-	CHECK(t.find('\x9b') == std::string::npos);
-	nt_report_free(&rep);
-}
-
-TEST_CASE("report: several reports are one JSON array, each naming its log", "[report]")
-{
-	mem_log a(1), b(2);
-	a.site(0, "MPI_Bcast", "/bin/app", 1).total_ns = 10;
-	b.site(1, "MPI_Reduce", "/bin/app", 2).total_ns = 20;
-	nt_report ra, rb;
-	REQUIRE(nt_report_build(a.get(), nullptr, nullptr, &ra) == 0);
-	REQUIRE(nt_report_build(b.get(), nullptr, nullptr, &rb) == 0);
-	char *buf = nullptr;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	REQUIRE(f);
-	CHECK(nt_report_write_json_item(f, &ra, "logs/a \"1\".ntlog", true) == 0);
-	CHECK(nt_report_write_json_item(f, &rb, "logs/b.ntlog", false) == 0);
-	CHECK(nt_report_write_json_array_end(f) == 0);
-	std::fclose(f);
-	nt_jvalue doc;
-	char err[128];
-	REQUIRE(nt_json_parse(buf, len, &doc, err, sizeof err) == 0);
-	REQUIRE(doc.type == NT_JARRAY);
-	REQUIRE(doc.n == 2);
-	const nt_jvalue *log0 = nt_jvalue_get(&doc.items[0], "log");
-	REQUIRE(log0);
-	CHECK(std::string(log0->string) == "logs/a \"1\".ntlog");
-	CHECK(nt_jvalue_get(&doc.items[1], "ranks")->number == 2);
-	CHECK(std::string(nt_jvalue_get(&doc.items[1], "schema")->string) == "noisetool-report/1");
-	// Indented as one document: the array's items one level in.
-	CHECK(std::string(buf, 10) == "[\n  {\n    ");
-	CHECK(std::string(buf + len - 7) == "\n  }\n]\n");
-	nt_jvalue_free(&doc);
-	std::free(buf);
-	nt_report_free(&ra);
-	nt_report_free(&rb);
 }
 
 TEST_CASE("report: a Python call site is its file and line, never symbolized", "[report]")
