@@ -483,11 +483,6 @@ static void rank_threads(struct trace *t, uint32_t r, unsigned lanes, bool injec
 	}
 }
 
-static const char *level_name(uint32_t level)
-{
-	return level == 0 ? "timing" : level == 1 ? "os" : level == 2 ? "full" : "?";
-}
-
 /* ts 0: the global origin (rank 0's MPI_Init), or the earliest event when one comes before
  * it (a rank's clock offset, a window begun before), so that no timestamp is negative. */
 static double time_origin(const struct nt_log *log)
@@ -560,7 +555,7 @@ int nt_perfetto_write(FILE *f, const struct nt_report *rep)
 	fputs("\"schema\":\"noisetool-trace/1\",\"tool\":\"noisetool\"", f);
 	put_key_str(f, "version", NT_VERSION);
 	put_key_u64(f, "ranks", log->nranks);
-	put_key_str(f, "level", level_name(log->level));
+	put_key_str(f, "level", nt_report_level_name(log->level));
 	put_key_u64(f, "records", records);
 	fprintf(f, ",\"time_origin_ns\":%.0f", t.origin_ns);
 	put_key_u64(f, "clock_error_ns", a->clock_error_ns);

@@ -35,13 +35,15 @@ struct mem_log {
 		sites[r].push_back(s);
 		return sites[r].back();
 	}
-	// An instance on rank r at the given start, at its site index.
-	void record(uint32_t r, uint64_t seq, uint64_t start_ns, uint32_t site)
+	// An instance on rank r at the given start, at its site index, lasting duration_ns.
+	void record(uint32_t r, uint64_t seq, uint64_t start_ns, uint32_t site,
+		    uint64_t duration_ns = 0)
 	{
 		nt_log_record x{};
 		x.seq = seq;
 		x.start_ns = start_ns;
 		x.site = site;
+		x.duration_ns = duration_ns;
 		records[r].push_back(x);
 	}
 	const nt_log *get()
