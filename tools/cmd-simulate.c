@@ -489,12 +489,12 @@ int cmd_simulate(int argc, char **argv)
 					"the injector's interval): write freq=F,length=D or "
 					"period=1/F,detour=D\n", cmd);
 		rep.freq_hz = nspec.freq_hz;
-		rep.period_ns = nspec.detour_ns;
+		rep.detour_ns = nspec.detour_ns;
 		uint64_t period = nspec.period_ns;
 		int m = nt_sim_noise_add_model(noise);
 		/* Synchronized: the run starts just as every rank's detour ends. */
-		if (m < 0 || nt_sim_noise_add_comb(noise, m, rep.freq_hz, rep.period_ns,
-						   period - rep.period_ns) != 0)
+		if (m < 0 || nt_sim_noise_add_comb(noise, m, rep.freq_hz, rep.detour_ns,
+						   period - rep.detour_ns) != 0)
 			cli_usage_error(&c, "--noise '%s': the detour must be shorter than the period",
 					noise_spec);
 	} else {
