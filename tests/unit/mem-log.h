@@ -1,4 +1,5 @@
-// A log built in memory for the report's unit tests (test-report-*.cpp), and its text report.
+// A log built in memory for the report's unit tests (test-report-*.cpp), and its text and JSON
+// reports.
 // Include after catch.hpp.
 #ifndef NT_TESTS_UNIT_MEM_LOG_H
 #define NT_TESTS_UNIT_MEM_LOG_H
@@ -69,6 +70,20 @@ inline std::string text_of(const nt_report &rep, size_t late = 10)
 	REQUIRE(f);
 	CHECK(nt_report_write_text(f, &rep, "mem.ntlog", 0) == 0);
 	CHECK(nt_report_write_late(f, &rep, late) == 0);
+	std::fclose(f);
+	std::string s(buf, len);
+	std::free(buf);
+	return s;
+}
+
+// The JSON report of rep.
+inline std::string json_of(const nt_report &rep)
+{
+	char *buf = nullptr;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	REQUIRE(f);
+	CHECK(nt_report_write_json(f, &rep) == 0);
 	std::fclose(f);
 	std::string s(buf, len);
 	std::free(buf);

@@ -148,14 +148,7 @@ TEST_CASE("report: a Python call site is its file and line, never symbolized", "
 		CHECK(std::string(rep.sites[1].location) == "app.c:7");
 		CHECK(std::string(rep.sites[1].caller).empty());
 		CHECK(text_of(rep).find("MPI_Allreduce            script.py:12") != std::string::npos);
-		char *buf = nullptr;
-		size_t len = 0;
-		FILE *f = open_memstream(&buf, &len);
-		REQUIRE(f);
-		CHECK(nt_report_write_json(f, &rep) == 0);
-		std::fclose(f);
-		std::string j(buf, len);
-		std::free(buf);
+		std::string j = json_of(rep);
 		CHECK(j.find("\"language\": \"python\"") != std::string::npos);
 		CHECK(j.find("\"file\": \"/home/u/run: 1/script.py\"") != std::string::npos);
 		CHECK(j.find("\"line\": 12") != std::string::npos);
@@ -231,16 +224,10 @@ TEST_CASE("report: a Python call site names its Python call; its MPI calls are g
 		CHECK(a < b);
 		CHECK(g.find("MPI_Bcast 2, MPI_Recv 1, MPI_Send 1") != std::string::npos);
 		CHECK(g.find("script.py:21") == std::string::npos); // no call name: not grouped
-		char *buf = nullptr;
-		size_t len = 0;
-		FILE *f = open_memstream(&buf, &len);
-		REQUIRE(f);
-		CHECK(nt_report_write_json(f, &rep) == 0);
-		std::fclose(f);
+		std::string js = json_of(rep);
 		nt_jvalue doc;
 		char err[128];
-		REQUIRE(nt_json_parse(buf, len, &doc, err, sizeof err) == 0);
-		std::free(buf);
+		REQUIRE(nt_json_parse(js.data(), js.size(), &doc, err, sizeof err) == 0);
 		const nt_jvalue *sites = nt_jvalue_get(&doc, "sites");
 		REQUIRE(sites);
 		CHECK(std::string(nt_jvalue_get(&sites->items[0], "python_call")->string) ==
