@@ -7,7 +7,7 @@
 #include <noisetool/detour.h>
 #include <noisetool/sysinfo.h>
 
-#include "sortutil.h"
+#include "percentile.h"
 
 /* Mean cost of one iteration of the barest loop: counter reads and a minimum, no histogram. */
 static double pure_loop_ns(uint64_t iterations, uint64_t *min_out)

@@ -19,7 +19,7 @@
 #include <noisetool/inject.h>
 #include <noisetool/sysinfo.h>
 
-#include "sortutil.h"
+#include "percentile.h"
 
 /* The observing loop counts any step of the counter longer than this as time taken from it. */
 #define STEP_NS 300.0

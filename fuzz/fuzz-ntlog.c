@@ -14,7 +14,7 @@
 #include <noisetool/ntlog.h>
 #include <noisetool/report.h>
 
-#include "jsonread.h"
+#include "json-read.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

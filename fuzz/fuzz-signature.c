@@ -1,8 +1,8 @@
-/* libFuzzer harness for the noise signature reader (nt_sim_noise_load, libnoisetool/sim-load.c):
- * every input is a signature file, a `noisetool detour|ftq --json` document or a TSV trace, read
- * through the real entry point from a memory file; what loads is asked for its noise ratio and
- * advanced over a little work, the arithmetic the simulator does with the file's numbers.
- * fuzz/README.md says how to run it. */
+/* libFuzzer harness for the noise signature reader (nt_sim_noise_load,
+ * libnoisetool/sim-signature.c): every input is a signature file, a `noisetool detour|ftq
+ * --json` document or a TSV trace, read through the real entry point from a memory file; what
+ * loads is asked for its noise ratio and advanced over a little work, the arithmetic the
+ * simulator does with the file's numbers. fuzz/README.md says how to run it. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* memfd_create (the build defines it for every file) */
 #endif

@@ -9,7 +9,7 @@
 #include <noisetool/attrib.h>
 #include <noisetool/probe.h>
 
-#include "util.h"
+#include "site-identity.h"
 
 /* Cost of one minor page fault, charged as on-CPU time (measured here: ~0.25 us for a
  * first touch of an anonymous page); a major fault is charged its share of the blocked time,

@@ -9,7 +9,7 @@
 
 #include <noisetool/clock.h>
 
-#include "util.h"
+#include "procfile.h"
 
 int nt_clock_use_counter_ = 0;
 

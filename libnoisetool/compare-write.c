@@ -10,7 +10,8 @@
 #include <noisetool/compare.h>
 #include <noisetool/outfile.h>
 
-#include "json.h"
+#include "json-write.h"
+#include "report-merge.h"
 
 /* s for a terminal or a CSV cell: control characters become '?'. At most size - 1 bytes. */
 static const char *plain(const char *s, char *buf, size_t size)
@@ -126,18 +127,13 @@ static void text_line(void *ctx, const char *s)
 	fprintf(ctx, "%s\n", s);
 }
 
-static const char *level_name(uint32_t level)
-{
-	return level == 0 ? "timing" : level == 1 ? "os" : level == 2 ? "full" : "?";
-}
-
 static void run_line(FILE *f, const char *name, const char *path, const struct nt_report *rep,
 		     uint64_t wall_ns)
 {
 	char p[4096], w[32], d[32];
 	fprintf(f, "%s: %s (%u rank%s, level %s, wall %s, late arrivals %s%s)\n", name,
 		plain(path, p, sizeof p), rep->nranks, rep->nranks == 1 ? "" : "s",
-		level_name(rep->level), dur((double)wall_ns, false, w, sizeof w),
+		nt_report_level_name(rep->level), dur((double)wall_ns, false, w, sizeof w),
 		dur((double)rep->attrib.total_delay_ns, false, d, sizeof d),
 		rep->partial ? ", PARTIAL" : "");
 }
@@ -237,7 +233,7 @@ static void run_json(struct nt_json *j, const char *key, const char *path,
 	nt_json_object_begin(j, key);
 	nt_json_string(j, "log", path ? path : "");
 	nt_json_uint(j, "ranks", rep->nranks);
-	nt_json_string(j, "level", level_name(rep->level));
+	nt_json_string(j, "level", nt_report_level_name(rep->level));
 	nt_json_bool(j, "partial", rep->partial);
 	nt_json_uint(j, "wall_ns", wall_ns);
 	nt_json_uint(j, "instances_late", rep->attrib.instances_late);

@@ -9,8 +9,7 @@
 
 #include <noisetool/compare.h>
 
-#include "site-index.h"
-#include "util.h"
+#include "report-merge.h"
 
 #define K NT_COMPARE_BLOCKS
 

@@ -13,7 +13,7 @@
 #include <noisetool/sysinfo.h>
 
 #include "cpurun.h"
-#include "runstat.h"
+#include "run-os.h"
 
 static size_t default_capacity(double seconds)
 {
@@ -41,7 +41,7 @@ struct loop {
 	struct nt_detour *d;
 	size_t cap, count, dropped;
 	uint64_t min_cyc, raw_min_cyc, iterations;
-	const struct nt_runstat *rs; /* schedstat for classification, NULL when off */
+	const struct nt_run_os_meter *rs; /* schedstat for classification, NULL when off */
 	uint64_t last_run_count;
 	uint64_t bk_cyc;        /* undisturbed cost of the bookkeeping after a detour */
 	const struct nt_detour_config *cfg;
@@ -61,7 +61,7 @@ static uint32_t classify(struct loop *l)
 {
 	uint64_t run_count;
 	uint32_t flags = 0;
-	if (l->rs && nt_runstat_run_count(l->rs, &run_count) == 0) {
+	if (l->rs && nt_run_os_run_count(l->rs, &run_count) == 0) {
 		if (run_count != l->last_run_count)
 			flags = NT_DETOUR_PREEMPTED;
 		l->last_run_count = run_count;
@@ -188,23 +188,23 @@ int nt_detour_measure(const struct nt_detour_config *cfg, struct nt_detour_resul
 		return -ENOMEM;
 	memset(l.d, 0, l.cap * sizeof *l.d); /* pre-fault: no page fault inside the loop */
 
-	struct nt_runstat rs;
-	nt_runstat_open(&rs);
+	struct nt_run_os_meter rs;
+	nt_run_os_open(&rs);
 	if (rs.schedstat_fd >= 0 && !cfg->no_classify)
 		l.rs = &rs;
 	res->classified = l.rs != NULL;
 	if (nt_cpurun_ready() != 0) {
 		free(l.d);
-		nt_runstat_close(&rs);
+		nt_run_os_close(&rs);
 		return -ECANCELED;
 	}
 	/* Baselines after the start gate, where the thread may have slept. */
 	l.bk_cyc = bookkeeping_cyc(&l);
-	nt_runstat_begin(&rs);
+	nt_run_os_begin(&rs);
 	l.last_run_count = rs.run_count0;
 	run_loop(&l);
-	nt_runstat_end(&rs);
-	nt_runstat_close(&rs);
+	nt_run_os_end(&rs);
+	nt_run_os_close(&rs);
 	res->os = rs.out;
 	convert(&l, res);
 	return 0;

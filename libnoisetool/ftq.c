@@ -12,7 +12,7 @@
 #include <noisetool/sysinfo.h>
 
 #include "cpurun.h"
-#include "runstat.h"
+#include "run-os.h"
 
 /* One basic operation: a short dependent chain the compiler cannot remove (~5 ns). */
 static inline uint64_t basic_op(uint64_t x)
@@ -154,20 +154,20 @@ int nt_ftq_measure(const struct nt_ftq_config *cfg, struct nt_ftq_result *res)
 	if (!res->samples)
 		return -ENOMEM;
 	memset(res->samples, 0, res->nsamples * sizeof *res->samples);
-	struct nt_runstat rs;
-	nt_runstat_open(&rs);
+	struct nt_run_os_meter rs;
+	nt_run_os_open(&rs);
 	if (nt_cpurun_ready() != 0) {
-		nt_runstat_close(&rs);
+		nt_run_os_close(&rs);
 		nt_ftq_result_free(res);
 		return -ECANCELED;
 	}
-	nt_runstat_begin(&rs);
+	nt_run_os_begin(&rs);
 	if (cfg->mode == NT_FTQ)
 		ftq_loop(cfg, res);
 	else
 		fwq_loop(cfg, res);
-	nt_runstat_end(&rs);
-	nt_runstat_close(&rs);
+	nt_run_os_end(&rs);
+	nt_run_os_close(&rs);
 	res->os = rs.out;
 	return 0;
 }

@@ -18,7 +18,8 @@
 #include <noisetool/inject.h>
 #include <noisetool/noise.h>
 
-#include "util.h"
+#include "errmsg.h"
+#include "units.h"
 
 /* What one detour costs the target beyond its length here, for messages (inject.h gives the
  * measurement behind NT_INJECT_MIN_PERIOD_NS). */

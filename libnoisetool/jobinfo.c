@@ -7,7 +7,7 @@
 
 #include <noisetool/jobinfo.h>
 
-#include "util.h"
+#include "utf8.h"
 
 /* A line being written in whole units (a character, an escape, a quote): when one does not fit,
  * the line is cut back to the last unit boundary that leaves room for the marker. */

@@ -12,10 +12,11 @@
 
 #include <noisetool/ntlog.h>
 
-#include "memroom.h"
+#include "errmsg.h"
+#include "mem-headroom.h"
 #include "ntlog-bytes.h"
 #include "ntlog-read.h"
-#include "util.h"
+#include "units.h"
 
 enum { RANK_HEADER_BYTES = NT_LOG_RANK_HEADER_BYTES };
 
@@ -65,7 +66,7 @@ struct input {
 	int io_rc;          /* a read failed: -errno (-ENODATA: a file got shorter) */
 	uint32_t io_file;   /* in which file */
 	/* Memory: what the decoded log and its report's share take so far, against room. */
-	const struct nt_mem_room *room; /* NULL: no limit but malloc's */
+	const struct nt_mem_headroom *room; /* NULL: no limit but malloc's */
 	uint64_t used;
 	bool over;          /* used went past room->bytes */
 	/* Strings, NUL-terminated, one after the other; named by their offset while the pool
@@ -772,7 +773,7 @@ static int check_files(struct input *in, struct files *f, char *err, size_t errs
 	return 0;
 }
 
-int nt_log_read_file_with(const char *path, size_t chunk_bytes, const struct nt_mem_room *room,
+int nt_log_read_file_with(const char *path, size_t chunk_bytes, const struct nt_mem_headroom *room,
 			  struct nt_log *log, char *err, size_t errsz)
 {
 	if (!path || !log || chunk_bytes < NT_LOG_READ_MIN_CHUNK_BYTES)
@@ -816,8 +817,8 @@ int nt_log_read_file_with(const char *path, size_t chunk_bytes, const struct nt_
 
 int nt_log_read_file(const char *path, struct nt_log *log, char *err, size_t errsz)
 {
-	struct nt_mem_room room;
-	nt_mem_room(&room);
+	struct nt_mem_headroom room;
+	nt_mem_headroom(&room);
 	return nt_log_read_file_with(path, NT_LOG_READ_CHUNK_BYTES, &room, log, err, errsz);
 }
 

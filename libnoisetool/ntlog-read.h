@@ -7,7 +7,7 @@
 
 #include <noisetool/ntlog.h>
 
-#include "memroom.h"
+#include "mem-headroom.h"
 
 /* The window a file is read through: 1 MiB, a thousand reads a GiB. */
 #define NT_LOG_READ_CHUNK_BYTES ((size_t)1 << 20)
@@ -24,7 +24,7 @@
 
 /* nt_log_read_file through a window of chunk_bytes (at least NT_LOG_READ_MIN_CHUNK_BYTES),
  * within room (NULL: no limit but what allocations refuse). Returns as nt_log_read_file. */
-int nt_log_read_file_with(const char *path, size_t chunk_bytes, const struct nt_mem_room *room,
+int nt_log_read_file_with(const char *path, size_t chunk_bytes, const struct nt_mem_headroom *room,
 			  struct nt_log *log, char *err, size_t errsz);
 
 #endif /* LIBNOISETOOL_NTLOG_READ_H */

@@ -1,5 +1,6 @@
 /* Output files: classify what a path names, check it before the work, then write a regular
- * file atomically (temporary file, fsync, rename) and a device, FIFO or descriptor in place. */
+ * file atomically (atomic-file.c: temporary file, fsync, rename or link) and a device, FIFO or
+ * descriptor in place. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -12,12 +13,10 @@
 
 #include <noisetool/outfile.h>
 
+#include "atomic-file.h"
+
 /* Linux follows at most 40 symlinks in one lookup; we follow them one by one, as many. */
 #define MAX_SYMLINKS 40
-
-/* A temporary name must fit NAME_MAX (255): the target's name is cut to this many bytes before
- * ".tmp.PID.XXXXXX" is appended. */
-#define TMP_BASE_MAX 200
 
 static void set_why(char *why, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -413,36 +412,30 @@ static int open_stream(struct nt_outfile *of)
 	return rc;
 }
 
-/* A new or regular file: a temporary file beside the target. The pid in its name keeps two
- * jobs that write the same output from ever touching each other's temporary file. */
+/* A new or regular file: a temporary file beside the target (atomic-file.h), whose name holds
+ * the pid: two jobs that write the same output never touch each other's temporary file. A new
+ * file gets 0644, a replaced one keeps its bits, whatever the umask. */
 static int open_temp(struct nt_outfile *of, const struct nt_outfile_target *t)
 {
-	char dir[NT_PATH_MAX];
-	const char *base = base_of(t->path);
-	int base_len = (int)strlen(base) < TMP_BASE_MAX ? (int)strlen(base) : TMP_BASE_MAX;
-	dir_of(t->path, dir, sizeof dir);
-	int n = snprintf(of->tmp_path, sizeof of->tmp_path, "%s%s%.*s.tmp.%ld.XXXXXX", dir,
-			 strcmp(dir, "/") == 0 ? "" : "/", base_len, base, (long)getpid());
-	if (n < 0 || (size_t)n >= sizeof of->tmp_path) {
-		of->tmp_path[0] = '\0';
-		set_why(of->why, sizeof of->why, "cannot write '%s': %s", of->path,
-			strerror(ENAMETOOLONG));
-		return -ENAMETOOLONG;
-	}
-	int fd = mkostemp(of->tmp_path, O_CLOEXEC);
+	int fd = nt_atomic_file_create(t->path, NT_ATOMIC_FILE_TMP_UNIQUE, 0600, of->tmp_path,
+				       sizeof of->tmp_path);
 	if (fd < 0) {
-		int e = errno;
-		of->tmp_path[0] = '\0';
-		set_why(of->why, sizeof of->why, "cannot write '%s': cannot create a file in '%s': %s",
-			of->path, dir, strerror(e));
-		return -e;
+		char dir[NT_PATH_MAX];
+		dir_of(t->path, dir, sizeof dir);
+		if (fd == -ENAMETOOLONG)
+			set_why(of->why, sizeof of->why, "cannot write '%s': %s", of->path,
+				strerror(ENAMETOOLONG));
+		else
+			set_why(of->why, sizeof of->why,
+				"cannot write '%s': cannot create a file in '%s': %s", of->path, dir,
+				strerror(-fd));
+		return fd;
 	}
 	fchmod(fd, t->kind == NT_OUTFILE_REPLACE ? (mode_t)t->mode : 0644);
 	of->f = fdopen(fd, "w");
 	if (!of->f) {
 		int e = errno;
-		close(fd);
-		unlink(of->tmp_path);
+		nt_atomic_file_discard(fd, of->tmp_path);
 		of->tmp_path[0] = '\0';
 		set_why(of->why, sizeof of->why, "cannot write '%s': %s", of->path, strerror(e));
 		return -e;
@@ -503,26 +496,16 @@ static int commit_in_place(struct nt_outfile *of)
 	return rc;
 }
 
+/* A new or regular file: on the disk, then at the target's name: link() with no_overwrite (a
+ * target that appeared meanwhile is kept), else rename() over it. */
 static int commit_atomic(struct nt_outfile *of)
 {
-	int rc = 0;
-	errno = 0;
-	if (fflush(of->f) != 0 || ferror(of->f) || fsync(fileno(of->f)) != 0)
-		rc = -(errno ? errno : EIO);
-	if (fclose(of->f) != 0 && rc == 0)
-		rc = -errno;
+	int rc = nt_atomic_file_fclose(of->f);
 	of->f = NULL;
-	if (rc == 0) {
-		if (of->no_overwrite) {
-			/* link() fails if the target appeared meanwhile: never overwrite. */
-			if (link(of->tmp_path, of->target) != 0)
-				rc = -errno;
-			unlink(of->tmp_path);
-		} else if (rename(of->tmp_path, of->target) != 0) {
-			rc = -errno;
-		}
-	}
-	if (rc != 0)
+	if (rc == 0)
+		rc = of->no_overwrite ? nt_atomic_file_link(of->tmp_path, of->target)
+				      : nt_atomic_file_rename(of->tmp_path, of->target);
+	else
 		unlink(of->tmp_path);
 	of->tmp_path[0] = '\0';
 	return rc;

@@ -11,8 +11,8 @@
 #include <noisetool/outfile.h>
 #include <noisetool/report-csv.h>
 
-#include "site-index.h"
-#include "util.h"
+#include "report-merge.h"
+#include "utf8.h"
 
 /* The files, in the order written. */
 enum table { SITES, RANKS, CULPRITS, CULPRIT_NODES, CULPRIT_SITES, LATE, TABLES };
@@ -115,13 +115,6 @@ static void causes(struct row *w, const struct nt_causes *c)
 		u64(w, c->ns[k]);
 }
 
-/* Share of the rank's wall time spent reading OS counters, as report.c computes it. */
-static double probe_pct(const struct nt_log_rank *k)
-{
-	return k->wall_ns ? 100.0 * (double)k->probe_reads * (double)k->probe_cost_ns /
-				    (double)k->wall_ns : 0;
-}
-
 static void write_sites(FILE *f, const struct nt_report *rep)
 {
 	static const char *const names[] = {
@@ -187,7 +180,7 @@ static void write_ranks(FILE *f, const struct nt_report *rep)
 		u64(&w, k->unknown_comm_records);
 		u64(&w, k->probe_reads);
 		u64(&w, k->probe_cost_ns);
-		real(&w, probe_pct(k));
+		real(&w, nt_report_probe_pct(k));
 		u64(&w, k->injected_ns);
 		u64(&w, k->injected_count);
 		u64(&w, (k->flags & NT_LOG_FLAG_UNFINISHED) != 0);

@@ -8,8 +8,8 @@
 
 #include <noisetool/report-page.h>
 
-#include "json.h"
-#include "site-index.h"
+#include "json-write.h"
+#include "report-merge.h"
 
 #define PAGE_HIST_SITES 50     /* call sites with a histogram of call time */
 #define PAGE_TIME_BINS 100     /* columns of the lateness matrix */

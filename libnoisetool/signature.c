@@ -7,9 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <noisetool/noise.h>
 #include <noisetool/signature.h>
 
-#include "sortutil.h"
+#include "log2-bin.h"
+#include "percentile.h"
 
 enum {
 	MIN_MEMBERS = 8,      /* fewer arrivals than this are never called periodic */
@@ -251,8 +253,6 @@ static double median_of(double *v, size_t n)
 	return (n % 2) ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
 }
 
-/* Refit comb id by least squares over its members (tooth numbers from the current comb), then
- * recompute its count, typical duration and jitter. */
 /* One member per tooth: after a merge or an extension two arrivals may claim the same tooth;
  * the one nearer to it stays. ev is sorted by time, so claimants of a tooth are adjacent. */
 static void one_per_tooth(struct ev *ev, size_t n, int id, const struct comb *c)
@@ -379,11 +379,6 @@ static void merge_combs(struct ev *ev, size_t n, struct comb *c, int ncomb, doub
 	}
 }
 
-/* A train whose arrivals spread over several duration octaves (e.g. bursts lengthened by other
- * load) can leave many of them outside its comb. Give every comb the unassigned arrivals that
- * sit as close to one of its teeth as its members do (4 x jitter + 1 us), over the whole run:
- * its least-squares period is precise enough to extrapolate (here ~0.01 ns error per period).
- * refit then keeps one arrival per tooth. */
 /* How far from a tooth an arrival may be to join by extension: as close as the members sit
  * (4 x jitter + 1 us), but at least 0.2 % of the period, because a fragment found in a quiet
  * stretch can have a smaller jitter than the same source shows under load. */
@@ -392,6 +387,11 @@ static double extend_tolerance(const struct comb *c)
 	return fmin(fmax(4 * c->jitter + 1000, 0.002 * c->period), TOLERANCE * c->period);
 }
 
+/* A train whose arrivals spread over several duration octaves (e.g. bursts lengthened by other
+ * load) can leave many of them outside its comb. Give every comb the unassigned arrivals that
+ * sit as close to one of its teeth as its members do (extend_tolerance), over the whole run:
+ * its least-squares period is precise enough to extrapolate (here ~0.01 ns error per period).
+ * refit then keeps one arrival per tooth. */
 static void extend_combs(struct ev *ev, size_t n, struct comb *c, int ncomb, double *scratch)
 {
 	for (int i = 0; i < ncomb; i++) {
@@ -572,5 +572,15 @@ out:
 	free(scratch);
 	free(comps);
 	free(v);
+	return rc;
+}
+
+int nt_cpu_noise_analyze(struct nt_cpu_noise *c)
+{
+	if (!c)
+		return -EINVAL;
+	int rc = nt_detour_stats_compute(c->detours, c->ndetours, c->elapsed_ns, &c->stats);
+	if (rc == 0)
+		rc = nt_signature_analyze(c->detours, c->ndetours, c->elapsed_ns, &c->sig);
 	return rc;
 }

@@ -6,7 +6,7 @@
 
 #include <noisetool/sim.h>
 
-#include "json.h"
+#include "json-write.h"
 
 static enum nt_sim_algorithm algorithm(const struct nt_sim_config *cfg)
 {
@@ -58,9 +58,9 @@ int nt_sim_write_json(FILE *f, const struct nt_sim_report *rep)
 		/* In the one noise vocabulary (doc/simulate.md): the detour's length and the
 		 * interval between detours; "period_ns" is the old name of the length, kept for
 		 * readers of earlier documents. */
-		nt_json_uint(&j, "detour_ns", rep->period_ns);
+		nt_json_uint(&j, "detour_ns", rep->detour_ns);
 		nt_json_uint(&j, "interval_ns", (uint64_t)llround(1e9 / rep->freq_hz));
-		nt_json_uint(&j, "period_ns", rep->period_ns);
+		nt_json_uint(&j, "period_ns", rep->detour_ns);
 	} else {
 		nt_json_string(&j, "kind", "none");
 	}
@@ -102,8 +102,8 @@ int nt_sim_write_text(FILE *f, const struct nt_sim_report *rep)
 		for (size_t i = 0; i < rep->nsignatures; i++)
 			fprintf(f, "%s%s", i ? "," : "", rep->signatures[i]);
 	} else if (rep->freq_hz > 0) {
-		fprintf(f, "%g Hz x %.3f us (%.3g %%)", rep->freq_hz, (double)rep->period_ns * 1e-3,
-			rep->freq_hz * (double)rep->period_ns * 1e-7);
+		fprintf(f, "%g Hz x %.3f us (%.3g %%)", rep->freq_hz, (double)rep->detour_ns * 1e-3,
+			rep->freq_hz * (double)rep->detour_ns * 1e-7);
 	} else {
 		fprintf(f, "none");
 	}

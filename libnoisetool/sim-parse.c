@@ -9,7 +9,8 @@
 
 #include <noisetool/sim.h>
 
-#include "util.h"
+#include "errmsg.h"
+#include "units.h"
 
 
 static const char *const coll_names[] = {
@@ -338,17 +339,17 @@ int nt_sim_parse_noise_spec(const char *s, struct nt_sim_noise_spec *out, char *
 	return 0;
 }
 
-int nt_sim_parse_noise(const char *s, double *freq_hz, uint64_t *period_ns, char *err,
+int nt_sim_parse_noise(const char *s, double *freq_hz, uint64_t *detour_ns, char *err,
 		       size_t errsz)
 {
-	if (!s || !freq_hz || !period_ns)
+	if (!s || !freq_hz || !detour_ns)
 		return -EINVAL;
 	struct nt_sim_noise_spec spec;
 	int rc = nt_sim_parse_noise_spec(s, &spec, err, errsz);
 	if (rc)
 		return rc;
 	*freq_hz = spec.freq_hz;
-	*period_ns = spec.detour_ns;
+	*detour_ns = spec.detour_ns;
 	return 0;
 }
 

@@ -13,7 +13,7 @@
 #include <noisetool/clock.h>
 #include <noisetool/sim.h>
 
-#include "util.h"
+#include "errmsg.h"
 
 struct run;
 

@@ -5,7 +5,8 @@
 
 #include <noisetool/signature.h>
 
-#include "sortutil.h"
+#include "log2-bin.h"
+#include "percentile.h"
 
 int nt_detour_stats_compute(const struct nt_detour *d, size_t n, uint64_t elapsed_ns,
 			    struct nt_detour_stats *out)

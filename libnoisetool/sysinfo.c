@@ -14,7 +14,7 @@
 
 #include <noisetool/sysinfo.h>
 
-#include "util.h"
+#include "procfile.h"
 
 int nt_cpulist_format(const int *cpus, size_t n, char *buf, size_t size)
 {

@@ -328,274 +328,361 @@ static size_t split_list(char *s, const char **out, size_t max)
 	return n;
 }
 
-int cmd_simulate(int argc, char **argv)
-{
-	const char *cmd = "noisetool simulate";
-	struct nt_sim_config cfg = { .bytes = 8, .loggp = NT_SIM_LOGGP_DEFAULT, .iterations = 1 };
-	uint64_t ranks[NT_SIM_MAX_RANK_COUNTS];
-	int nranks = 0;
-	bool have_coll = false, have_sync = false, sync = false, both = false;
-	const char *noise_spec = NULL, *json_path = NULL, *html_path = NULL, *loggp_file = NULL;
-	struct nt_sim_noise_spec nspec = { 0 };
-	bool have_loggp = false;
-	struct html_out html = { 0 };
-	char *sig_list = NULL;
-	uint64_t seed = 1;
-	char err[512];
+/* What a `simulate` command line asks for (read_options, check_args). */
+struct sim_args {
+	struct nt_sim_config cfg;
+	uint64_t ranks[NT_SIM_MAX_RANK_COUNTS]; /* ascending */
+	int nranks;
+	bool sync, both;                 /* the mode; both: synchronized, then not */
+	uint64_t seed;
+	const char *noise_spec;          /* --noise as given, or NULL: --signature */
+	struct nt_sim_noise_spec nspec;  /* --noise parsed */
+	char *sig_list;                  /* --signature's value (malloc'd), split in place: */
+	const char *sigs[MAX_SIGNATURES];
+	size_t nsigs;
+	const char *json_path, *html_path;
+	const char *loggp_file;          /* --loggp-file */
+	bool have_coll, have_sync, have_loggp; /* --collective, a mode, --loggp given */
+};
 
-	for (int i = 0; i < argc; i++)
-		if (!strcmp(argv[i], "--calibrate"))
-			return calibrate_main(cmd, argc, argv);
-	struct cli c;
-	cli_init(&c, cmd, argc, argv);
+/* Read the options into *a, each checked alone (a bad one is a usage error: cli_usage_error
+ * ends the process). Returns true to go on, else false with *status: the exit status after
+ * --help, or NT_EXIT_FAIL when memory ran out. */
+static bool read_options(const char *cmd, struct cli *c, int argc, char **argv,
+			 struct sim_args *a, int *status)
+{
+	*a = (struct sim_args){
+		.cfg = { .bytes = 8, .loggp = NT_SIM_LOGGP_DEFAULT, .iterations = 1 },
+		.seed = 1,
+	};
+	char err[512];
+	cli_init(c, cmd, argc, argv);
 	if (argc == 0)
-		cli_usage_error(&c, "missing --ranks and --collective");
-	while (cli_next(&c)) {
-		if (cli_is(&c, "--help") || cli_is(&c, "-h")) {
+		cli_usage_error(c, "missing --ranks and --collective");
+	while (cli_next(c)) {
+		if (cli_is(c, "--help") || cli_is(c, "-h")) {
 			fputs(usage, stdout);
-			return NT_EXIT_OK;
-		} else if (cli_is(&c, "--ranks")) {
-			nranks = nt_sim_parse_ranks(cli_value(&c), ranks, NT_SIM_MAX_RANK_COUNTS, err,
-						    sizeof err);
-			if (nranks < 0)
-				cli_usage_error(&c, "--ranks %s", err);
-		} else if (cli_is(&c, "--collective")) {
-			const char *v = cli_value(&c);
-			if (nt_sim_collective_parse(v, &cfg.collective))
-				cli_usage_error(&c, "--collective: '%s' is not one of barrier, bcast, "
-						    "reduce, allreduce, allgather, alltoall", v);
-			have_coll = true;
-		} else if (cli_is(&c, "--algorithm")) {
-			const char *v = cli_value(&c);
-			if (nt_sim_algorithm_parse(v, &cfg.algorithm))
-				cli_usage_error(&c, "--algorithm: '%s' is not one of dissemination, "
-						    "binomial, recursive-doubling, ring, bruck", v);
-		} else if (cli_is(&c, "--bytes")) {
-			cfg.bytes = cli_u64(&c, 0, 1ull << 40);
-		} else if (cli_is(&c, "--noise")) {
-			noise_spec = cli_value(&c);
-			if (nt_sim_parse_noise_spec(noise_spec, &nspec, err, sizeof err))
-				cli_usage_error(&c, "--noise %s", err);
-		} else if (cli_is(&c, "--signature")) {
-			sig_list = strdup(cli_value(&c));
-			if (!sig_list)
-				return NT_EXIT_FAIL;
-		} else if (cli_is(&c, "--sync-unsync")) {
-			cli_flag(&c);
-			if (have_sync && !both)
-				cli_usage_error(&c, "--sync-unsync excludes --sync and --unsync");
-			have_sync = both = true;
-		} else if (cli_is(&c, "--sync") || cli_is(&c, "--unsync")) {
-			cli_flag(&c);
-			if (both)
-				cli_usage_error(&c, "--sync-unsync excludes --sync and --unsync");
-			if (have_sync && sync != cli_is(&c, "--sync"))
-				cli_usage_error(&c, "--sync and --unsync exclude each other");
-			sync = cli_is(&c, "--sync");
-			have_sync = true;
-		} else if (cli_is(&c, "--seed")) {
-			seed = cli_u64(&c, 0, UINT64_MAX);
-		} else if (cli_is(&c, "--threads")) {
-			cfg.threads = (unsigned)cli_u64(&c, 1, NT_SIM_MAX_THREADS);
-		} else if (cli_is(&c, "--iterations")) {
-			cfg.iterations = cli_u64(&c, 1, 1000000000);
-		} else if (cli_is(&c, "--compute-us")) {
-			cfg.compute_ns = (uint64_t)llround(cli_double(&c, 0, 3.6e9) * 1000.0);
-		} else if (cli_is(&c, "--loggp")) {
-			if (nt_sim_parse_loggp(cli_value(&c), &cfg.loggp, err, sizeof err))
-				cli_usage_error(&c, "--loggp %s", err);
-			have_loggp = true;
-		} else if (cli_is(&c, "--loggp-file")) {
-			loggp_file = cli_value(&c);
-		} else if (cli_is(&c, "--json")) {
-			json_path = cli_value(&c);
-		} else if (cli_is(&c, "--html")) {
-			html_path = cli_value(&c);
+			*status = NT_EXIT_OK;
+			return false;
+		} else if (cli_is(c, "--ranks")) {
+			a->nranks = nt_sim_parse_ranks(cli_value(c), a->ranks,
+						       NT_SIM_MAX_RANK_COUNTS, err, sizeof err);
+			if (a->nranks < 0)
+				cli_usage_error(c, "--ranks %s", err);
+		} else if (cli_is(c, "--collective")) {
+			const char *v = cli_value(c);
+			if (nt_sim_collective_parse(v, &a->cfg.collective))
+				cli_usage_error(c, "--collective: '%s' is not one of barrier, "
+						   "bcast, reduce, allreduce, allgather, "
+						   "alltoall", v);
+			a->have_coll = true;
+		} else if (cli_is(c, "--algorithm")) {
+			const char *v = cli_value(c);
+			if (nt_sim_algorithm_parse(v, &a->cfg.algorithm))
+				cli_usage_error(c, "--algorithm: '%s' is not one of dissemination, "
+						   "binomial, recursive-doubling, ring, bruck", v);
+		} else if (cli_is(c, "--bytes")) {
+			a->cfg.bytes = cli_u64(c, 0, 1ull << 40);
+		} else if (cli_is(c, "--noise")) {
+			a->noise_spec = cli_value(c);
+			if (nt_sim_parse_noise_spec(a->noise_spec, &a->nspec, err, sizeof err))
+				cli_usage_error(c, "--noise %s", err);
+		} else if (cli_is(c, "--signature")) {
+			free(a->sig_list);
+			a->sig_list = strdup(cli_value(c));
+			if (!a->sig_list) {
+				*status = NT_EXIT_FAIL;
+				return false;
+			}
+		} else if (cli_is(c, "--sync-unsync")) {
+			cli_flag(c);
+			if (a->have_sync && !a->both)
+				cli_usage_error(c, "--sync-unsync excludes --sync and --unsync");
+			a->have_sync = a->both = true;
+		} else if (cli_is(c, "--sync") || cli_is(c, "--unsync")) {
+			cli_flag(c);
+			if (a->both)
+				cli_usage_error(c, "--sync-unsync excludes --sync and --unsync");
+			if (a->have_sync && a->sync != cli_is(c, "--sync"))
+				cli_usage_error(c, "--sync and --unsync exclude each other");
+			a->sync = cli_is(c, "--sync");
+			a->have_sync = true;
+		} else if (cli_is(c, "--seed")) {
+			a->seed = cli_u64(c, 0, UINT64_MAX);
+		} else if (cli_is(c, "--threads")) {
+			a->cfg.threads = (unsigned)cli_u64(c, 1, NT_SIM_MAX_THREADS);
+		} else if (cli_is(c, "--iterations")) {
+			a->cfg.iterations = cli_u64(c, 1, 1000000000);
+		} else if (cli_is(c, "--compute-us")) {
+			a->cfg.compute_ns = (uint64_t)llround(cli_double(c, 0, 3.6e9) * 1000.0);
+		} else if (cli_is(c, "--loggp")) {
+			if (nt_sim_parse_loggp(cli_value(c), &a->cfg.loggp, err, sizeof err))
+				cli_usage_error(c, "--loggp %s", err);
+			a->have_loggp = true;
+		} else if (cli_is(c, "--loggp-file")) {
+			a->loggp_file = cli_value(c);
+		} else if (cli_is(c, "--json")) {
+			a->json_path = cli_value(c);
+		} else if (cli_is(c, "--html")) {
+			a->html_path = cli_value(c);
 		} else {
-			cli_unknown(&c);
+			cli_unknown(c);
 		}
 	}
-	if (nranks <= 0)
-		cli_usage_error(&c, "missing --ranks");
-	if (!have_coll)
-		cli_usage_error(&c, "missing --collective");
-	if (!noise_spec == !sig_list)
-		cli_usage_error(&c, "give one of --noise and --signature");
-	if (have_loggp && loggp_file)
-		cli_usage_error(&c, "--loggp and --loggp-file exclude each other");
-	if (nspec.mode != NT_SIM_MODE_UNSET) {
-		bool spec_sync = nspec.mode == NT_SIM_MODE_SYNC;
-		if (have_sync && (both || sync != spec_sync))
-			cli_usage_error(&c, "--noise mode=%s conflicts with --%s", spec_sync ? "sync"
-					: "unsync", both ? "sync-unsync" : sync ? "sync" : "unsync");
-		have_sync = true;
-		sync = spec_sync;
+	return true;
+}
+
+/* The options read checked together: what is missing, what conflicts, the mode, the LogGP
+ * values resolved (--loggp, else --loggp-file, the default file or the built-in values), every
+ * rank count against the configuration, the signature files listed. A usage error ends the
+ * process; a LogGP file that cannot be used is one line on stderr and its exit status, else
+ * NT_EXIT_OK. */
+static int check_args(const char *cmd, const struct cli *c, struct sim_args *a)
+{
+	char err[512];
+	if (a->nranks <= 0)
+		cli_usage_error(c, "missing --ranks");
+	if (!a->have_coll)
+		cli_usage_error(c, "missing --collective");
+	if (!a->noise_spec == !a->sig_list)
+		cli_usage_error(c, "give one of --noise and --signature");
+	if (a->have_loggp && a->loggp_file)
+		cli_usage_error(c, "--loggp and --loggp-file exclude each other");
+	if (a->nspec.mode != NT_SIM_MODE_UNSET) {
+		bool spec_sync = a->nspec.mode == NT_SIM_MODE_SYNC;
+		if (a->have_sync && (a->both || a->sync != spec_sync))
+			cli_usage_error(c, "--noise mode=%s conflicts with --%s",
+					spec_sync ? "sync" : "unsync",
+					a->both ? "sync-unsync" : a->sync ? "sync" : "unsync");
+		a->have_sync = true;
+		a->sync = spec_sync;
 	}
-	if (!have_sync)
-		cli_usage_error(&c, "give one of --sync, --unsync and --sync-unsync (or mode= in "
-				    "--noise)");
-	if (!have_loggp) {
+	if (!a->have_sync)
+		cli_usage_error(c, "give one of --sync, --unsync and --sync-unsync (or mode= in "
+				   "--noise)");
+	if (!a->have_loggp) {
 		struct nt_loggp_calib cal;
 		enum nt_loggp_origin origin;
 		char path[NT_PATH_MAX];
-		int rc = nt_loggp_resolve(loggp_file, &cal, &origin, path, sizeof path, err,
+		int rc = nt_loggp_resolve(a->loggp_file, &cal, &origin, path, sizeof path, err,
 					  sizeof err);
 		if (rc) {
 			fprintf(stderr, "%s: LogGP file '%s': %s\n", cmd, path, err);
 			return rc == -EINVAL ? NT_EXIT_USAGE : NT_EXIT_FAIL;
 		}
-		cfg.loggp = cal.loggp;
+		a->cfg.loggp = cal.loggp;
 	}
-	if (on_stdout(json_path) && on_stdout(html_path))
-		cli_usage_error(&c, "--json and --html cannot both go to stdout");
-	for (int i = 0; i < nranks; i++)
-		if (nt_sim_check(&cfg, ranks[i], err, sizeof err))
-			cli_usage_error(&c, "%s", err);
+	if (on_stdout(a->json_path) && on_stdout(a->html_path))
+		cli_usage_error(c, "--json and --html cannot both go to stdout");
+	for (int i = 0; i < a->nranks; i++)
+		if (nt_sim_check(&a->cfg, a->ranks[i], err, sizeof err))
+			cli_usage_error(c, "%s", err);
+	if (a->sig_list) {
+		a->nsigs = split_list(a->sig_list, a->sigs, MAX_SIGNATURES);
+		if (a->nsigs == 0)
+			cli_usage_error(c, "--signature needs a file name");
+	}
+	return NT_EXIT_OK;
+}
 
-	struct nt_sim_report rep = { .cfg = &cfg, .sync = sync, .seed = seed };
-	const char *sigs[MAX_SIGNATURES];
-	if (sig_list) {
-		rep.nsignatures = split_list(sig_list, sigs, MAX_SIGNATURES);
-		rep.signatures = sigs;
-		if (rep.nsignatures == 0)
-			cli_usage_error(&c, "--signature needs a file name");
-	}
-	/* The output is checked before anything is read or simulated; a signature file is an
-	 * input it must not replace. */
-	if (json_path && nt_outfile_check(json_path, sigs, rep.nsignatures, err, sizeof err) != 0) {
+/* The outputs checked before anything is read or simulated; a signature file is an input they
+ * must not replace. NT_EXIT_OK, or one line on stderr and NT_EXIT_FAIL. */
+static int check_outputs(const char *cmd, const struct sim_args *a)
+{
+	char err[512];
+	size_t n = a->nsigs;
+	if (a->json_path && nt_outfile_check(a->json_path, a->sigs, n, err, sizeof err) != 0) {
 		fprintf(stderr, "%s: %s\n", cmd, err);
-		free(sig_list);
 		return NT_EXIT_FAIL;
 	}
-	if (json_path && html_path && nt_outfile_collide(json_path, html_path)) {
-		fprintf(stderr, "%s: --json and --html name the same file '%s'\n", cmd, html_path);
-		free(sig_list);
+	if (a->json_path && a->html_path && nt_outfile_collide(a->json_path, a->html_path)) {
+		fprintf(stderr, "%s: --json and --html name the same file '%s'\n", cmd,
+			a->html_path);
 		return NT_EXIT_FAIL;
 	}
-	if (html_path && nt_outfile_check(html_path, sigs, rep.nsignatures, err, sizeof err) != 0) {
+	if (a->html_path && nt_outfile_check(a->html_path, a->sigs, n, err, sizeof err) != 0) {
 		fprintf(stderr, "%s: --html: %s\n", cmd, err);
-		free(sig_list);
 		return NT_EXIT_FAIL;
 	}
-	struct nt_sim_noise *noise = NULL;
-	if (nt_sim_noise_new(&noise)) {
+	return NT_EXIT_OK;
+}
+
+/* The noise the ranks follow into *noise (nt_sim_noise_free it whatever the status): --noise's
+ * comb (its frequency and detour into rep; a detour not shorter than the period is a usage
+ * error), or the signature files' models. NT_EXIT_OK, or one line on stderr and NT_EXIT_USAGE
+ * (a malformed file) or NT_EXIT_FAIL. */
+static int make_noise(const char *cmd, const struct cli *c, const struct sim_args *a,
+		      struct nt_sim_report *rep, struct nt_sim_noise **noise)
+{
+	char err[512];
+	if (nt_sim_noise_new(noise)) {
 		fprintf(stderr, "%s: out of memory\n", cmd);
 		return NT_EXIT_FAIL;
 	}
-	int status = NT_EXIT_OK;
-	if (noise_spec) {
-		if (nspec.deprecated)
+	if (a->noise_spec) {
+		if (a->nspec.deprecated)
 			fprintf(stderr, "%s: note: --noise freq=F,period=D is deprecated (period= is "
 					"the injector's interval): write freq=F,length=D or "
 					"period=1/F,detour=D\n", cmd);
-		rep.freq_hz = nspec.freq_hz;
-		rep.period_ns = nspec.detour_ns;
-		uint64_t period = nspec.period_ns;
-		int m = nt_sim_noise_add_model(noise);
+		rep->freq_hz = a->nspec.freq_hz;
+		rep->detour_ns = a->nspec.detour_ns;
+		uint64_t period = a->nspec.period_ns;
+		int m = nt_sim_noise_add_model(*noise);
 		/* Synchronized: the run starts just as every rank's detour ends. */
-		if (m < 0 || nt_sim_noise_add_comb(noise, m, rep.freq_hz, rep.period_ns,
-						   period - rep.period_ns) != 0)
-			cli_usage_error(&c, "--noise '%s': the detour must be shorter than the period",
-					noise_spec);
-	} else {
-		for (size_t i = 0; i < rep.nsignatures; i++) {
-			int rc = nt_sim_noise_load(noise, sigs[i], err, sizeof err);
-			if (rc == -EINVAL) {
-				fprintf(stderr, "%s: %s: %s\n", cmd, sigs[i], err);
-				status = NT_EXIT_USAGE;
-			} else if (rc < 0) {
-				fprintf(stderr, "%s: cannot read '%s': %s\n", cmd, sigs[i], strerror(-rc));
-				status = NT_EXIT_FAIL;
-			}
-			if (rc < 0)
-				goto out;
+		if (m < 0 || nt_sim_noise_add_comb(*noise, m, rep->freq_hz, rep->detour_ns,
+						   period - rep->detour_ns) != 0)
+			cli_usage_error(c, "--noise '%s': the detour must be shorter than the "
+					   "period", a->noise_spec);
+		return NT_EXIT_OK;
+	}
+	for (size_t i = 0; i < a->nsigs; i++) {
+		int rc = nt_sim_noise_load(*noise, a->sigs[i], err, sizeof err);
+		if (rc == -EINVAL) {
+			fprintf(stderr, "%s: %s: %s\n", cmd, a->sigs[i], err);
+			return NT_EXIT_USAGE;
+		} else if (rc < 0) {
+			fprintf(stderr, "%s: cannot read '%s': %s\n", cmd, a->sigs[i],
+				strerror(-rc));
+			return NT_EXIT_FAIL;
 		}
 	}
-	cfg.noise = noise;
+	return NT_EXIT_OK;
+}
 
-	/* The page before anything is simulated: its output and a Python that can draw. */
-	if (html_path && html_open(&html, cmd, "simulate", html_path, sigs, rep.nsignatures) !=
-				 NT_EXIT_OK) {
-		status = NT_EXIT_FAIL;
-		goto out;
-	}
-	struct nt_outfile json;
-	if (json_path) {
-		int rc = nt_outfile_open(&json, json_path, false);
-		if (rc) {
-			fprintf(stderr, "%s: %s\n", cmd, json.why);
-			status = NT_EXIT_FAIL;
-			goto out;
-		}
-	}
-	size_t nmodes = both ? 2 : 1;
-	struct nt_sim_report reps[2] = { rep, rep };
-	reps[0].sync = both ? true : sync;
-	reps[1].sync = false;
-	struct nt_sim_result *res = calloc(nmodes * (size_t)nranks, sizeof *res);
-	if (!res) {
-		status = NT_EXIT_FAIL;
-		goto out_json;
-	}
+/* Simulate every rank count in each of nmodes modes into reps[m] (their results in res, nmodes
+ * x a->nranks of them), with a progress line on a terminal after 3 s. NT_EXIT_OK, or one line
+ * on stderr and NT_EXIT_FAIL. */
+static int run_modes(const char *cmd, struct sim_args *a, struct nt_sim_noise *noise,
+		     struct nt_sim_report *reps, size_t nmodes, struct nt_sim_result *res)
+{
 	struct progress_state ps = { .t0_ns = nt_clock_monotonic_ns() };
 	progress_init(&ps.p, cmd, 1e9, 0); /* enabled on a terminal; shown after 3 s */
 	if (ps.p.enabled) {
-		cfg.progress = on_progress;
-		cfg.progress_ctx = &ps;
+		a->cfg.progress = on_progress;
+		a->cfg.progress_ctx = &ps;
 	}
+	size_t nranks = (size_t)a->nranks;
 	for (size_t m = 0; m < nmodes; m++) {
-		nt_sim_noise_set_sync(noise, reps[m].sync, seed);
-		reps[m].results = res + m * (size_t)nranks;
-		reps[m].nresults = (size_t)nranks;
-		for (int i = 0; i < nranks; i++) {
-			ps.ranks = ranks[i];
-			int rc = nt_sim_run(&cfg, ranks[i], &res[m * (size_t)nranks + (size_t)i]);
+		nt_sim_noise_set_sync(noise, reps[m].sync, a->seed);
+		reps[m].results = res + m * nranks;
+		reps[m].nresults = nranks;
+		for (size_t i = 0; i < nranks; i++) {
+			ps.ranks = a->ranks[i];
+			int rc = nt_sim_run(&a->cfg, a->ranks[i], &res[m * nranks + i]);
 			if (rc) {
 				progress_done(&ps.p);
 				fprintf(stderr, "%s: %llu ranks: %s\n", cmd,
-					(unsigned long long)ranks[i],
+					(unsigned long long)a->ranks[i],
 					rc == -ENOMEM ? (nt_sim_noise_stateful(noise)
 								 ? "out of memory (56 bytes per rank)"
 								 : "out of memory (24 bytes per rank)")
 						      : strerror(-rc));
-				status = NT_EXIT_FAIL;
-				goto out_res;
+				return NT_EXIT_FAIL;
 			}
 		}
 	}
 	if (ps.p.enabled && nt_clock_monotonic_ns() - ps.t0_ns >= 3000000000u)
 		progress_done(&ps.p);
-	struct sim_doc doc = { reps, nmodes };
-	if (!on_stdout(json_path) && !on_stdout(html_path)) {
-		for (size_t m = 0; m < nmodes; m++) {
+	return NT_EXIT_OK;
+}
+
+/* The results written: the table on stdout (unless --json or --html goes there), then the JSON
+ * (json: opened; committed or given up here) and the page (html: opened). NT_EXIT_OK, or one
+ * line on stderr for each output that failed and NT_EXIT_FAIL. */
+static int write_results(const char *cmd, const struct sim_args *a, struct sim_doc *doc,
+			 struct nt_outfile *json, struct html_out *html)
+{
+	int status = NT_EXIT_OK;
+	if (!on_stdout(a->json_path) && !on_stdout(a->html_path)) {
+		for (size_t m = 0; m < doc->nreps; m++) {
 			if ((m && fputc('\n', stdout) == EOF) ||
-			    nt_sim_write_text(stdout, &reps[m]) != 0 || fflush(stdout) != 0) {
+			    nt_sim_write_text(stdout, &doc->reps[m]) != 0 || fflush(stdout) != 0) {
 				fprintf(stderr, "%s: writing the table failed\n", cmd);
 				status = NT_EXIT_FAIL;
 			}
 		}
 	}
-	if (json_path) {
-		if (write_doc(json.f, &doc) != 0) {
-			fprintf(stderr, "%s: writing '%s' failed\n", cmd, json_path);
-			nt_outfile_abort(&json);
+	if (a->json_path) {
+		if (write_doc(json->f, doc) != 0) {
+			fprintf(stderr, "%s: writing '%s' failed\n", cmd, a->json_path);
+			nt_outfile_abort(json);
 			status = NT_EXIT_FAIL;
-		} else if (nt_outfile_commit(&json) != 0) {
-			fprintf(stderr, "%s: %s\n", cmd, json.why);
+		} else if (nt_outfile_commit(json) != 0) {
+			fprintf(stderr, "%s: %s\n", cmd, json->why);
 			status = NT_EXIT_FAIL;
 		}
-		json_path = NULL;
 	}
-	if (html_path && html_write(&html, cmd, write_doc, &doc) != NT_EXIT_OK)
+	if (a->html_path && html_write(html, cmd, write_doc, doc) != NT_EXIT_OK)
 		status = NT_EXIT_FAIL;
-out_res:
-	free(res);
-out_json:
-	if (json_path)
-		nt_outfile_abort(&json);
+	return status;
+}
+
+int cmd_simulate(int argc, char **argv)
+{
+	const char *cmd = "noisetool simulate";
+	for (int i = 0; i < argc; i++)
+		if (!strcmp(argv[i], "--calibrate"))
+			return calibrate_main(cmd, argc, argv);
+
+	struct sim_args a;
+	struct cli c;
+	int status;
+	if (!read_options(cmd, &c, argc, argv, &a, &status) ||
+	    (status = check_args(cmd, &c, &a)) != NT_EXIT_OK ||
+	    (status = check_outputs(cmd, &a)) != NT_EXIT_OK) {
+		free(a.sig_list);
+		return status;
+	}
+	struct nt_sim_report rep = { .cfg = &a.cfg, .sync = a.sync, .seed = a.seed };
+	if (a.sig_list) {
+		rep.signatures = a.sigs;
+		rep.nsignatures = a.nsigs;
+	}
+	struct nt_sim_noise *noise = NULL;
+	struct html_out html = { 0 };
+	struct nt_outfile json;
+	bool json_open = false;
+	struct nt_sim_result *res = NULL;
+	status = make_noise(cmd, &c, &a, &rep, &noise);
+	if (status != NT_EXIT_OK)
+		goto out;
+	a.cfg.noise = noise;
+
+	/* The page before anything is simulated: its output and a Python that can draw. */
+	if (a.html_path && html_open(&html, cmd, "simulate", a.html_path, a.sigs, a.nsigs) !=
+				   NT_EXIT_OK) {
+		status = NT_EXIT_FAIL;
+		goto out;
+	}
+	if (a.json_path) {
+		if (nt_outfile_open(&json, a.json_path, false) != 0) {
+			fprintf(stderr, "%s: %s\n", cmd, json.why);
+			status = NT_EXIT_FAIL;
+			goto out;
+		}
+		json_open = true;
+	}
+	size_t nmodes = a.both ? 2 : 1;
+	struct nt_sim_report reps[2] = { rep, rep };
+	reps[0].sync = a.both ? true : a.sync;
+	reps[1].sync = false;
+	res = calloc(nmodes * (size_t)a.nranks, sizeof *res);
+	if (!res) {
+		status = NT_EXIT_FAIL;
+		goto out;
+	}
+	status = run_modes(cmd, &a, noise, reps, nmodes, res);
+	if (status != NT_EXIT_OK)
+		goto out;
+	struct sim_doc doc = { reps, nmodes };
+	status = write_results(cmd, &a, &doc, &json, &html);
+	json_open = false; /* committed or given up */
 out:
+	free(res);
+	if (json_open)
+		nt_outfile_abort(&json);
 	html_abort(&html);
 	nt_sim_noise_free(noise);
-	free(sig_list);
+	free(a.sig_list);
 	return status;
 }

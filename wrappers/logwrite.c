@@ -18,6 +18,7 @@
 #include <noisetool/loss.h>
 #include <noisetool/ntlog.h>
 
+#include "atomic-file.h"
 #include "logwrite.h"
 #include "modules.h"
 #include "nbreqs.h"
@@ -356,24 +357,25 @@ static int fill_block(void *block, int fd)
 	return stream_block(block, to_fd, &fd);
 }
 
-/* A new file at path, written by fill, never replacing an existing file: a temporary name,
- * then link(). */
+/* A new file at path, written by fill, never replacing an existing file (atomic-file.h):
+ * PATH.tmp, fsync'ed, then link(). */
 static int write_new_file(const char *path, fill_fn fill, void *ctx)
 {
-	char tmp[4096 + 32];
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	char tmp[NT_ATOMIC_FILE_TMP_MAX];
+	int fd = nt_atomic_file_create(path, NT_ATOMIC_FILE_TMP_FIXED, 0644, tmp, sizeof tmp);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	int rc = fill(ctx, fd);
-	if (rc == 0 && fsync(fd) != 0)
-		rc = -errno;
-	if (close(fd) != 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0 && link(tmp, path) != 0)
-		rc = -errno;
-	unlink(tmp);
-	return rc;
+	if (rc != 0) {
+		nt_atomic_file_discard(fd, tmp);
+		return rc;
+	}
+	rc = nt_atomic_file_close(fd);
+	if (rc != 0) {
+		nt_atomic_file_discard(-1, tmp);
+		return rc;
+	}
+	return nt_atomic_file_link(tmp, path);
 }
 
 /* The tool's own exchanges: nonblocking, waited for by the loop that gives the CPU away. */
@@ -417,26 +419,27 @@ static int to_file_at(void *ctx, const unsigned char *bytes, size_t len)
  * MPICH's busy waits for 110-190 ms at 4 ranks on 2 CPUs; independent MPI-IO writes took
  * ~10 ms, as these do, but ran ~0.5 MiB of ROMIO's code and data in every rank, past its arena
  * (doc/environment.md, NOISETOOL_MEM). The blocks are disjoint byte ranges, which NFS clients
- * and parallel file systems write as such. A rank that cannot open the file makes every rank
- * take the per-rank fallback. Collective; returns the same result on every rank. */
-static int write_shared(const struct nt_runtime *rt, const char *name, const char *tmp,
+ * and parallel file systems write as such. Each rank puts its block on the disk (fsync) before
+ * rank 0 gives the file its name (link: never over an existing file; atomic-file.h). A rank that
+ * cannot open the file makes every rank take the per-rank fallback. Collective; returns the
+ * same result on every rank. */
+static int write_shared(const struct nt_runtime *rt, const char *name,
 			const unsigned char *header, struct rank_block *b, unsigned long long before)
 {
 	MPI_Comm c = rt->comm;
+	char tmp[NT_ATOMIC_FILE_TMP_MAX] = "";
 	int fd = -1, all_opened = 0;
 	if (rt->rank == 0)
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		fd = nt_atomic_file_create(name, NT_ATOMIC_FILE_TMP_FIXED, 0644, tmp, sizeof tmp);
 	int opened = rt->rank != 0 || fd >= 0;
 	allreduce_min(&opened, &all_opened, c);
 	if (!all_opened) {
-		if (fd >= 0) {
-			close(fd);
-			unlink(tmp);
-		}
+		if (fd >= 0)
+			nt_atomic_file_discard(fd, tmp);
 		return -EIO;
 	}
 	if (rt->rank != 0)
-		fd = open(tmp, O_WRONLY | O_CLOEXEC);
+		fd = nt_atomic_file_open_fixed(name);
 	int ok = fd >= 0;
 	if (ok) {
 		struct file_at at = { fd, 0 };
@@ -444,15 +447,16 @@ static int write_shared(const struct nt_runtime *rt, const char *name, const cha
 			ok = to_file_at(&at, header, NT_LOG_HEADER_BYTES) == 0;
 		at.offset = (off_t)(NT_LOG_HEADER_BYTES + before);
 		ok = stream_block(b, to_file_at, &at) == 0 && ok;
-		ok = close(fd) == 0 && ok;
+		ok = nt_atomic_file_close(fd) == 0 && ok; /* each rank's block on the disk */
 	}
 	int mine = ok ? 0 : -EIO, worst = 0;
 	allreduce_min(&mine, &worst, c);
 	if (rt->rank == 0) {
-		/* link() refuses to replace an existing file: never overwrite. */
-		if (worst == 0 && link(tmp, name) != 0)
-			worst = -errno;
-		unlink(tmp);
+		/* Every block is on the disk: the name, which link() never takes from a file. */
+		if (worst == 0)
+			worst = nt_atomic_file_link(tmp, name);
+		else
+			nt_atomic_file_discard(-1, tmp);
 	}
 	bcast_int(&worst, c);
 	return worst;
@@ -501,9 +505,8 @@ int nt_logwrite(const struct nt_runtime *rt, char *path, size_t size)
 		return all_rc;
 	}
 	/* The name reserved at MPI_Init (nt_logwrite_reserve), the same on every rank. */
-	char name[NT_LOG_NAME_MAX + 16], tmp[NT_LOG_NAME_MAX + 32];
+	char name[NT_LOG_NAME_MAX + 16];
 	snprintf(name, sizeof name, "%s.ntlog", rt->log_name);
-	snprintf(tmp, sizeof tmp, "%s.tmp", name);
 	/* Offsets: the header, then the blocks in rank order. */
 	if (rt->rank == 0)
 		before = 0; /* MPI_Exscan leaves rank 0's result undefined */
@@ -516,7 +519,7 @@ int nt_logwrite(const struct nt_runtime *rt, char *path, size_t size)
 
 	int worst = -EIO;
 	if (!rt->env.log_per_rank)
-		worst = write_shared(rt, name, tmp, header, &block, before);
+		worst = write_shared(rt, name, header, &block, before);
 	if (worst != 0) /* a rank could not open the shared file (or asked not to): one part
 			 * file per rank */
 		worst = write_per_rank(rt, name, header, &block);

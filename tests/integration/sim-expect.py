@@ -42,7 +42,7 @@ def json_models(doc):
     for cpu in doc["cpus"]:
         m = Model()
         elapsed = cpu["elapsed_ns"]
-        if "other" in cpu:   # the measured model (sim-load.c): refused only without time for work
+        if "other" in cpu:   # the measured model (sim-signature.c): refused only without time for work
             if cpu["total_ns"] >= elapsed:
                 m.why = "leave no time for work"
             elif cpu["total_ns"] > 0:

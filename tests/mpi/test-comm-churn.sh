@@ -42,7 +42,7 @@ for f, want in (("MPI_Allreduce", 2 * n), ("MPI_Iallreduce", n)):
     if calls(f) != want:
         print(f"FAIL: NOISETOOL_MEM={mem}: {f} calls not all counted")
         bad = 1
-# The words nt_loss_describe (libnoisetool/loss.c) uses for each kind.
+# The words nt_loss_describe (libnoisetool/data-loss.c) uses for each kind.
 words = {"dropped_calls": "found the site table full", "dropped_records": "dropped",
          "untimed_instances": "not timed", "unregistered_persistent": "not registered",
          "unknown_comm_records": "had no id"}

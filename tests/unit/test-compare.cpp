@@ -20,7 +20,7 @@
 #include <noisetool/outfile.h>
 
 extern "C" {
-#include "jsonread.h" // private to the core, without its own extern "C"
+#include "json-read.h" // private to the core, without its own extern "C"
 }
 
 namespace {

@@ -486,7 +486,7 @@ const size_t windows[] = { NT_LOG_READ_MIN_CHUNK_BYTES, 141, 167, 1000, NT_LOG_R
 // Read path through a window of chunk bytes (room: NULL, no limit); the error, or "" on
 // success (then *out holds the log, when out is given, else it is freed). rc: its status.
 std::string read_error(const std::string &path, size_t chunk, int *rc = nullptr,
-		       struct nt_log *out = nullptr, const struct nt_mem_room *room = nullptr)
+		       struct nt_log *out = nullptr, const struct nt_mem_headroom *room = nullptr)
 {
 	struct nt_log log;
 	char err[512];
@@ -1635,7 +1635,7 @@ TEST_CASE("the reader takes no more memory than its room, and says which room", 
 	fields f(3);
 	auto bytes = f.encode();
 	std::string path = write_file("room.ntlog", bytes);
-	struct nt_mem_room room;
+	struct nt_mem_headroom room;
 	std::memset(&room, 0, sizeof room);
 	std::snprintf(room.by, sizeof room.by, "a test's room");
 	std::snprintf(room.raise, sizeof room.raise, "give it more");

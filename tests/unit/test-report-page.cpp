@@ -15,57 +15,26 @@
 #include <noisetool/report.h>
 
 extern "C" {
-#include "jsonread.h" // private to the core, without its own extern "C"
+#include "json-read.h" // private to the core, without its own extern "C"
 }
+
+#include "mem-log.h"
 
 namespace {
 
-// A log built in memory: nranks ranks on one host, sites and records added per rank.
-struct mem_log {
-	nt_log log{};
-	std::vector<nt_log_rank> ranks;
-	std::vector<std::vector<nt_log_site>> sites;
-	std::vector<std::vector<nt_log_record>> records;
-
-	explicit mem_log(uint32_t n) : ranks(n), sites(n), records(n)
+// A log of nranks ranks on one host, each 10 ms long, whose clock counts ns (a site's bin b
+// starts at 2^b ns), its records 1 us long at site 0.
+struct page_log : mem_log {
+	explicit page_log(uint32_t n) : mem_log(n)
 	{
-		for (uint32_t r = 0; r < n; r++) {
-			ranks[r] = nt_log_rank{};
-			ranks[r].rank = r;
-			ranks[r].host = "node";
-			ranks[r].wall_ns = 10000000;
-		}
+		for (nt_log_rank &k : ranks)
+			k.wall_ns = 10000000;
 		log.version = NT_LOG_VERSION;
-		log.clock_hz = 1e9; // a cycle is a ns: bin b starts at 2^b ns
-	}
-	nt_log_site &site(uint32_t r, const char *function, const char *module, uint64_t offset)
-	{
-		nt_log_site s{};
-		s.function = function;
-		s.module = module;
-		s.offset = offset;
-		sites[r].push_back(s);
-		return sites[r].back();
+		log.clock_hz = 1e9;
 	}
 	void record(uint32_t r, uint64_t seq, uint64_t start_ns)
 	{
-		nt_log_record x{};
-		x.seq = seq;
-		x.start_ns = start_ns;
-		x.duration_ns = 1000;
-		records[r].push_back(x);
-	}
-	const nt_log *get()
-	{
-		for (size_t r = 0; r < ranks.size(); r++) {
-			ranks[r].nsites = (uint32_t)sites[r].size();
-			ranks[r].sites = sites[r].data();
-			ranks[r].nrecords = records[r].size();
-			ranks[r].records = records[r].data();
-		}
-		log.nranks = (uint32_t)ranks.size();
-		log.ranks = ranks.data();
-		return &log;
+		mem_log::record(r, seq, start_ns, 0, 1000);
 	}
 };
 
@@ -119,7 +88,7 @@ TEST_CASE("report page data")
 {
 	SECTION("the report inside is the report JSON as --json writes it")
 	{
-		mem_log m(2);
+		page_log m(2);
 		m.site(0, "MPI_Barrier", "/a/app", 0x10).calls = 1;
 		m.site(1, "MPI_Barrier", "/a/app", 0x10).calls = 1;
 		built b(m.get());
@@ -135,7 +104,7 @@ TEST_CASE("report page data")
 
 	SECTION("a site's histogram is the sum of its ranks' bins, sites in the report's order")
 	{
-		mem_log m(3);
+		page_log m(3);
 		for (uint32_t r = 0; r < 3; r++) {
 			// One module loaded from two directories is one site.
 			nt_log_site &s = m.site(r, "MPI_Allreduce", r ? "/b/app" : "/a/app", 0x20);
@@ -170,7 +139,7 @@ TEST_CASE("report page data")
 	SECTION("the lateness matrix adds up to the delay imposed, every rank in 256 rows")
 	{
 		const uint32_t n = 300;
-		mem_log m(n);
+		page_log m(n);
 		for (uint32_t r = 0; r < n; r++) {
 			m.site(r, "MPI_Barrier", "/a/app", 0x10).calls = 2;
 			m.record(r, 1, 1000000 + (r == 299 ? 3000000 : 0)); // rank 299 late 3 ms
@@ -204,7 +173,7 @@ TEST_CASE("report page data")
 
 	SECTION("the latest instances: 2000 at most, largest first, with their site")
 	{
-		mem_log m(2);
+		page_log m(2);
 		for (uint32_t r = 0; r < 2; r++)
 			m.site(r, "MPI_Allreduce", "/a/app", 0x10).calls = 2500;
 		for (uint64_t k = 0; k < 2500; k++) {
@@ -229,7 +198,7 @@ TEST_CASE("report page data")
 
 	SECTION("a partial log says why, in the text report's words")
 	{
-		mem_log m(2);
+		page_log m(2);
 		m.ranks[1].dropped_records = 7;
 		built b(m.get());
 		REQUIRE(b.rep.partial);
@@ -241,7 +210,7 @@ TEST_CASE("report page data")
 
 	SECTION("bad arguments")
 	{
-		mem_log m(1);
+		page_log m(1);
 		built b(m.get());
 		CHECK(nt_report_write_page_json(nullptr, &b.rep, "x") == -EINVAL);
 		CHECK(nt_report_write_page_json(stdout, nullptr, "x") == -EINVAL);

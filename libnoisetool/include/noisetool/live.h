@@ -1,7 +1,8 @@
 /* A rank's live file: the rank's fixed memory (NOISETOOL_MEM) mapped from a file while the job
  * runs, so that what it measured survives however it ends (SIGKILL, a time limit, MPI_Abort,
  * a crash). The wrapper library writes it (wrappers/live.c); `noisetool report` reads the live
- * files of a job that wrote no log (doc/ntlog-format.md, "Live files").
+ * files of a job that wrote no log (libnoisetool/livefiles-read.c; doc/ntlog-format.md, "Live
+ * files").
  *
  * A job named NAME (OUT/PROG-YYYYmmdd-HHMMSS-ID) keeps NAME.live/, a directory holding rank-R,
  * one file per rank: this header, then the rank's arena. The header says where the call-site

@@ -92,8 +92,10 @@ struct nt_sim_result {
  * in err. */
 NT_API int nt_sim_check(const struct nt_sim_config *cfg, uint64_t ranks, char *err, size_t errsz);
 
-/* Simulate `ranks` ranks twice, noise-free and (with cfg->noise) noisy, into *out. Memory: 24
- * bytes per rank, freed before returning. Returns 0, -EINVAL (nt_sim_check fails), -ENOMEM. */
+/* Simulate `ranks` ranks twice, noise-free and (with cfg->noise) noisy, into *out. Memory: 56
+ * bytes per rank when cfg->noise keeps a state per rank (nt_sim_noise_stateful: three 8-byte
+ * times and a 32-byte struct nt_sim_noise_state), else 24, freed before returning. Returns 0,
+ * -EINVAL (nt_sim_check fails), -ENOMEM. */
 NT_API int nt_sim_run(const struct nt_sim_config *cfg, uint64_t ranks, struct nt_sim_result *out);
 
 /* A whole `noisetool simulate` run, for the writers. */
@@ -102,7 +104,7 @@ struct nt_sim_report {
 	bool sync;
 	uint64_t seed;
 	double freq_hz;                 /* periodic noise (--noise), else 0 */
-	uint64_t period_ns;             /* its detour length */
+	uint64_t detour_ns;             /* its detour's length */
 	const char *const *signatures;  /* or the signature files */
 	size_t nsignatures;
 	const struct nt_sim_result *results; /* ascending by ranks */
@@ -130,9 +132,9 @@ NT_API int nt_sim_algorithm_parse(const char *s, enum nt_sim_algorithm *out);
  * (at most max). Returns the count, or -EINVAL with the reason in err. */
 NT_API int nt_sim_parse_ranks(const char *s, uint64_t *out, size_t max, char *err, size_t errsz);
 
-/* Any spelling nt_sim_parse_noise_spec takes (below); *period_ns is the detour's length
- * (the old form's name). Returns 0, or -EINVAL with the reason in err. */
-NT_API int nt_sim_parse_noise(const char *s, double *freq_hz, uint64_t *period_ns, char *err,
+/* Any spelling nt_sim_parse_noise_spec takes (below): the detours per second and one
+ * detour's length. Returns 0, or -EINVAL with the reason in err. */
+NT_API int nt_sim_parse_noise(const char *s, double *freq_hz, uint64_t *detour_ns, char *err,
 			      size_t errsz);
 
 /* --- The noise vocabulary (doc/simulate.md, "The noise vocabulary"). --- */

@@ -1,0 +1,252 @@
+/* The report as JSON (noisetool/report.h; schema noisetool-report/1, doc/report-json.md): one
+ * document, or one item of an array of several logs' reports. */
+#include "nt-config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include <noisetool/report.h>
+
+#include "json-write.h"
+#include "report-merge.h"
+
+/* "python_calls": the JSON of write_python_calls_text (all of them). */
+static void write_python_calls_json(struct nt_json *j, const struct nt_report *rep)
+{
+	const struct nt_report_site **idx;
+	size_t ng;
+	struct nt_report_py_group *g;
+	nt_json_array_begin(j, "python_calls");
+	if (nt_report_python_groups(rep, &idx, &g, &ng) < 0)
+		j->error = true; /* the document would lie by omission */
+	for (size_t k = 0; k < ng; k++) {
+		const struct nt_report_site *s = idx[g[k].first];
+		const char *py_file = "";
+		nt_log_python_site(s->module, NULL, NULL, &py_file);
+		nt_json_object_begin(j, NULL);
+		nt_json_string(j, "python_call", s->python_call);
+		nt_json_string(j, "location", s->location);
+		nt_json_string(j, "file", py_file);
+		nt_json_uint(j, "line", s->offset);
+		nt_json_string(j, "caller", s->caller);
+		nt_json_uint(j, "mpi_calls", g[k].calls);
+		nt_json_uint(j, "time_ns_total", g[k].time_ns);
+		nt_json_array_begin(j, "mpi_functions");
+		for (size_t i = 0; i < g[k].n; i++) {
+			const struct nt_report_site *m = idx[g[k].first + i];
+			nt_json_object_begin(j, NULL);
+			nt_json_string(j, "function", m->function);
+			nt_json_uint(j, "calls", m->calls);
+			nt_json_uint(j, "time_ns_total", m->time_ns_total);
+			nt_json_object_end(j);
+		}
+		nt_json_array_end(j);
+		nt_json_object_end(j);
+	}
+	nt_json_array_end(j);
+	free((void *)idx);
+	free(g);
+}
+
+static void write_culprit_json(struct nt_json *j, const struct nt_culprit *c)
+{
+	nt_json_uint(j, "delay_ns", c->delay_ns);
+	nt_json_uint(j, "instances", c->instances);
+	nt_json_object_begin(j, "causes");
+	for (int k = 0; k < NT_CAUSE_COUNT; k++)
+		nt_json_uint(j, nt_cause_key((enum nt_cause)k), c->causes.ns[k]);
+	nt_json_object_end(j);
+}
+
+/* The report's JSON object (doc/report-json.md) into j; with "log": log_path when it is set. */
+static void write_json(struct nt_json *j, const struct nt_report *rep, const char *log_path)
+{
+	nt_json_object_begin(j, NULL);
+	nt_json_string(j, "schema", "noisetool-report/1");
+	if (log_path)
+		nt_json_string(j, "log", log_path);
+	nt_json_string(j, "version", NT_VERSION);
+	nt_json_uint(j, "ranks", rep->nranks);
+	nt_json_uint(j, "log_version", rep->log->version);
+	nt_json_bool(j, "partial", rep->partial);
+	nt_json_object_begin(j, "losses"); /* over all ranks */
+	for (int k = 0; k < NT_LOSS_COUNT; k++)
+		nt_json_uint(j, nt_loss_key((enum nt_loss)k), rep->losses[k]);
+	nt_json_object_end(j);
+	/* The ranks of a job read from its live files that had not finished MPI_Finalize, those
+	 * of them that called MPI_Abort, those that left nothing, and those whose process still
+	 * ran (all empty for a log MPI_Finalize wrote). */
+	const char *const lists[4] = { "unfinished_ranks", "aborted_ranks", "missing_ranks",
+				       "running_ranks" };
+	const uint32_t flags[4] = { NT_LOG_FLAG_UNFINISHED, NT_LOG_FLAG_ABORTED,
+				    NT_LOG_FLAG_MISSING, NT_LOG_FLAG_RUNNING };
+	for (int l = 0; l < 4; l++) {
+		nt_json_array_begin(j, lists[l]);
+		for (uint32_t r = 0; r < rep->log->nranks; r++)
+			if (rep->log->ranks[r].flags & flags[l])
+				nt_json_uint(j, NULL, rep->log->ranks[r].rank);
+		nt_json_array_end(j);
+	}
+	nt_json_string(j, "level", nt_report_level_name(rep->level));
+	struct nt_report_job job;
+	if (nt_report_job(rep->log, &job) != 0)
+		j->error = true; /* the document would lie by omission */
+	nt_json_object_begin(j, "job");
+	nt_json_string(j, "command", job.command);
+	nt_json_uint(j, "commands", job.commands);
+	nt_json_string(j, "mpi", job.mpi_library);
+	nt_json_string(j, "tool_version", job.tool_version);
+	nt_json_uint(j, "created_unix_ns", rep->log->created_unix_ns);
+	nt_json_uint(j, "hosts", job.hosts);
+	nt_json_object_end(j);
+	nt_json_array_begin(j, "rank_times");
+	for (uint32_t r = 0; r < rep->nranks; r++) {
+		const struct nt_log_rank *k = &rep->log->ranks[r];
+		nt_json_object_begin(j, NULL);
+		nt_json_uint(j, "rank", k->rank);
+		nt_json_string(j, "host", k->host);
+		nt_json_uint(j, "wall_ns", k->wall_ns);
+		nt_json_uint(j, "mpi_ns", k->mpi_ns);
+		nt_json_uint(j, "dropped_calls", k->dropped);
+		nt_json_uint(j, "records", k->nrecords);
+		nt_json_uint(j, "dropped_records", k->dropped_records);
+		nt_json_uint(j, "untimed_instances", k->untimed_instances);
+		nt_json_uint(j, "unregistered_persistent", k->unregistered_persistent);
+		nt_json_uint(j, "unknown_comm_records", k->unknown_comm_records);
+		nt_json_uint(j, "probe_reads", k->probe_reads);
+		nt_json_uint(j, "probe_read_ns", k->probe_cost_ns);
+		nt_json_double(j, "probe_pct", nt_report_probe_pct(k));
+		nt_json_uint(j, "injected_ns", k->injected_ns);
+		nt_json_uint(j, "injected_count", k->injected_count);
+		nt_json_object_end(j);
+	}
+	nt_json_array_end(j);
+	const struct nt_attrib *a = &rep->attrib;
+	nt_json_object_begin(j, "clock_sync");
+	nt_json_string(j, "method", "ping-pong over a binomial tree at MPI_Init and MPI_Finalize "
+				     "(offset and drift)");
+	nt_json_uint(j, "max_error_ns", a->clock_error_ns);
+	if (a->clock_test_error_ns)
+		nt_json_uint(j, "test_error_ns", a->clock_test_error_ns);
+	nt_json_object_end(j);
+	nt_json_object_begin(j, "attribution");
+	nt_json_uint(j, "instances_joined", a->instances_joined);
+	nt_json_uint(j, "instances_late", a->instances_late);
+	nt_json_uint(j, "threshold_ns", a->threshold_ns);
+	nt_json_uint(j, "total_delay_ns", a->total_delay_ns);
+	nt_json_uint(j, "crosscheck_agree", a->crosscheck_agree);
+	nt_json_uint(j, "instances_without_os_data", a->instances_no_window);
+	nt_json_object_end(j);
+	nt_json_array_begin(j, "culprits");
+	for (size_t i = 0; i < a->nranks; i++) {
+		nt_json_object_begin(j, NULL);
+		nt_json_uint(j, "rank", a->ranks[i].rank);
+		nt_json_string(j, "host", a->ranks[i].host);
+		write_culprit_json(j, &a->ranks[i]);
+		nt_json_object_end(j);
+	}
+	nt_json_array_end(j);
+	nt_json_array_begin(j, "late_instances"); /* the 1000 latest */
+	for (size_t i = 0; i < a->nlate && i < 1000; i++) {
+		const struct nt_late *l = &a->late[i];
+		const struct nt_report_site *s = nt_report_merged_site(rep, l->site);
+		nt_json_object_begin(j, NULL);
+		nt_json_uint(j, "comm_id", l->comm_id);
+		nt_json_uint(j, "seq", l->seq);
+		nt_json_uint(j, "time_ns", l->start_ns);
+		nt_json_uint(j, "last_rank", l->rank);
+		nt_json_uint(j, "members", l->members);
+		nt_json_string(j, "function", l->site ? l->site->function : "");
+		nt_json_string(j, "location", s ? s->location : "");
+		nt_json_uint(j, "delay_ns", l->delay_ns);
+		nt_json_object_begin(j, "causes");
+		for (int k = 0; k < NT_CAUSE_COUNT; k++)
+			nt_json_uint(j, nt_cause_key((enum nt_cause)k), l->causes.ns[k]);
+		nt_json_object_end(j);
+		nt_json_object_end(j);
+	}
+	nt_json_array_end(j);
+	nt_json_array_begin(j, "culprit_nodes");
+	for (size_t i = 0; i < a->nnodes; i++) {
+		nt_json_object_begin(j, NULL);
+		nt_json_string(j, "host", a->nodes[i].host);
+		write_culprit_json(j, &a->nodes[i]);
+		nt_json_object_end(j);
+	}
+	nt_json_array_end(j);
+	nt_json_array_begin(j, "culprit_sites");
+	for (size_t i = 0; i < a->nsites; i++) {
+		const struct nt_report_site *s = nt_report_merged_site(rep, a->sites[i].site);
+		nt_json_object_begin(j, NULL);
+		nt_json_string(j, "function", a->sites[i].site->function);
+		nt_json_string(j, "location", s ? s->location : "");
+		write_culprit_json(j, &a->sites[i]);
+		nt_json_object_end(j);
+	}
+	nt_json_array_end(j);
+	nt_json_array_begin(j, "sites");
+	for (size_t i = 0; i < rep->nsites; i++) {
+		const struct nt_report_site *s = &rep->sites[i];
+		nt_json_object_begin(j, NULL);
+		nt_json_string(j, "function", s->function);
+		nt_json_string(j, "location", s->location);
+		nt_json_string(j, "module", s->module);
+		nt_json_uint(j, "offset", s->offset);
+		const char *py_file;
+		if (nt_log_python_site(s->module, NULL, NULL, &py_file)) {
+			nt_json_string(j, "language", "python");
+			nt_json_string(j, "file", py_file);
+			nt_json_uint(j, "line", s->offset);
+			nt_json_string(j, "caller", s->caller);
+			nt_json_string(j, "python_call", s->python_call);
+		}
+		nt_json_uint(j, "calls", s->calls);
+		nt_json_uint(j, "time_ns_total", s->time_ns_total);
+		nt_json_uint(j, "time_ns_max", s->time_ns_max);
+		nt_json_uint(j, "time_ns_max_rank", s->time_ns_max_rank);
+		nt_json_uint(j, "bytes_total", s->bytes);
+		nt_json_double(j, "bytes_per_call",
+			       s->calls ? (double)s->bytes / (double)s->calls : 0.0);
+		nt_json_uint(j, "max_rank", s->max_rank);
+		nt_json_uint(j, "ranks_calling", s->ranks);
+		nt_json_double(j, "cov", s->cov);
+		nt_json_object_end(j);
+	}
+	nt_json_array_end(j);
+	write_python_calls_json(j, rep);
+	nt_json_object_end(j);
+}
+
+int nt_report_write_json(FILE *f, const struct nt_report *rep)
+{
+	if (!f || !rep)
+		return -EINVAL;
+	struct nt_json j;
+	nt_json_init(&j, f);
+	write_json(&j, rep, NULL);
+	return nt_json_finish(&j);
+}
+
+int nt_report_write_json_item(FILE *f, const struct nt_report *rep, const char *log_path,
+			      bool first)
+{
+	if (!f || !rep || !log_path)
+		return -EINVAL;
+	if (first)
+		fputc('[', f);
+	/* A writer one level down, inside the array the caller's '[' opened. */
+	struct nt_json j;
+	nt_json_init(&j, f);
+	j.depth = 1;
+	j.need_comma[1] = !first;
+	write_json(&j, rep, log_path);
+	return j.error || j.depth != 1 || ferror(f) ? -EIO : 0;
+}
+
+int nt_report_write_json_array_end(FILE *f)
+{
+	if (!f)
+		return -EINVAL;
+	fputs("\n]\n", f);
+	return ferror(f) ? -EIO : 0;
+}

@@ -1,0 +1,347 @@
+/* The report as text tables (noisetool/report.h): the job, the ranks, the call sites, the named
+ * Python calls, the late arrivals and their culprits; every string from a log made safe for a
+ * terminal. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <noisetool/report.h>
+
+#include "report-merge.h"
+#include "utf8.h"
+
+/* s for a terminal: each byte that is a control character (an escape sequence in a host or
+ * function name would drive the terminal), a C1 control or not UTF-8 becomes '?'. At most
+ * size - 1 bytes, never a sequence cut in two. Returns buf. */
+static const char *printable(const char *s, char *buf, size_t size)
+{
+	size_t n = 0;
+	for (const char *p = s ? s : ""; *p && n + 1 < size;) {
+		size_t len = nt_utf8_length(p);
+		unsigned char c = (unsigned char)p[0], c1 = (unsigned char)p[1];
+		bool control = len == 1 ? c < 0x20 || c == 0x7f : len == 2 && c == 0xc2 && c1 < 0xa0;
+		if (len == 0 || control) {
+			buf[n++] = '?';
+			p += len ? len : 1;
+			continue;
+		}
+		if (n + len >= size)
+			break;
+		memcpy(buf + n, p, len);
+		n += len;
+		p += len;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+/* The job's lines of the text report: its command line and MPI library, each cut to a line. */
+static void write_job_text(FILE *f, const struct nt_log *log)
+{
+	struct nt_report_job job;
+	if (nt_report_job(log, &job) != 0)
+		return;
+	char buf[120];
+	if (*job.command) {
+		printable(job.command, buf, sizeof buf);
+		fprintf(f, "command: %s%s", buf, strlen(buf) < strlen(job.command) ? " ..." : "");
+		if (job.commands > 1)
+			fprintf(f, " (one of %u different command lines: an MPMD job)", job.commands);
+		fputc('\n', f);
+	}
+	if (*job.mpi_library) {
+		printable(job.mpi_library, buf, sizeof buf);
+		fprintf(f, "MPI: %s%s\n", buf, strlen(buf) < strlen(job.mpi_library) ? " ..." : "");
+	}
+}
+
+static void culprit_row(FILE *f, const char *who, const struct nt_culprit *c)
+{
+	fprintf(f, "%-36s %10.3f %8llu", who, (double)c->delay_ns / 1e6,
+		(unsigned long long)c->instances);
+	for (int k = 0; k < NT_CAUSE_COUNT; k++)
+		fprintf(f, " %5.1f", c->delay_ns ? 100.0 * (double)c->causes.ns[k] /
+							 (double)c->delay_ns : 0.0);
+	fputc('\n', f);
+}
+
+static void culprit_header(FILE *f, const char *what)
+{
+	fprintf(f, "%-36s %10s %8s %5s %5s %5s %5s %5s %5s\n", what, "delay ms", "late",
+		"preem", "block", "fault", "work", "inj", "unexp");
+}
+
+/* A site's location for the text table: a Python site's "file.py:line" followed by its call
+ * ("script.py:19 comm.allreduce"), any other as it is. Returns buf. */
+static const char *site_location(const struct nt_report_site *s, char *buf, size_t size)
+{
+	char loc[sizeof s->location], call[sizeof s->python_call];
+	printable(s->location, loc, sizeof loc);
+	if (!s->python_call[0])
+		snprintf(buf, size, "%s", loc);
+	else
+		snprintf(buf, size, "%s %s", loc, printable(s->python_call, call, sizeof call));
+	return buf;
+}
+
+/* "MPI calls by Python call": a line per named Python call site, its MPI calls and time
+ * summed, and the MPI functions it is made of. Nothing when no site has a call name. */
+static void write_python_calls_text(FILE *f, const struct nt_report *rep, size_t top)
+{
+	const struct nt_report_site **idx;
+	size_t ng;
+	struct nt_report_py_group *g;
+	if (nt_report_python_groups(rep, &idx, &g, &ng) < 0 || !ng)
+		return;
+	size_t shown = top && top < ng ? top : ng;
+	fprintf(f, "\nMPI calls by Python call (the MPI calls each Python call site is made of; "
+		   "how many Python calls they were is not known)\n");
+	fprintf(f, "%-24s %-36s %12s %12s  %s\n", "python call", "location", "MPI calls",
+		"MPI ms", "MPI functions (calls)");
+	for (size_t k = 0; k < shown; k++) {
+		const struct nt_report_site *s = idx[g[k].first];
+		char call[sizeof s->python_call], loc[sizeof s->location], fn[256];
+		fprintf(f, "%-24s %-36s %12llu %12.3f ",
+			printable(s->python_call, call, sizeof call),
+			printable(s->location, loc, sizeof loc), (unsigned long long)g[k].calls,
+			(double)g[k].time_ns / 1e6);
+		for (size_t i = 0; i < g[k].n; i++) {
+			const struct nt_report_site *m = idx[g[k].first + i];
+			fprintf(f, "%s %s %llu", i ? "," : "", printable(m->function, fn, sizeof fn),
+				(unsigned long long)m->calls);
+		}
+		fputc('\n', f);
+	}
+	if (shown < ng)
+		fprintf(f, "(%zu more Python calls; --top 0 shows all)\n", ng - shown);
+	free((void *)idx);
+	free(g);
+}
+
+/* The culprits: ranks, nodes and call sites by the delay they imposed, with the causes in %. */
+static void write_culprits_text(FILE *f, const struct nt_report *rep)
+{
+	const struct nt_attrib *a = &rep->attrib;
+	fprintf(f, "\nLate arrivals: %llu of %llu joined instances were late by more than %.1f us "
+		   "(global clock error <= %.1f us)\n",
+		(unsigned long long)a->instances_late, (unsigned long long)a->instances_joined,
+		(double)a->threshold_ns / 1e3, (double)a->clock_error_ns / 1e3);
+	if (a->clock_test_error_ns)
+		fprintf(f, "clock test (NOISETOOL_TEST_CLOCK): largest error of a corrected time "
+			   "%.3f us\n", (double)a->clock_test_error_ns / 1e3);
+	if (!a->instances_late)
+		return;
+	fprintf(f, "total delay imposed %.3f ms; the last arriver also waited least inside the "
+		   "collective in %llu of them%s\n",
+		(double)a->total_delay_ns / 1e6, (unsigned long long)a->crosscheck_agree,
+		a->instances_no_window ? " (some without OS data: level timing or a rate-limited "
+					 "window)" : "");
+	fprintf(f, "\nCulprits by rank (causes in %% of the delay)\n");
+	culprit_header(f, "rank (host)");
+	for (size_t i = 0; i < a->nranks; i++) {
+		char who[64], host[41];
+		snprintf(who, sizeof who, "%u (%s)", a->ranks[i].rank,
+			 printable(a->ranks[i].host, host, sizeof host));
+		culprit_row(f, who, &a->ranks[i]);
+	}
+	if (a->nnodes > 1) {
+		fprintf(f, "\nCulprits by node\n");
+		culprit_header(f, "host");
+		for (size_t i = 0; i < a->nnodes; i++) {
+			char host[256];
+			culprit_row(f, printable(a->nodes[i].host, host, sizeof host), &a->nodes[i]);
+		}
+	}
+	fprintf(f, "\nCulprits by call site (of the last arriver)\n");
+	culprit_header(f, "function at location");
+	for (size_t i = 0; i < a->nsites && i < 10; i++) {
+		const struct nt_report_site *s = nt_report_merged_site(rep, a->sites[i].site);
+		char who[96], fn[21], loc[61];
+		snprintf(who, sizeof who, "%s %s", printable(a->sites[i].site->function, fn, sizeof fn),
+			 printable(s ? s->location : "?", loc, sizeof loc));
+		culprit_row(f, who, &a->sites[i]);
+	}
+}
+
+int nt_report_write_late(FILE *f, const struct nt_report *rep, size_t n)
+{
+	if (!f || !rep)
+		return -EINVAL;
+	const struct nt_attrib *a = &rep->attrib;
+	if (n > a->nlate)
+		n = a->nlate;
+	if (!n)
+		return 0;
+	fprintf(f, "\nThe %zu latest instances (causes in %% of the delay)\n", n);
+	fprintf(f, "%10s %-22s %-30s %5s %9s %5s %5s %5s %5s %5s %5s\n", "at ms", "comm:seq",
+		"function at location", "last", "delay us", "preem", "block", "fault", "work", "inj",
+		"unexp");
+	for (size_t i = 0; i < n; i++) {
+		const struct nt_late *l = &a->late[i];
+		const struct nt_report_site *s = nt_report_merged_site(rep, l->site);
+		char inst[48], where[96], fn[15], loc[41];
+		if (l->comm_id == 0)
+			snprintf(inst, sizeof inst, "world:%llu", (unsigned long long)l->seq);
+		else
+			snprintf(inst, sizeof inst, "%llx:%llu", (unsigned long long)l->comm_id,
+				 (unsigned long long)l->seq);
+		snprintf(where, sizeof where, "%s %s",
+			 printable(l->site ? l->site->function : "?", fn, sizeof fn),
+			 printable(s ? s->location : "?", loc, sizeof loc));
+		fprintf(f, "%10.3f %-22s %-30s %5u %9.1f", (double)l->start_ns / 1e6, inst, where,
+			l->rank, (double)l->delay_ns / 1e3);
+		for (int k = 0; k < NT_CAUSE_COUNT; k++)
+			fprintf(f, " %5.1f", l->delay_ns ? 100.0 * (double)l->causes.ns[k] /
+								 (double)l->delay_ns : 0.0);
+		fputc('\n', f);
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
+/* The ranks whose block has flag, as "rank 3" or "ranks 0, 1, 5" (the first 20, then "..."),
+ * into buf. Returns how many. */
+static uint32_t ranks_with(const struct nt_log *log, uint32_t flag, uint32_t without, char *buf,
+			   size_t size)
+{
+	uint32_t n = 0;
+	size_t len = 0;
+	buf[0] = '\0';
+	for (uint32_t r = 0; r < log->nranks; r++) {
+		if (!(log->ranks[r].flags & flag) || (log->ranks[r].flags & without))
+			continue;
+		if (n < 20 && len < size)
+			len += (size_t)snprintf(buf + len, size - len, "%s%u", n ? ", " : "",
+						log->ranks[r].rank);
+		else if (n == 20 && len < size)
+			len += (size_t)snprintf(buf + len, size - len, ", ...");
+		n++;
+	}
+	return n;
+}
+
+/* The ranks of a job read from its live files (noisetool/live.h): those that still ran, those
+ * that ended without MPI_Finalize, those that left nothing. Whether it named any. */
+static bool write_unfinished_text(FILE *f, const struct nt_log *log)
+{
+	char list[256];
+	bool named = false;
+	uint32_t n = ranks_with(log, NT_LOG_FLAG_RUNNING, 0, list, sizeof list);
+	if (n) {
+		fprintf(f, "PARTIAL: %s %s still %s on this host: a snapshot of a job in progress "
+			   "(report again once it has ended)\n",
+			n == 1 ? "rank" : "ranks", list, n == 1 ? "runs" : "run");
+		named = true;
+	}
+	n = ranks_with(log, NT_LOG_FLAG_UNFINISHED, NT_LOG_FLAG_RUNNING, list, sizeof list);
+	if (n) {
+		fprintf(f, "PARTIAL: %s %s ended without MPI_Finalize (killed, crashed, aborted or "
+			   "stopped at a time limit): %s calls and records up to then, from the live "
+			   "files\n",
+			n == 1 ? "rank" : "ranks", list, n == 1 ? "its" : "their");
+		named = true;
+	}
+	n = ranks_with(log, NT_LOG_FLAG_ABORTED, 0, list, sizeof list);
+	if (n)
+		fprintf(f, "PARTIAL: %s %s called MPI_Abort\n", n == 1 ? "rank" : "ranks", list);
+	n = ranks_with(log, NT_LOG_FLAG_MISSING, 0, list, sizeof list);
+	if (n) {
+		fprintf(f, "PARTIAL: %s %s left no data (no live file: %s never started the tool, or "
+			   "the file was lost)\n",
+			n == 1 ? "rank" : "ranks", list, n == 1 ? "it" : "they");
+		named = true;
+	}
+	return named;
+}
+
+/* After "N ranks, level L, ": "complete", or each kind of loss with its count over all
+ * ranks, one per line, each line "PARTIAL: ..." (the first on the line begun). */
+static void write_losses_text(FILE *f, const struct nt_report *rep)
+{
+	if (!rep->partial) {
+		fprintf(f, "complete\n");
+		return;
+	}
+	bool named = write_unfinished_text(f, rep->log);
+	for (int k = 0; k < NT_LOSS_COUNT; k++) {
+		if (!rep->losses[k])
+			continue;
+		char what[256];
+		nt_loss_describe((enum nt_loss)k, rep->losses[k], what, sizeof what);
+		fprintf(f, "PARTIAL: %s\n", what);
+		named = true;
+	}
+	if (named)
+		return;
+	if (rep->log->version < 3)
+		fprintf(f, "PARTIAL: a rank lost what a version %u log does not count (nonblocking or "
+			   "persistent instances not timed, or records on communicators without an "
+			   "id; the job's stderr said how many)\n", rep->log->version);
+	else
+		fprintf(f, "PARTIAL: the log is marked partial but counts no loss\n");
+}
+
+/* The rank table's note on what a rank lost. */
+static void write_rank_losses_text(FILE *f, const struct nt_log_rank *k)
+{
+	static const char *const note[NT_LOSS_COUNT] = {
+		"calls at merged sites", "records dropped", "instances not timed",
+		"persistent collectives not registered", "records on communicators without an id",
+	};
+	for (int i = 0; i < NT_LOSS_COUNT; i++)
+		if (nt_loss_count(k, (enum nt_loss)i))
+			fprintf(f, "  (%s)", note[i]);
+}
+
+int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_path, size_t top)
+{
+	if (!f || !rep)
+		return -EINVAL;
+	const struct nt_log *log = rep->log;
+	char path[4096];
+	fprintf(f, "noisetool report: %s\n", printable(log_path, path, sizeof path));
+	write_job_text(f, log);
+	fprintf(f, "%u rank%s, level %s, ", rep->nranks, rep->nranks == 1 ? "" : "s",
+		nt_report_level_name(rep->level));
+	write_losses_text(f, rep);
+	fputc('\n', f);
+	fprintf(f, "%6s  %-20s %12s %12s %8s %10s %8s %12s\n", "rank", "host", "wall s", "MPI s",
+		"MPI %", "records", "probe %", "injected ms");
+	for (uint32_t r = 0; r < log->nranks; r++) {
+		const struct nt_log_rank *k = &log->ranks[r];
+		char host[21];
+		fprintf(f, "%6u  %-20s %12.6f %12.6f %8.2f %10llu %8.2f %12.3f", k->rank,
+			printable(k->host, host, sizeof host), (double)k->wall_ns / 1e9, (double)k->mpi_ns / 1e9,
+			k->wall_ns ? 100.0 * (double)k->mpi_ns / (double)k->wall_ns : 0,
+			(unsigned long long)k->nrecords, nt_report_probe_pct(k), (double)k->injected_ns / 1e6);
+		write_rank_losses_text(f, k);
+		fputc('\n', f);
+	}
+	size_t n = top && top < rep->nsites ? top : rep->nsites;
+	fprintf(f, "\nCall sites by MPI time (cov: spread of the per-rank time across ranks)\n");
+	/* The location column fits its longest entry (a Python site adds its call), up to 80. */
+	int loc_w = 36;
+	for (size_t i = 0; i < n; i++) {
+		const struct nt_report_site *s = &rep->sites[i];
+		char loc[sizeof s->location + sizeof s->python_call + 1];
+		int len = (int)strlen(site_location(s, loc, sizeof loc));
+		loc_w = len > loc_w ? (len < 80 ? len : 80) : loc_w;
+	}
+	fprintf(f, "%-24s %-*s %12s %12s %12s %12s %6s %12s\n", "function", loc_w, "location",
+		"calls", "total ms", "max/rank ms", "max call us", "cov", "bytes/call");
+	for (size_t i = 0; i < n; i++) {
+		const struct nt_report_site *s = &rep->sites[i];
+		char fn[256], loc[sizeof s->location + sizeof s->python_call + 1];
+		fprintf(f, "%-24s %-*s %12llu %12.3f %12.3f %12.1f %6.3f %12.0f\n",
+			printable(s->function, fn, sizeof fn), loc_w, site_location(s, loc, sizeof loc),
+			(unsigned long long)s->calls, (double)s->time_ns_total / 1e6,
+			(double)s->time_ns_max_rank / 1e6, (double)s->time_ns_max / 1e3, s->cov,
+			s->calls ? (double)s->bytes / (double)s->calls : 0.0);
+	}
+	if (n < rep->nsites)
+		fprintf(f, "(%zu more call sites; --top 0 shows all)\n", rep->nsites - n);
+	write_python_calls_text(f, rep, top);
+	write_culprits_text(f, rep);
+	return ferror(f) ? -EIO : 0;
+}

@@ -1,0 +1,291 @@
+/* A node's noise signature written out (noisetool/noise.h): the JSON document
+ * (doc/detour-json.md) and the human table. */
+#include "nt-config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <noisetool/noise.h>
+
+#include "json-write.h"
+
+static void json_host(struct nt_json *j, const struct nt_node_noise *r)
+{
+	const struct nt_sysinfo *s = &r->sys;
+	nt_json_object_begin(j, "host");
+	nt_json_string(j, "hostname", s->hostname);
+	nt_json_string(j, "kernel", s->kernel);
+	nt_json_string(j, "cpu_model", s->cpu_model);
+	nt_json_string(j, "clocksource", s->clocksource);
+	nt_json_int(j, "kernel_hz", s->kernel_hz);
+	nt_json_string(j, "isolcpus", s->isolcpus);
+	nt_json_string(j, "nohz_full", s->nohz_full);
+	nt_json_string(j, "allowed_cpus", s->allowed_cpus);
+	nt_json_int(j, "online_cpus", s->online_cpus);
+	nt_json_object_end(j);
+
+	const struct nt_clock_info *c = &r->clock;
+	nt_json_object_begin(j, "clock");
+	nt_json_string(j, "source", nt_clock_source_name(c->source));
+	nt_json_double(j, "hz", c->hz);
+	nt_json_double(j, "calib_error_ppm", c->calib_error_ppm);
+	nt_json_double(j, "read_cost_ns", c->read_cost_ns);
+	nt_json_bool(j, "constant_tsc", c->constant_tsc);
+	nt_json_bool(j, "nonstop_tsc", c->nonstop_tsc);
+	nt_json_object_end(j);
+}
+
+/* Every kept detour, in time order, as three parallel arrays (the page's time series). */
+static void json_detours(struct nt_json *j, const struct nt_cpu_noise *c)
+{
+	nt_json_object_begin(j, "detours");
+	nt_json_array_begin(j, "start_ns");
+	for (size_t i = 0; i < c->ndetours; i++)
+		nt_json_uint(j, NULL, c->detours[i].start_ns);
+	nt_json_array_end(j);
+	nt_json_array_begin(j, "duration_ns");
+	for (size_t i = 0; i < c->ndetours; i++)
+		nt_json_uint(j, NULL, c->detours[i].duration_ns);
+	nt_json_array_end(j);
+	nt_json_array_begin(j, "preempted");
+	for (size_t i = 0; i < c->ndetours; i++)
+		nt_json_bool(j, NULL, c->detours[i].flags & NT_DETOUR_PREEMPTED);
+	nt_json_array_end(j);
+	nt_json_object_end(j);
+}
+
+static void json_quantiles(struct nt_json *j, const char *key, const struct nt_quantiles *q)
+{
+	nt_json_array_begin(j, key);
+	for (size_t i = 0; i < q->n; i++)
+		nt_json_uint(j, NULL, q->ns[i]);
+	nt_json_array_end(j);
+}
+
+static void json_cpu(struct nt_json *j, const struct nt_node_noise *r, const struct nt_cpu_noise *c)
+{
+	const struct nt_detour_stats *st = &c->stats;
+	nt_json_object_begin(j, NULL);
+	nt_json_int(j, "cpu", c->cpu);
+	nt_json_array_begin(j, "ran_on");
+	nt_json_int(j, NULL, c->os.cpu_start);
+	nt_json_int(j, NULL, c->os.cpu_end);
+	nt_json_array_end(j);
+	nt_json_double(j, "t_min_ns", c->t_min_ns);
+	if (strcmp(r->method, "detour") == 0)
+		nt_json_double(j, "t_min_raw_ns", c->t_min_raw_ns);
+	nt_json_uint(j, "elapsed_ns", c->elapsed_ns);
+	nt_json_uint(j, "start_offset_ns", c->start_offset_ns);
+	nt_json_uint(j, "iterations", c->iterations);
+	if (strcmp(r->method, "detour") != 0) {
+		nt_json_uint(j, "quantum_ns", c->quantum_ns);
+		nt_json_uint(j, "best", c->best);
+	}
+	nt_json_double(j, "noise_ratio", st->noise_ratio);
+	nt_json_uint(j, "detour_count", st->count);
+	nt_json_uint(j, "preempted_count", st->preempted);
+	nt_json_bool(j, "classified", c->classified);
+	nt_json_uint(j, "dropped", c->dropped);
+	nt_json_uint(j, "total_ns", st->total_ns);
+	nt_json_uint(j, "max_ns", st->max_ns);
+	nt_json_double(j, "mean_ns", st->mean_ns);
+	nt_json_double(j, "median_ns", st->median_ns);
+	nt_json_uint(j, "p99_ns", st->p99_ns);
+	if (c->os.run_delay_known)
+		nt_json_uint(j, "run_delay_ns", c->os.run_delay_ns);
+	else
+		nt_json_double(j, "run_delay_ns", NAN);
+	if (c->os.steal_known)
+		nt_json_uint(j, "steal_ns", c->os.steal_ns);
+	else
+		nt_json_double(j, "steal_ns", NAN);
+
+	nt_json_array_begin(j, "histogram");
+	for (int b = 0; b < NT_HIST_BINS; b++) {
+		if (!st->hist[b])
+			continue;
+		nt_json_object_begin(j, NULL);
+		nt_json_uint(j, "lo_ns", b == 0 ? 0 : 1ull << b);
+		nt_json_uint(j, "hi_ns", 1ull << (b + 1));
+		nt_json_uint(j, "count", st->hist[b]);
+		nt_json_object_end(j);
+	}
+	nt_json_array_end(j);
+
+	nt_json_array_begin(j, "periodic");
+	for (size_t i = 0; i < c->sig.nperiodic; i++) {
+		const struct nt_periodic *p = &c->sig.periodic[i];
+		nt_json_object_begin(j, NULL);
+		nt_json_double(j, "freq_hz", p->freq_hz);
+		nt_json_double(j, "typical_ns", p->typical_ns);
+		nt_json_uint(j, "count", p->count);
+		nt_json_double(j, "jitter_ns", p->jitter_ns);
+		nt_json_double(j, "phase_ns", p->phase_ns);
+		nt_json_double(j, "hit_fraction", p->hit_fraction);
+		nt_json_uint(j, "total_ns", p->total_ns);
+		json_quantiles(j, "duration_quantiles_ns", &p->durations);
+		nt_json_object_end(j);
+	}
+	nt_json_array_end(j);
+
+	nt_json_object_begin(j, "rare_long");
+	nt_json_uint(j, "threshold_ns", c->sig.rare_threshold_ns);
+	nt_json_uint(j, "count", c->sig.rare_count);
+	nt_json_array_begin(j, "longest");
+	for (size_t i = 0; i < c->sig.nrare; i++) {
+		nt_json_object_begin(j, NULL);
+		nt_json_uint(j, "start_ns", c->sig.rare[i].start_ns);
+		nt_json_uint(j, "duration_ns", c->sig.rare[i].duration_ns);
+		nt_json_bool(j, "preempted", c->sig.rare[i].flags & NT_DETOUR_PREEMPTED);
+		nt_json_object_end(j);
+	}
+	nt_json_array_end(j);
+	nt_json_object_end(j);
+	nt_json_object_begin(j, "other");
+	nt_json_uint(j, "count", c->sig.other_count);
+	nt_json_uint(j, "total_ns", c->sig.other_total_ns);
+	json_quantiles(j, "duration_quantiles_ns", &c->sig.other_durations);
+	json_quantiles(j, "gap_quantiles_ns", &c->sig.other_gaps);
+	nt_json_object_end(j);
+	if (r->with_detours)
+		json_detours(j, c);
+	nt_json_object_end(j);
+}
+
+int nt_node_noise_write_json(FILE *f, const struct nt_node_noise *r)
+{
+	if (!f || !r)
+		return -EINVAL;
+	struct nt_json j;
+	nt_json_init(&j, f);
+	nt_json_object_begin(&j, NULL);
+	nt_json_string(&j, "schema", "noisetool-noise/1");
+	nt_json_string(&j, "version", NT_VERSION);
+	nt_json_string(&j, "method", r->method);
+	nt_json_double(&j, "seconds", r->seconds);
+	nt_json_uint(&j, "threshold_ns", r->threshold_ns);
+	json_host(&j, r);
+	nt_json_array_begin(&j, "cpus");
+	for (size_t i = 0; i < r->ncpus; i++)
+		json_cpu(&j, r, &r->cpus[i]);
+	nt_json_array_end(&j);
+	nt_json_object_end(&j);
+	return nt_json_finish(&j);
+}
+
+/* "812 ns", "2.1 us", "4.20 ms", "1.23 s". */
+static const char *fmt_ns(double ns, char *buf, size_t size)
+{
+	if (ns < 1e3)
+		snprintf(buf, size, "%.0f ns", ns);
+	else if (ns < 1e6)
+		snprintf(buf, size, "%.1f us", ns / 1e3);
+	else if (ns < 1e9)
+		snprintf(buf, size, "%.2f ms", ns / 1e6);
+	else
+		snprintf(buf, size, "%.2f s", ns / 1e9);
+	return buf;
+}
+
+/* A guess at what a periodic component is, from its frequency. */
+static const char *periodic_note(const struct nt_node_noise *r, double hz)
+{
+	int khz = r->sys.kernel_hz;
+	if (khz > 0 && fabs(hz - khz) < 0.02 * khz)
+		return "scheduler tick (CONFIG_HZ)";
+	if (khz > 0 && fabs(hz - khz / 2.0) < 0.02 * khz / 2.0)
+		return "every other tick";
+	return "";
+}
+
+int nt_node_noise_write_text(FILE *f, const struct nt_node_noise *r)
+{
+	if (!f || !r)
+		return -EINVAL;
+	char a[32], b[32], c[32], d[32], e[32], g[32], h[32];
+	const struct nt_sysinfo *s = &r->sys;
+	fprintf(f, "Node noise (%s): %.1f s per CPU, threshold %s, host %s, kernel %s", r->method,
+		r->seconds, fmt_ns((double)r->threshold_ns, a, sizeof a), s->hostname, s->kernel);
+	if (s->kernel_hz)
+		fprintf(f, ", HZ %d", s->kernel_hz);
+	fprintf(f, "\n");
+	fprintf(f, "Clock: %s %.1f MHz (%s), read %.1f ns, clocksource %s; CPUs allowed %s, "
+		   "isolcpus %s, nohz_full %s\n\n",
+		nt_clock_source_name(r->clock.source), r->clock.hz / 1e6,
+		r->clock.constant_tsc ? "invariant" : "NOT invariant", r->clock.read_cost_ns,
+		s->clocksource[0] ? s->clocksource : "?", s->allowed_cpus,
+		s->isolcpus[0] ? s->isolcpus : "none", s->nohz_full[0] ? s->nohz_full : "none");
+
+	fprintf(f, "%4s %5s %9s %8s %8s %8s %10s %10s %10s %10s %10s %10s\n", "cpu", "ran",
+		"t_min", "noise%", "detours", "preempt", "max", "mean", "median", "p99",
+		"run-delay", "steal");
+	for (size_t i = 0; i < r->ncpus; i++) {
+		const struct nt_cpu_noise *cn = &r->cpus[i];
+		const struct nt_detour_stats *st = &cn->stats;
+		char ran[16], pre[16];
+		const struct nt_run_os *os = &cn->os;
+		if (os->cpu_start == os->cpu_end)
+			snprintf(ran, sizeof ran, "%d", os->cpu_start);
+		else
+			snprintf(ran, sizeof ran, "%d>%d", os->cpu_start, os->cpu_end);
+		if (cn->classified)
+			snprintf(pre, sizeof pre, "%zu", st->preempted);
+		else
+			snprintf(pre, sizeof pre, "?");
+		char tmin[32];
+		snprintf(tmin, sizeof tmin, "%.1f ns", cn->t_min_ns);
+		fprintf(f, "%4d %5s %9s %8.4f %8zu %8s %10s %10s %10s %10s %10s %10s\n", cn->cpu, ran,
+			tmin, st->noise_ratio * 100.0, st->count, pre,
+			fmt_ns((double)st->max_ns, a, sizeof a), fmt_ns(st->mean_ns, b, sizeof b),
+			fmt_ns(st->median_ns, c, sizeof c), fmt_ns((double)st->p99_ns, d, sizeof d),
+			os->run_delay_known ? fmt_ns((double)os->run_delay_ns, e, sizeof e) : "?",
+			os->steal_known ? fmt_ns((double)os->steal_ns, g, sizeof g) : "?");
+		if (cn->dropped)
+			fprintf(f, "     (%zu more detours not kept: array full)\n", cn->dropped);
+	}
+
+	bool any = false;
+	for (size_t i = 0; i < r->ncpus; i++) {
+		const struct nt_signature *sig = &r->cpus[i].sig;
+		for (size_t k = 0; k < sig->nperiodic; k++) {
+			const struct nt_periodic *p = &sig->periodic[k];
+			if (!any) {
+				fprintf(f, "\nPeriodic components\n%4s %10s %10s %8s %10s  %s\n", "cpu",
+					"freq", "typical", "count", "jitter", "note");
+				any = true;
+			}
+			char fr[32];
+			snprintf(fr, sizeof fr, "%.1f Hz", p->freq_hz);
+			fprintf(f, "%4d %10s %10s %8zu %10s  %s\n", r->cpus[i].cpu, fr,
+				fmt_ns(p->typical_ns, a, sizeof a), p->count,
+				fmt_ns(p->jitter_ns, b, sizeof b), periodic_note(r, p->freq_hz));
+		}
+	}
+	if (!any)
+		fprintf(f, "\nPeriodic components: none found\n");
+
+	any = false;
+	for (size_t i = 0; i < r->ncpus; i++) {
+		const struct nt_signature *sig = &r->cpus[i].sig;
+		if (!sig->rare_count)
+			continue;
+		if (!any) {
+			fprintf(f, "\nRare long detours (not periodic)\n%4s %8s %10s  %s\n", "cpu",
+				"count", ">=", "longest (at)");
+			any = true;
+		}
+		fprintf(f, "%4d %8zu %10s ", r->cpus[i].cpu, sig->rare_count,
+			fmt_ns((double)sig->rare_threshold_ns, a, sizeof a));
+		for (size_t k = 0; k < sig->nrare && k < 3; k++)
+			fprintf(f, " %s (%s%s)", fmt_ns((double)sig->rare[k].duration_ns, b, sizeof b),
+				fmt_ns((double)sig->rare[k].start_ns, h, sizeof h),
+				sig->rare[k].flags & NT_DETOUR_PREEMPTED ? ", preempted" : "");
+		fprintf(f, "\n");
+	}
+	if (!any)
+		fprintf(f, "\nRare long detours: none\n");
+	return ferror(f) ? -EIO : 0;
+}

@@ -1,0 +1,128 @@
+// A node's noise signature written out (libnoisetool/signature-write.c): the JSON document's
+// keys and values, balanced, FTQ's own keys.
+#include <catch2/catch.hpp>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include <noisetool/noise.h>
+
+#include "memfile.h"
+
+namespace {
+
+bool has_key(const std::string &doc, const char *key)
+{
+	return doc.find(std::string("\"") + key + "\": ") != std::string::npos;
+}
+
+} // namespace
+
+TEST_CASE("nt_node_noise_write_json", "[noise]")
+{
+	struct nt_cpu_noise cpu;
+	std::memset(&cpu, 0, sizeof cpu);
+	cpu.cpu = 3;
+	cpu.os.cpu_start = 3;
+	cpu.os.cpu_end = 3;
+	cpu.t_min_ns = 12.5;
+	cpu.elapsed_ns = 1000000000;
+	cpu.iterations = 80000000;
+	cpu.classified = true;
+	cpu.stats.count = 2;
+	cpu.stats.preempted = 1;
+	cpu.stats.total_ns = 7000;
+	cpu.stats.max_ns = 5000;
+	cpu.stats.mean_ns = 3500;
+	cpu.stats.median_ns = 3500;
+	cpu.stats.p99_ns = 5000;
+	cpu.stats.noise_ratio = 7e-6;
+	cpu.stats.hist[10] = 1;
+	cpu.stats.hist[12] = 1;
+	cpu.sig.nperiodic = 1;
+	cpu.sig.periodic[0].freq_hz = 250;
+	cpu.sig.periodic[0].typical_ns = 2000;
+	cpu.sig.periodic[0].count = 2500;
+	cpu.sig.rare_threshold_ns = 20000;
+
+	struct nt_node_noise node;
+	std::memset(&node, 0, sizeof node);
+	node.method = "detour";
+	node.seconds = 1.0;
+	node.threshold_ns = 1000;
+	std::strcpy(node.sys.hostname, "node\"1");
+	node.clock.source = NT_CLOCK_TSC;
+	node.clock.hz = 3e9;
+	node.ncpus = 1;
+	node.cpus = &cpu;
+
+	memfile m;
+	REQUIRE(m.f() != nullptr);
+	REQUIRE(nt_node_noise_write_json(m.f(), &node) == 0);
+	std::string doc = m.text();
+
+	SECTION("contains the documented keys")
+	{
+		for (const char *key : { "cpus", "cpu", "t_min_ns", "noise_ratio", "detour_count",
+					 "preempted_count", "max_ns", "mean_ns", "median_ns", "p99_ns",
+					 "periodic", "freq_hz", "typical_ns", "count" })
+			CHECK(has_key(doc, key));
+	}
+
+	SECTION("carries the values")
+	{
+		CHECK(doc.find("\"cpu\": 3,") != std::string::npos);
+		CHECK(doc.find("\"detour_count\": 2,") != std::string::npos);
+		CHECK(doc.find("\"preempted_count\": 1,") != std::string::npos);
+		CHECK(doc.find("\"freq_hz\": 250,") != std::string::npos);
+		CHECK(doc.find("\"hostname\": \"node\\\"1\"") != std::string::npos);
+		CHECK(doc.find("\"steal_ns\": null") != std::string::npos); // steal unknown
+		CHECK(doc.find("\"quantum_ns\"") == std::string::npos);     // detour method
+	}
+
+	SECTION("is balanced")
+	{
+		long braces = 0, brackets = 0;
+		bool in_str = false;
+		for (size_t i = 0; i < doc.size(); i++) {
+			char c = doc[i];
+			if (in_str) {
+				if (c == '\\')
+					i++;
+				else if (c == '"')
+					in_str = false;
+				continue;
+			}
+			if (c == '"')
+				in_str = true;
+			braces += c == '{' ? 1 : c == '}' ? -1 : 0;
+			brackets += c == '[' ? 1 : c == ']' ? -1 : 0;
+			CHECK(braces >= 0);
+			CHECK(brackets >= 0);
+		}
+		CHECK(braces == 0);
+		CHECK(brackets == 0);
+		CHECK(!in_str);
+		CHECK(doc.front() == '{');
+		CHECK(doc.substr(doc.size() - 2) == "}\n");
+	}
+
+	SECTION("FTQ adds quantum and best")
+	{
+		node.method = "ftq";
+		cpu.quantum_ns = 100000;
+		cpu.best = 1234;
+		memfile m2;
+		REQUIRE(nt_node_noise_write_json(m2.f(), &node) == 0);
+		std::string d2 = m2.text();
+		CHECK(d2.find("\"quantum_ns\": 100000,") != std::string::npos);
+		CHECK(d2.find("\"best\": 1234,") != std::string::npos);
+	}
+
+	SECTION("NULL arguments give -EINVAL")
+	{
+		CHECK(nt_node_noise_write_json(nullptr, &node) == -EINVAL);
+		CHECK(nt_node_noise_write_json(m.f(), nullptr) == -EINVAL);
+	}
+}
