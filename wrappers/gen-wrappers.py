@@ -9,19 +9,39 @@ committed.
 import os
 import re
 import sys
+from dataclasses import dataclass
+from typing import NamedTuple
 
+class Variant(NamedTuple):
+    """Which entry point of a base name: its nonblocking start (I<name>), its persistent
+    creation (NAME_init), its large-count form (NAME_c), or none of these (NAME)."""
+    nonblocking: bool = False
+    persistent: bool = False
+    large_count: bool = False
+
+    def name(self, base):
+        """The MPI name of base's entry point of this variant."""
+        name = "I" + base.lower() if self.nonblocking else base
+        return "MPI_" + name + ("_init" if self.persistent else "") + \
+            ("_c" if self.large_count else "")
+
+
+BLOCKING, LARGE = Variant(), Variant(large_count=True)
+# The entry points each kind of functions.list wraps for a base name, in this order.
 VARIANTS = {
-    "collective": lambda b: [b, b + "_c", "I" + b.lower(), "I" + b.lower() + "_c",
-                             b + "_init", b + "_init_c"],
-    "p2p": lambda b: [b, b + "_c"],
-    "wait": lambda b: [b],
-    "comm": lambda b: [b],
-    "manual": lambda b: [b],
+    "collective": [BLOCKING, LARGE, Variant(nonblocking=True),
+                   Variant(nonblocking=True, large_count=True), Variant(persistent=True),
+                   Variant(persistent=True, large_count=True)],
+    "p2p": [BLOCKING, LARGE],
+    "wait": [BLOCKING],
+    "comm": [BLOCKING],
+    "manual": [BLOCKING],
 }
 
 
 def read_list(path):
-    """(kind, MPI name) pairs in list order; variants not yet filtered."""
+    """(kind, base name, variant) of every entry point in list order; variants not yet
+    filtered."""
     out = []
     with open(path) as f:
         for line in f:
@@ -32,7 +52,7 @@ def read_list(path):
             if kind not in VARIANTS:
                 sys.exit(f"gen-wrappers: unknown kind '{kind}' in {path}")
             for b in bases:
-                out.extend((kind, "MPI_" + v) for v in VARIANTS[kind](b))
+                out.extend((kind, b, v) for v in VARIANTS[kind])
     return out
 
 
@@ -111,53 +131,103 @@ def parse_params(fn, text):
     return [Param(fn, i, p) for i, p in enumerate(parts)]
 
 
+@dataclass
+class Function:
+    """One wrapped entry point: its kind and base name in functions.list, its variant, its MPI
+    name, its parameters as mpi.h declares them, and the MPI name of its nonblocking twin (or
+    None: find_twin)."""
+    kind: str
+    base: str
+    variant: Variant
+    name: str
+    params: list
+    twin: str | None
+
+    def decl(self):
+        """The parameter list of its definition."""
+        return ", ".join(p.decl() for p in self.params) or "void"
+
+    def args(self):
+        """Its parameters' names, as the arguments of a call."""
+        return ", ".join(p.name for p in self.params)
+
+
+def without_status(params):
+    """(params less a trailing MPI_Status *, that status's name or None)."""
+    if params and params[-1].cls == "status":
+        return (params[:-1], params[-1].name)
+    return (params, None)
+
+
+def find_twin(kind, base, variant, params, protos):
+    """The nonblocking twin of a blocking collective or point-to-point call, started on
+    nt_req and waited for by the adaptive wait loop (NOISETOOL_WAIT), when mpi.h declares one
+    with the same parameter types, less a trailing status, plus a request; else None."""
+    if kind not in ("collective", "p2p") or variant.nonblocking or variant.persistent:
+        return None
+    twin = variant._replace(nonblocking=True).name(base)
+    if twin not in protos:
+        return None
+    twin_params = parse_params(twin, protos[twin])
+    mine, _ = without_status(params)
+    if [(p.type, p.arr) for p in twin_params[:-1]] != [(p.type, p.arr) for p in mine] or \
+            not twin_params or twin_params[-1].cls != "reqs":
+        return None
+    return twin
+
+
+def make_function(kind, base, variant, protos):
+    """The Function of base's entry point of this variant, which mpi.h must declare."""
+    name = variant.name(base)
+    params = parse_params(name, protos[name])
+    return Function(kind, base, variant, name, params,
+                    find_twin(kind, base, variant, params, protos))
+
+
 def of_class(params, cls):
     return [p.name for p in params if p.cls == cls]
 
 
-def one_of_class(fn, params, cls, what):
-    found = of_class(params, cls)
+def one_of_class(fn, cls, what):
+    found = of_class(fn.params, cls)
     if len(found) != 1:
-        sys.exit(f"gen-wrappers: {fn}: expected one {what} parameter, mpi.h declares {len(found)}")
+        sys.exit(f"gen-wrappers: {fn.name}: expected one {what} parameter, mpi.h declares "
+                 f"{len(found)}")
     return found[0]
 
 
-def is_persistent(name):
-    return name.endswith("_init") or name.endswith("_init_c")
-
-
-def instance_comm(kind, name, params):
+def instance_comm(fn):
     """The communicator of a collective instance (blocking, the start of a nonblocking one, or
     the creation of a persistent one); MPI_COMM_NULL for everything else."""
-    if kind != "collective":
+    if fn.kind != "collective":
         return "MPI_COMM_NULL"
-    return one_of_class(name, params, "comm", "MPI_Comm")
+    return one_of_class(fn, "comm", "MPI_Comm")
 
 
-def request_param(name, params):
-    return one_of_class(name, params, "reqs", "MPI_Request *")
+def request_param(fn):
+    return one_of_class(fn, "reqs", "MPI_Request *")
 
 
-def nonblocking_request(kind, name, params):
+def nonblocking_request(fn):
     """The request of a nonblocking collective's start (timed to its completion); NULL else."""
-    if kind != "collective" or not name.startswith("MPI_I") or is_persistent(name):
+    if fn.kind != "collective" or not fn.variant.nonblocking:
         return "NULL"
-    return request_param(name, params)
+    return request_param(fn)
 
 
-def persistent_request(kind, name, params):
+def persistent_request(fn):
     """The request a persistent collective's _init creates; NULL for every other call."""
-    if kind != "collective" or not is_persistent(name):
+    if fn.kind != "collective" or not fn.variant.persistent:
         return "NULL"
-    return request_param(name, params)
+    return request_param(fn)
 
 
-def start_requests(kind, name, params):
+def start_requests(fn):
     """(requests, count) of MPI_Start/MPI_Startall, which start persistent instances."""
-    if name == "MPI_Start":
-        return (request_param(name, params), "1")
-    if name == "MPI_Startall":
-        return (request_param(name, params), of_class(params, "int")[0])
+    if fn.name == "MPI_Start":
+        return (request_param(fn), "1")
+    if fn.name == "MPI_Startall":
+        return (request_param(fn), of_class(fn.params, "int")[0])
     return ("NULL", "0")
 
 
@@ -169,21 +239,22 @@ WAIT_INTS = {
 }
 
 
-def wait_ints(name, params):
+def wait_ints(fn):
     """role -> parameter of a wait or test call's int * parameters, by position."""
-    ints = of_class(params, "ints")
-    roles = WAIT_INTS.get(name)
+    ints = of_class(fn.params, "ints")
+    roles = WAIT_INTS.get(fn.name)
     if roles is None or len(ints) != len(roles):
-        sys.exit(f"gen-wrappers: {name}: no rule for its {len(ints)} int * parameters")
+        sys.exit(f"gen-wrappers: {fn.name}: no rule for its {len(ints)} int * parameters")
     return dict(zip(roles, ints))
 
 
-def completed(kind, name, params):
+def completed(fn):
     """What a wait or test call reports as completed (struct nt_done), beyond the requests it
     sets to MPI_REQUEST_NULL: persistent requests stay valid when they complete."""
-    if kind != "wait" or not name.startswith(("MPI_Wait", "MPI_Test")):
+    name = fn.name
+    if fn.kind != "wait" or not name.startswith(("MPI_Wait", "MPI_Test")):
         return "(struct nt_done){ 0 }"
-    r = wait_ints(name, params)
+    r = wait_ints(fn)
     if name in ("MPI_Wait", "MPI_Waitall"):
         return "(struct nt_done){ .all = 1 }"
     if name in ("MPI_Test", "MPI_Testall"):
@@ -195,79 +266,64 @@ def completed(kind, name, params):
     return f"(struct nt_done){{ .outcount = {r['outcount']}, .indices = {r['indices']} }}"
 
 
-def twin_call(kind, name, params, protos):
-    """The nonblocking twin of a blocking collective or point-to-point call, started on
-    nt_req and waited for by the adaptive wait loop (NOISETOOL_WAIT), when mpi.h declares one
-    with the same parameter types, less a trailing status, plus a request; else None."""
-    if kind not in ("collective", "p2p") or name.startswith("MPI_I") or is_persistent(name):
-        return None
-    base = name[len("MPI_"):]
-    twin = "MPI_I" + base[0].lower() + base[1:]
-    if twin not in protos:
-        return None
-    twin_params = parse_params(twin, protos[twin])
-    mine = list(params)
-    status = None
-    if mine and mine[-1].cls == "status":
-        status = mine.pop().name
-    if [(p.type, p.arr) for p in twin_params[:-1]] != [(p.type, p.arr) for p in mine] or \
-            not twin_params or twin_params[-1].cls != "reqs":
-        return None
+def twin_call(fn):
+    """The call of fn's nonblocking twin (find_twin) on nt_req, and the adaptive loop's wait
+    for it."""
+    mine, status = without_status(fn.params)
     twin_args = ", ".join([p.name for p in mine] + ["&nt_req"])
-    return (f"nt_mpiwait_request(P{twin}({twin_args}), &nt_req, "
+    return (f"nt_mpiwait_request(P{fn.twin}({twin_args}), &nt_req, "
             f"{status or 'MPI_STATUS_IGNORE'})")
 
 
-def choice(kind, name, params, protos):
+def choice(fn):
     """Whether the call runs as it is (the constant true unless it has a twin, or is a wait)."""
-    if name in ("MPI_Wait", "MPI_Waitall"):
+    if fn.name in ("MPI_Wait", "MPI_Waitall"):
         return "nt_call_blocking(call.t0_cyc)"
-    if twin_call(kind, name, params, protos) is None:
+    if fn.twin is None:
         return "true"
-    if kind == "collective":
-        return f"nt_coll_blocking({instance_comm(kind, name, params)}, &call.t0_cyc)"
+    if fn.kind == "collective":
+        return f"nt_coll_blocking({instance_comm(fn)}, &call.t0_cyc)"
     return "nt_call_blocking(call.t0_cyc)"
 
 
-def real_call(kind, name, params, protos):
+def real_call(fn):
     """The real call: the PMPI function, or (when the choice says so) its nonblocking twin, or
     for wait and waitall a test loop."""
-    args = ", ".join(p.name for p in params)
-    plain = f"P{name}({args})"
-    if name in ("MPI_Wait", "MPI_Waitall"):
-        helper = "nt_mpiwait_wait" if name == "MPI_Wait" else "nt_mpiwait_waitall"
-        return f"(NT_LIKELY(nt_blocking) ? {plain} : {helper}({args}))"
-    twin = twin_call(kind, name, params, protos)
-    if twin is None:
+    plain = f"P{fn.name}({fn.args()})"
+    if fn.name in ("MPI_Wait", "MPI_Waitall"):
+        helper = "nt_mpiwait_wait" if fn.name == "MPI_Wait" else "nt_mpiwait_waitall"
+        return f"(NT_LIKELY(nt_blocking) ? {plain} : {helper}({fn.args()}))"
+    if fn.twin is None:
         return plain
-    return f"(NT_LIKELY(nt_blocking) ? {plain} : {twin})"
+    return f"(NT_LIKELY(nt_blocking) ? {plain} : {twin_call(fn)})"
 
 
 # Constructors with a tag: the standard puts it after every other int parameter.
 TAGGED = ("MPI_Comm_create_group", "MPI_Intercomm_create")
 
 
-def created(kind, name, params, rc):
+def created(fn, rc, newcomm=None):
     """A communicator constructor's registration of what it made (nt_comms_created); empty for
     every other call. Arguments bound by type: the first MPI_Comm is the parent, the MPI_Comm *
-    the new communicator, the last int the tag (of the constructors that have one) and the
-    const char * the string tag."""
-    if kind != "comm":
+    the new communicator (or newcomm, where given), the last int the tag (of the constructors
+    that have one) and the const char * the string tag."""
+    if fn.kind != "comm":
         return "(void)0"
-    parent = (of_class(params, "comm") or ["MPI_COMM_NULL"])[0]
-    newcomm = one_of_class(name, params, "newcomm", "MPI_Comm *")
-    tag = of_class(params, "int")[-1] if name in TAGGED else "0"
-    stringtag = (of_class(params, "string") or ["NULL"])[0]
-    return f"nt_comms_created(NT_FN_{name}, {parent}, {newcomm}, {tag}, {stringtag}, {rc})"
+    parent = (of_class(fn.params, "comm") or ["MPI_COMM_NULL"])[0]
+    newcomm = newcomm or one_of_class(fn, "newcomm", "MPI_Comm *")
+    tag = of_class(fn.params, "int")[-1] if fn.name in TAGGED else "0"
+    stringtag = (of_class(fn.params, "string") or ["NULL"])[0]
+    return f"nt_comms_created(NT_FN_{fn.name}, {parent}, {newcomm}, {tag}, {stringtag}, {rc})"
 
 
-def buffer_size(kind, name, params):
+def buffer_size(fn):
     """(count, datatype) expressions of the call's bytes: the block it sends or receives
     (count x datatype size), found as a count followed by a datatype. A call with one such
     pair uses it; one with two (send side, receive side) the send side, or the receive side
     where the send side is MPI_IN_PLACE or, for scatter, not significant on every rank. Calls
     with count or datatype arrays (v and w variants) and calls without a buffer:
     ("0", MPI_DATATYPE_NULL)."""
+    params = fn.params
     pairs = [i for i in range(len(params) - 1)
              if params[i].cls == "int" and params[i + 1].cls == "type"]
     ntypes = len(of_class(params, "type")) + len(of_class(params, "types"))
@@ -280,26 +336,26 @@ def buffer_size(kind, name, params):
     scount, stype = params[s].name, params[s + 1].name
     rcount, rtype = params[r].name, params[r + 1].name
     if s == 0 or r == 0 or params[s - 1].cls != "buf" or params[r - 1].cls != "buf":
-        sys.exit(f"gen-wrappers: {name}: a count and datatype pair without its buffer")
+        sys.exit(f"gen-wrappers: {fn.name}: a count and datatype pair without its buffer")
     sbuf, rbuf = params[s - 1].name, params[r - 1].name
-    if "catter" in name:
+    if "catter" in fn.name:
         return (f"({rbuf} == MPI_IN_PLACE ? {scount} : {rcount})",
                 f"({rbuf} == MPI_IN_PLACE ? {stype} : {rtype})")
     return (f"({sbuf} == MPI_IN_PLACE ? {rcount} : {scount})",
             f"({sbuf} == MPI_IN_PLACE ? {rtype} : {stype})")
 
 
-def wait_requests(kind, name, params):
+def wait_requests(fn):
     """(requests, count) of a wait/test call, whose completions end tracked nonblocking
     collectives; ("NULL", "0") for every other call."""
-    if kind != "wait" or not re.match(r"^MPI_(Wait|Test)(all|any|some)?$", name):
+    if fn.kind != "wait" or not re.match(r"^MPI_(Wait|Test)(all|any|some)?$", fn.name):
         return ("NULL", "0")
-    reqs = request_param(name, params)
-    if name in ("MPI_Wait", "MPI_Test"):
+    reqs = request_param(fn)
+    if fn.name in ("MPI_Wait", "MPI_Test"):
         return (reqs, "1")
-    ints = of_class(params, "int")
-    if not ints or params[0].name != ints[0]:
-        sys.exit(f"gen-wrappers: {name}: its first parameter is not the request count")
+    ints = of_class(fn.params, "int")
+    if not ints or fn.params[0].name != ints[0]:
+        sys.exit(f"gen-wrappers: {fn.name}: its first parameter is not the request count")
     return (reqs, ints[0])
 
 
@@ -314,19 +370,19 @@ F_MANUAL = ("MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Abort", "MPI_Pco
             "MPI_Comm_free", "MPI_Comm_disconnect", "MPI_Type_free", "MPI_Request_free")  # Fortran passes hidden string lengths: not generated
 
 
-def fortran_ok(kind, name, params):
-    return (kind != "manual" and not name.endswith("_c") and
-            not any(p.cls in F_NO_WRAPPER for p in params))
+def fortran_ok(fn):
+    return (fn.kind != "manual" and not fn.variant.large_count and
+            not any(p.cls in F_NO_WRAPPER for p in fn.params))
 
 
 def f_int(p):
     return f"(int)*(const MPI_Fint *){p}"
 
 
-def f_expr(kind, name, params, expr):
+def f_expr(fn, expr):
     """A C wrapper's expression with each parameter aN replaced by its C value: handles through
     f2c, integers read, buffers compared with Fortran's MPI_IN_PLACE."""
-    by_name = {p.name: p for p in params}
+    by_name = {p.name: p for p in fn.params}
 
     def sub(m):
         p = by_name.get(m.group(0))
@@ -340,26 +396,28 @@ def f_expr(kind, name, params, expr):
             return f_int(p.name)
         if p.cls == "buf":
             return f"({p.name} == NT_F_IN_PLACE ? MPI_IN_PLACE : {p.name})"
-        sys.exit(f"gen-wrappers: {name}: no Fortran conversion for parameter {p.name} ({p.cls})")
+        sys.exit(f"gen-wrappers: {fn.name}: no Fortran conversion for parameter {p.name} "
+                 f"({p.cls})")
     return re.sub(r"\ba\d+\b", sub, expr)
 
 
-def fortran_wrapper(kind, name, params, protos, decls):
-    """The Fortran entry point of name; decls gets the binding functions it calls."""
+def fortran_wrapper(fn, decls):
+    """The Fortran entry point of fn; decls gets the binding functions it calls."""
+    name, kind, params = fn.name, fn.kind, fn.params
     lname = name.lower()
     fparams = ", ".join([f"void *{p.name}" for p in params] + ["MPI_Fint *ierr"])
     fargs = ", ".join([p.name for p in params] + ["ierr"])
-    comm = instance_comm(kind, name, params)
-    comm = "MPI_COMM_NULL" if comm == "MPI_COMM_NULL" else f_expr(kind, name, params, comm)
-    count, dtype = buffer_size(kind, name, params)
-    count, dtype = f_expr(kind, name, params, count), f_expr(kind, name, params, dtype)
+    comm = instance_comm(fn)
+    comm = "MPI_COMM_NULL" if comm == "MPI_COMM_NULL" else f_expr(fn, comm)
+    count, dtype = buffer_size(fn)
+    count, dtype = f_expr(fn, count), f_expr(fn, dtype)
     pre, post, nbreq = [], [], "NULL"
-    if nonblocking_request(kind, name, params) != "NULL":
-        r = nonblocking_request(kind, name, params)
+    if nonblocking_request(fn) != "NULL":
+        r = nonblocking_request(fn)
         post.append(f"MPI_Request nt_creq = *ierr == MPI_SUCCESS ? "
                     f"MPI_Request_f2c(*(const MPI_Fint *){r}) : MPI_REQUEST_NULL;")
         nbreq = "&nt_creq"
-    reqs, n = wait_requests(kind, name, params)
+    reqs, n = wait_requests(fn)
     done = "(struct nt_done){ 0 }"
     if reqs != "NULL":
         n = "1" if n == "1" else f_int(n)
@@ -368,38 +426,32 @@ def fortran_wrapper(kind, name, params, protos, decls):
         if name in ("MPI_Wait", "MPI_Waitall"):
             done = "(struct nt_done){ .all = 1 }"
         elif name in ("MPI_Test", "MPI_Testall"):
-            done = f"(struct nt_done){{ .all = *(const MPI_Fint *){wait_ints(name, params)['flag']} }}"
+            done = f"(struct nt_done){{ .all = *(const MPI_Fint *){wait_ints(fn)['flag']} }}"
         elif name in ("MPI_Waitany", "MPI_Testany"):
-            r = wait_ints(name, params)
+            r = wait_ints(fn)
             flag = f"*(const MPI_Fint *){r['flag']} && " if "flag" in r else ""
             post.append(f"int nt_index = nt_f_index(*(const MPI_Fint *){r['index']});")
             done = f"(struct nt_done){{ .index = {flag}nt_index != MPI_UNDEFINED ? &nt_index : NULL }}"
         else:
-            r = wait_ints(name, params)
+            r = wait_ints(fn)
             post.append(f"const int *nt_indices = nt_f_indices({r['indices']}, "
                         f"*(const MPI_Fint *){r['outcount']});")
             done = (f"(struct nt_done){{ .outcount = nt_indices ? {r['outcount']} : NULL, "
                     f".indices = nt_indices }}")
     created_call = "(void)0"
     if kind == "comm":
-        c = created(kind, name, params, "*ierr")
-        newcomm = one_of_class(name, params, "newcomm", "MPI_Comm *")
+        newcomm = one_of_class(fn, "newcomm", "MPI_Comm *")
         post_c = (f"MPI_Comm nt_cnew = *ierr == MPI_SUCCESS ? "
                   f"MPI_Comm_f2c(*(const MPI_Fint *){newcomm}) : MPI_COMM_NULL;")
-        c = c.replace(newcomm, "&nt_cnew")
-        for p in params:
-            if p.cls == "comm":
-                c = re.sub(rf"\b{p.name}\b", f"MPI_Comm_f2c(*(const MPI_Fint *){p.name})", c)
-            elif p.cls == "int":
-                c = re.sub(rf"\b{p.name}\b", f_int(p.name), c)
+        c = f_expr(fn, created(fn, "*ierr", "&nt_cnew"))
         created_call = "{ " + post_c + " " + c + "; }"
     # A collective with a nonblocking twin votes with the others as its C wrapper does
     # (NOISETOOL_WAIT: one rank calling from C, another from Fortran, must agree) and, when
     # told to, starts the binding's twin and waits for it in the adaptive loop.
     decls[lname] = fparams
-    twin = twin_call(kind, name, params, protos) if kind == "collective" else None
+    twin = fn.twin if kind == "collective" else None
     if twin:
-        tname = ("mpi_i" + name[4:]).lower()  # MPI_Allreduce -> mpi_iallreduce
+        tname = twin.lower()  # MPI_Allreduce -> mpi_iallreduce
         targs = ", ".join([p.name for p in params] + ["&nt_freq", "ierr"])
         real = (f"if (NT_LIKELY(nt_blocking)) {{ NT_F_CALL({lname}, {fargs}); }} else {{ "
                 f"MPI_Fint nt_freq; NT_F_CALL({tname}, {targs}); "
@@ -438,17 +490,17 @@ NT_MPI_API void {lname}_({fparams})
 """
 
 
-def has_fast_path(kind, name, params):
+def has_fast_path(fn):
     """Whether the wrapper is simple enough for a fast path: a blocking collective, a
     point-to-point call, a wait or test call that starts no persistent collective."""
-    return (kind in ("collective", "p2p", "wait") and
-            nonblocking_request(kind, name, params) == "NULL" and
-            persistent_request(kind, name, params) == "NULL" and
-            start_requests(kind, name, params)[1] == "0" and
-            created(kind, name, params, "rc") == "(void)0")
+    return (fn.kind in ("collective", "p2p", "wait") and
+            nonblocking_request(fn) == "NULL" and
+            persistent_request(fn) == "NULL" and
+            start_requests(fn)[1] == "0" and
+            created(fn, "rc") == "(void)0")
 
 
-def fast_path(kind, name, params, protos, fast_index):
+def fast_path(fn, fast_index):
     """A simple wrapper's two functions (a blocking collective, a point-to-point call, a wait
     or test call that starts no persistent collective): the exported one holds only the fast
     path (call.h: nt_fast_begin, nt_fast_find before the real call, nt_fast_coll_end or
@@ -458,16 +510,16 @@ def fast_path(kind, name, params, protos, fast_index):
     only the registers it needs. Returns (the generic function's head, its caller's return
     address, the exported function, the comment's words, the generic function's first line);
     the others are one function, as before."""
-    decl = ", ".join(p.decl() for p in params) or "void"
+    name, decl = fn.name, fn.decl()
     if name not in fast_index:
         return (f"NT_MPI_API int {name}({decl})", "__builtin_return_address(0)", "",
                 "it has none", "")
-    comm = instance_comm(kind, name, params)
+    comm = instance_comm(fn)
     coll = comm != "MPI_COMM_NULL"
-    waits = "true" if kind == "wait" else "false"
-    count, dtype = buffer_size(kind, name, params)
+    waits = "true" if fn.kind == "wait" else "false"
+    count, dtype = buffer_size(fn)
     typed = "false" if dtype == "MPI_DATATYPE_NULL" else "true"
-    args = ", ".join(p.name for p in params)
+    args = fn.args()
     head = f"static __attribute__((noinline)) int nt_generic_{name}({decl})"
     ret = "__builtin_return_address(0)"
     end = (f"nt_fast_coll_end(nt_t, nt_s, nt_cs, {typed}, t0, t1, frc)" if coll else
@@ -493,13 +545,12 @@ def fast_path(kind, name, params, protos, fast_index):
     return (head, "nt_ret", fast, doc, "void *nt_ret = nt_thread_.generic_ret;")
 
 
-def write_fortran(path, kept, protos):
+def write_fortran(path, kept):
     bodies, decls, names = [], {}, []
-    for kind, name in kept:
-        params = parse_params(name, protos[name])
-        if fortran_ok(kind, name, params):
-            bodies.append(fortran_wrapper(kind, name, params, protos, decls))
-            names.append(name.lower() + "_")
+    for fn in kept:
+        if fortran_ok(fn):
+            bodies.append(fortran_wrapper(fn, decls))
+            names.append(fn.name.lower() + "_")
     with open(path, "w") as f:
         f.write("/* Generated by gen-wrappers.py: the Fortran entry points (Open MPI). */\n")
         f.write('#include <mpi.h>\n\n#include <noisetool/clock.h>\n\n#include "call.h"\n'
@@ -520,25 +571,29 @@ def main():
     protos = read_prototypes(mpi_i)
     template = open(tmpl_path).read()
 
-    kept, exported = [], []
-    for kind, name in wanted:
+    kept, exported, manual = [], [], []
+    for kind, base, variant in wanted:
+        name = variant.name(base)
+        if kind == "manual":
+            manual.append(name)
         if name not in protos:
             continue  # this MPI does not declare that variant
         exported.append(name)
         if kind != "manual":
-            kept.append((kind, name))
-    missing_manual = [n for k, n in wanted if k == "manual" and n not in protos]
+            kept.append(make_function(kind, base, variant, protos))
+    missing_manual = [n for n in manual if n not in protos]
     if missing_manual:
         sys.exit("gen-wrappers: mpi.h lacks " + ", ".join(missing_manual))
     fast_index = {}  # name -> its place in the thread's memo of fast-path sites (call.h)
-    for kind, name in kept:
-        if has_fast_path(kind, name, parse_params(name, protos[name])):
-            fast_index[name] = len(fast_index)
+    for fn in kept:
+        if has_fast_path(fn):
+            fast_index[fn.name] = len(fast_index)
 
+    allfns = [("manual", n) for n in manual] + [(fn.kind, fn.name) for fn in kept]
     with open(out_h, "w") as h:
         h.write("/* Generated by gen-wrappers.py: ids of the wrapped MPI functions. */\n")
         h.write("#ifndef NT_WRAPPER_IDS_H\n#define NT_WRAPPER_IDS_H\n\nenum nt_fn {\n")
-        for kind, name in [("manual", n) for k, n in wanted if k == "manual"] + kept:
+        for kind, name in allfns:
             h.write(f"\tNT_FN_{name},\n")
         h.write("\tNT_FN_COUNT\n};\n\n")
         h.write("/* Name and kind of each function id. */\n")
@@ -557,7 +612,6 @@ def main():
         c.write("/* Generated by gen-wrappers.py: names, kinds and fast-path places of the wrapped\n"
                 " * MPI functions. */\n")
         c.write(f'#include "{os.path.basename(out_h)}"\n\n')
-        allfns = [("manual", n) for k, n in wanted if k == "manual"] + kept
         c.write("const char *const nt_fn_name[NT_FN_COUNT] = {\n")
         for _, name in allfns:
             c.write(f'\t"{name}",\n')
@@ -571,34 +625,31 @@ def main():
     with open(out_c, "w") as c:
         c.write("/* Generated by gen-wrappers.py from functions.list, mpi.h and wrapper.c.in. */\n")
         c.write('#include <mpi.h>\n\n#include <noisetool/clock.h>\n\n#include "call.h"\n')
-        for kind, name in kept:
-            params = parse_params(name, protos[name])
-            args = ", ".join(p.name for p in params)
-            generic, ret, fast, fastdoc, retdecl = fast_path(kind, name, params, protos,
-                                                             fast_index)
+        for fn in kept:
+            generic, ret, fast, fastdoc, retdecl = fast_path(fn, fast_index)
             body = (template.replace("@GENERIC@", generic).replace("@RET@", ret)
                     .replace("@RETDECL@", retdecl)
                     .replace("@FAST@", fast).replace("@FASTDOC@", fastdoc)
-                    .replace("@NAME@", name).replace("@KIND@", kind)
-                    .replace("@PARAMS@", ", ".join(p.decl() for p in params) or "void").replace("@ARGS@", args)
-                    .replace("@COMM@", instance_comm(kind, name, params))
-                    .replace("@NBREQ@", nonblocking_request(kind, name, params))
-                    .replace("@WAITREQS@", wait_requests(kind, name, params)[0])
-                    .replace("@WAITN@", wait_requests(kind, name, params)[1])
-                    .replace("@DONE@", completed(kind, name, params))
-                    .replace("@PREQ@", persistent_request(kind, name, params))
-                    .replace("@STARTREQS@", start_requests(kind, name, params)[0])
-                    .replace("@STARTN@", start_requests(kind, name, params)[1])
-                    .replace("@REALCALL@", real_call(kind, name, params, protos))
-                    .replace("@CHOICE@", choice(kind, name, params, protos))
-                    .replace("@CREATED_PAUSED@", created(kind, name, params, "prc"))
-                    .replace("@CREATED@", created(kind, name, params, "rc"))
-                    .replace("@COUNT@", "(uint64_t)" + buffer_size(kind, name, params)[0])
-                    .replace("@TYPE@", buffer_size(kind, name, params)[1]))
+                    .replace("@NAME@", fn.name).replace("@KIND@", fn.kind)
+                    .replace("@PARAMS@", fn.decl()).replace("@ARGS@", fn.args())
+                    .replace("@COMM@", instance_comm(fn))
+                    .replace("@NBREQ@", nonblocking_request(fn))
+                    .replace("@WAITREQS@", wait_requests(fn)[0])
+                    .replace("@WAITN@", wait_requests(fn)[1])
+                    .replace("@DONE@", completed(fn))
+                    .replace("@PREQ@", persistent_request(fn))
+                    .replace("@STARTREQS@", start_requests(fn)[0])
+                    .replace("@STARTN@", start_requests(fn)[1])
+                    .replace("@REALCALL@", real_call(fn))
+                    .replace("@CHOICE@", choice(fn))
+                    .replace("@CREATED_PAUSED@", created(fn, "prc"))
+                    .replace("@CREATED@", created(fn, "rc"))
+                    .replace("@COUNT@", "(uint64_t)" + buffer_size(fn)[0])
+                    .replace("@TYPE@", buffer_size(fn)[1]))
             c.write("\n" + body)
 
     if len(sys.argv) == 9:
-        fortran = write_fortran(sys.argv[8], kept, protos)
+        fortran = write_fortran(sys.argv[8], kept)
         exported += fortran + [n.lower() + "_" for n in F_MANUAL]
     with open(out_syms, "w") as s:
         s.write("\n".join(sorted(exported)) + "\n")
