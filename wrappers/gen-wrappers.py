@@ -39,6 +39,62 @@ VARIANTS = {
 }
 
 
+@dataclass(frozen=True)
+class Traits:
+    """What the wrappers of a base name need to know that their parameters' types do not say.
+    Everything else (communicator, buffers, requests, new communicator) is found by type."""
+    # A wait or test call: the requests it completes ("one", or "array" after their count),
+    # the roles of its int * parameters in the standard's order, and what it reports completed
+    # (struct nt_done, call.h): "all" its requests, "flag" all of them if its flag is set,
+    # "index" the one at its index (if its flag, where it has one, is set), "some" those at its
+    # indices.
+    completes: str = ""
+    ints: tuple = ()
+    done: str = ""
+    # A blocking wait: the adaptive loop (mpiwait.h) that waits for it under NOISETOOL_WAIT.
+    wait_loop: str = ""
+    # A start of persistent requests: how many it starts ("one", or "array" after their count).
+    starts: str = ""
+    # A communicator constructor with a tag, which the standard puts after every other int.
+    tagged: bool = False
+    # A collective whose send side is significant at the root alone (scatter): its bytes are
+    # the receive side's.
+    receive_side: bool = False
+    # Its Fortran entry point is written by hand in fortran.c (Open MPI), not generated.
+    fortran_by_hand: bool = False
+
+
+# The traits of each base name of functions.list that has any (its variants share them:
+# MPI_Iscatter, MPI_Scatter_init and MPI_Scatter_c are MPI_Scatter's); the only place that
+# knows an MPI function by its name.
+TRAITS = {
+    "Wait": Traits(completes="one", ints=(), done="all", wait_loop="nt_mpiwait_wait"),
+    "Waitall": Traits(completes="array", ints=(), done="all", wait_loop="nt_mpiwait_waitall"),
+    "Waitany": Traits(completes="array", ints=("index",), done="index"),
+    "Waitsome": Traits(completes="array", ints=("outcount", "indices"), done="some"),
+    "Test": Traits(completes="one", ints=("flag",), done="flag"),
+    "Testall": Traits(completes="array", ints=("flag",), done="flag"),
+    "Testany": Traits(completes="array", ints=("index", "flag"), done="index"),
+    "Testsome": Traits(completes="array", ints=("outcount", "indices"), done="some"),
+    "Start": Traits(starts="one"),
+    "Startall": Traits(starts="array"),
+    "Comm_create_group": Traits(tagged=True),
+    "Intercomm_create": Traits(tagged=True),
+    "Scatter": Traits(receive_side=True),
+    "Scatterv": Traits(receive_side=True),
+    # Around the binding's own init and finalize, or acting on what MPI did (the frees).
+    "Init": Traits(fortran_by_hand=True),
+    "Init_thread": Traits(fortran_by_hand=True),
+    "Finalize": Traits(fortran_by_hand=True),
+    "Abort": Traits(fortran_by_hand=True),
+    "Pcontrol": Traits(fortran_by_hand=True),
+    "Comm_free": Traits(fortran_by_hand=True),
+    "Comm_disconnect": Traits(fortran_by_hand=True),
+    "Type_free": Traits(fortran_by_hand=True),
+    "Request_free": Traits(fortran_by_hand=True),
+}
+
+
 def read_list(path):
     """(kind, base name, variant) of every entry point in list order; variants not yet
     filtered."""
@@ -134,13 +190,14 @@ def parse_params(fn, text):
 @dataclass
 class Function:
     """One wrapped entry point: its kind and base name in functions.list, its variant, its MPI
-    name, its parameters as mpi.h declares them, and the MPI name of its nonblocking twin (or
-    None: find_twin)."""
+    name, its parameters as mpi.h declares them, its base name's traits, and the MPI name of
+    its nonblocking twin (or None: find_twin)."""
     kind: str
     base: str
     variant: Variant
     name: str
     params: list
+    traits: Traits
     twin: str | None
 
     def decl(self):
@@ -180,7 +237,11 @@ def make_function(kind, base, variant, protos):
     """The Function of base's entry point of this variant, which mpi.h must declare."""
     name = variant.name(base)
     params = parse_params(name, protos[name])
-    return Function(kind, base, variant, name, params,
+    traits = TRAITS.get(base, Traits())
+    if kind == "wait" and not (traits.completes or traits.starts):
+        sys.exit(f"gen-wrappers: {name}: a wait call needs its traits in TRAITS (what it "
+                 "completes or starts)")
+    return Function(kind, base, variant, name, params, traits,
                     find_twin(kind, base, variant, params, protos))
 
 
@@ -222,47 +283,57 @@ def persistent_request(fn):
     return request_param(fn)
 
 
+def requests(fn, how):
+    """(requests, count) of a call that completes or starts requests (its traits' completes or
+    starts: how): "one" request, or an "array" after their count, its first parameter;
+    ("NULL", "0") where how is empty."""
+    if not how:
+        return ("NULL", "0")
+    reqs = request_param(fn)
+    if how == "one":
+        return (reqs, "1")
+    ints = of_class(fn.params, "int")
+    if not ints or fn.params[0].name != ints[0]:
+        sys.exit(f"gen-wrappers: {fn.name}: its first parameter is not the request count")
+    return (reqs, ints[0])
+
+
+def wait_requests(fn):
+    """(requests, count) of a wait/test call, whose completions end tracked nonblocking
+    collectives; ("NULL", "0") for every other call."""
+    return requests(fn, fn.traits.completes)
+
+
 def start_requests(fn):
     """(requests, count) of MPI_Start/MPI_Startall, which start persistent instances."""
-    if fn.name == "MPI_Start":
-        return (request_param(fn), "1")
-    if fn.name == "MPI_Startall":
-        return (request_param(fn), of_class(fn.params, "int")[0])
-    return ("NULL", "0")
-
-
-# The int * parameters of the wait and test calls, in the standard's order.
-WAIT_INTS = {
-    "MPI_Test": ("flag",), "MPI_Testall": ("flag",), "MPI_Waitany": ("index",),
-    "MPI_Testany": ("index", "flag"), "MPI_Waitsome": ("outcount", "indices"),
-    "MPI_Testsome": ("outcount", "indices"), "MPI_Wait": (), "MPI_Waitall": (),
-}
+    return requests(fn, fn.traits.starts)
 
 
 def wait_ints(fn):
-    """role -> parameter of a wait or test call's int * parameters, by position."""
+    """role -> parameter of a wait or test call's int * parameters, by position (its traits'
+    ints)."""
     ints = of_class(fn.params, "ints")
-    roles = WAIT_INTS.get(fn.name)
-    if roles is None or len(ints) != len(roles):
-        sys.exit(f"gen-wrappers: {fn.name}: no rule for its {len(ints)} int * parameters")
+    roles = fn.traits.ints
+    if len(ints) != len(roles):
+        sys.exit(f"gen-wrappers: {fn.name}: TRAITS names {len(roles)} int * parameters, "
+                 f"mpi.h declares {len(ints)}")
     return dict(zip(roles, ints))
 
 
 def completed(fn):
     """What a wait or test call reports as completed (struct nt_done), beyond the requests it
     sets to MPI_REQUEST_NULL: persistent requests stay valid when they complete."""
-    name = fn.name
-    if fn.kind != "wait" or not name.startswith(("MPI_Wait", "MPI_Test")):
+    if not fn.traits.completes:
         return "(struct nt_done){ 0 }"
-    r = wait_ints(fn)
-    if name in ("MPI_Wait", "MPI_Waitall"):
+    r, done = wait_ints(fn), fn.traits.done
+    if done == "all":
         return "(struct nt_done){ .all = 1 }"
-    if name in ("MPI_Test", "MPI_Testall"):
+    if done == "flag":
         return f"(struct nt_done){{ .all = *{r['flag']} }}"
-    if name == "MPI_Waitany":
-        return f"(struct nt_done){{ .index = {r['index']} }}"
-    if name == "MPI_Testany":
+    if done == "index" and "flag" in r:
         return f"(struct nt_done){{ .index = *{r['flag']} ? {r['index']} : NULL }}"
+    if done == "index":
+        return f"(struct nt_done){{ .index = {r['index']} }}"
     return f"(struct nt_done){{ .outcount = {r['outcount']}, .indices = {r['indices']} }}"
 
 
@@ -277,7 +348,7 @@ def twin_call(fn):
 
 def choice(fn):
     """Whether the call runs as it is (the constant true unless it has a twin, or is a wait)."""
-    if fn.name in ("MPI_Wait", "MPI_Waitall"):
+    if fn.traits.wait_loop:
         return "nt_call_blocking(call.t0_cyc)"
     if fn.twin is None:
         return "true"
@@ -290,16 +361,11 @@ def real_call(fn):
     """The real call: the PMPI function, or (when the choice says so) its nonblocking twin, or
     for wait and waitall a test loop."""
     plain = f"P{fn.name}({fn.args()})"
-    if fn.name in ("MPI_Wait", "MPI_Waitall"):
-        helper = "nt_mpiwait_wait" if fn.name == "MPI_Wait" else "nt_mpiwait_waitall"
-        return f"(NT_LIKELY(nt_blocking) ? {plain} : {helper}({fn.args()}))"
+    if fn.traits.wait_loop:
+        return f"(NT_LIKELY(nt_blocking) ? {plain} : {fn.traits.wait_loop}({fn.args()}))"
     if fn.twin is None:
         return plain
     return f"(NT_LIKELY(nt_blocking) ? {plain} : {twin_call(fn)})"
-
-
-# Constructors with a tag: the standard puts it after every other int parameter.
-TAGGED = ("MPI_Comm_create_group", "MPI_Intercomm_create")
 
 
 def created(fn, rc, newcomm=None):
@@ -311,7 +377,7 @@ def created(fn, rc, newcomm=None):
         return "(void)0"
     parent = (of_class(fn.params, "comm") or ["MPI_COMM_NULL"])[0]
     newcomm = newcomm or one_of_class(fn, "newcomm", "MPI_Comm *")
-    tag = of_class(fn.params, "int")[-1] if fn.name in TAGGED else "0"
+    tag = of_class(fn.params, "int")[-1] if fn.traits.tagged else "0"
     stringtag = (of_class(fn.params, "string") or ["NULL"])[0]
     return f"nt_comms_created(NT_FN_{fn.name}, {parent}, {newcomm}, {tag}, {stringtag}, {rc})"
 
@@ -338,25 +404,11 @@ def buffer_size(fn):
     if s == 0 or r == 0 or params[s - 1].cls != "buf" or params[r - 1].cls != "buf":
         sys.exit(f"gen-wrappers: {fn.name}: a count and datatype pair without its buffer")
     sbuf, rbuf = params[s - 1].name, params[r - 1].name
-    if "catter" in fn.name:
+    if fn.traits.receive_side:
         return (f"({rbuf} == MPI_IN_PLACE ? {scount} : {rcount})",
                 f"({rbuf} == MPI_IN_PLACE ? {stype} : {rtype})")
     return (f"({sbuf} == MPI_IN_PLACE ? {rcount} : {scount})",
             f"({sbuf} == MPI_IN_PLACE ? {rtype} : {stype})")
-
-
-def wait_requests(fn):
-    """(requests, count) of a wait/test call, whose completions end tracked nonblocking
-    collectives; ("NULL", "0") for every other call."""
-    if fn.kind != "wait" or not re.match(r"^MPI_(Wait|Test)(all|any|some)?$", fn.name):
-        return ("NULL", "0")
-    reqs = request_param(fn)
-    if fn.name in ("MPI_Wait", "MPI_Test"):
-        return (reqs, "1")
-    ints = of_class(fn.params, "int")
-    if not ints or fn.params[0].name != ints[0]:
-        sys.exit(f"gen-wrappers: {fn.name}: its first parameter is not the request count")
-    return (reqs, ints[0])
 
 
 # Fortran entry points (Open MPI only: its Fortran binding calls the PMPI_ C functions, so a
@@ -364,10 +416,8 @@ def wait_requests(fn):
 # takes the Fortran arguments (all addresses) and passes them untouched to the binding's own
 # pmpi_x_, found by dlsym: buffers, MPI_IN_PLACE and statuses stay the binding's business. The
 # tool converts only the handles it books, with the MPI's f2c functions.
+# Fortran passes hidden string lengths: a function with a string parameter gets none.
 F_NO_WRAPPER = ("string",)
-# Written by hand in fortran.c, around the binding's own init and finalize.
-F_MANUAL = ("MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Abort", "MPI_Pcontrol",
-            "MPI_Comm_free", "MPI_Comm_disconnect", "MPI_Type_free", "MPI_Request_free")  # Fortran passes hidden string lengths: not generated
 
 
 def fortran_ok(fn):
@@ -423,11 +473,11 @@ def fortran_wrapper(fn, decls):
         n = "1" if n == "1" else f_int(n)
         pre.append(f"int nt_n = nt_f_requests({reqs}, {n}, &nt_creqs);")
         post.append(f"nt_f_requests({reqs}, nt_n, &nt_creqs);")
-        if name in ("MPI_Wait", "MPI_Waitall"):
+        if fn.traits.done == "all":
             done = "(struct nt_done){ .all = 1 }"
-        elif name in ("MPI_Test", "MPI_Testall"):
+        elif fn.traits.done == "flag":
             done = f"(struct nt_done){{ .all = *(const MPI_Fint *){wait_ints(fn)['flag']} }}"
-        elif name in ("MPI_Waitany", "MPI_Testany"):
+        elif fn.traits.done == "index":
             r = wait_ints(fn)
             flag = f"*(const MPI_Fint *){r['flag']} && " if "flag" in r else ""
             post.append(f"int nt_index = nt_f_index(*(const MPI_Fint *){r['index']});")
@@ -568,6 +618,9 @@ def main():
                  "[OUT_FORTRAN]")
     lst, mpi_i, tmpl_path, out_c, out_h, out_ids_c, out_syms = sys.argv[1:8]
     wanted = read_list(lst)
+    unlisted = sorted(set(TRAITS) - {base for _, base, _ in wanted})
+    if unlisted:
+        sys.exit("gen-wrappers: TRAITS names what functions.list does not: " + ", ".join(unlisted))
     protos = read_prototypes(mpi_i)
     template = open(tmpl_path).read()
 
@@ -650,7 +703,8 @@ def main():
 
     if len(sys.argv) == 9:
         fortran = write_fortran(sys.argv[8], kept)
-        exported += fortran + [n.lower() + "_" for n in F_MANUAL]
+        exported += fortran + [f"mpi_{base.lower()}_" for base, traits in TRAITS.items()
+                               if traits.fortran_by_hand]
     with open(out_syms, "w") as s:
         s.write("\n".join(sorted(exported)) + "\n")
     print(f"gen-wrappers: {len(kept)} generated wrappers, {len(exported)} exported MPI_ symbols")
