@@ -550,49 +550,80 @@ def has_fast_path(fn):
             created(fn, "rc") == "(void)0")
 
 
-def fast_path(fn, fast_index):
-    """A simple wrapper's two functions (a blocking collective, a point-to-point call, a wait
-    or test call that starts no persistent collective): the exported one holds only the fast
-    path (call.h: nt_fast_begin, nt_fast_find before the real call, nt_fast_coll_end or
-    nt_fast_p2p_end after it) and hands every other call to the generic one, nt_generic_NAME,
-    with its own arguments (a jump where the compiler can: the exported function need not keep
-    them for it) and its return address in the thread's state, so that the fast path saves
-    only the registers it needs. Returns (the generic function's head, its caller's return
-    address, the exported function, the comment's words, the generic function's first line);
-    the others are one function, as before."""
-    name, decl = fn.name, fn.decl()
-    if name not in fast_index:
-        return (f"NT_MPI_API int {name}({decl})", "__builtin_return_address(0)", "",
-                "it has none", "")
+def c_bool(b):
+    """A Python truth value as C's."""
+    return "true" if b else "false"
+
+
+def template_values(fn, fast_index):
+    """Every value fn's templates need, by template: "wrapper" (wrapper.c.in), and for a
+    function with a fast path (fast_index: has_fast_path) "fast" (wrapper-fast.c.in)."""
+    name = fn.name
+    fast = name in fast_index
     comm = instance_comm(fn)
-    coll = comm != "MPI_COMM_NULL"
-    waits = "true" if fn.kind == "wait" else "false"
     count, dtype = buffer_size(fn)
-    typed = "false" if dtype == "MPI_DATATYPE_NULL" else "true"
-    args = fn.args()
-    head = f"static __attribute__((noinline)) int nt_generic_{name}({decl})"
-    ret = "__builtin_return_address(0)"
-    end = (f"nt_fast_coll_end(nt_t, nt_s, nt_cs, {typed}, t0, t1, frc)" if coll else
-           f"nt_fast_p2p_end(nt_t, nt_s, {typed}, t0, t1, frc)")
-    fast = (f"NT_MPI_API int {name}({decl})\n{{\n"
-            f"\tstruct nt_thread *nt_t = &nt_thread_;\n"
-            f"\tvoid *nt_ret = {ret};\n"
-            f"\tif (NT_LIKELY(nt_fast_open(nt_t, {waits}))) {{\n"
-            f"\t\tstruct nt_comm *nt_cs;\n"
-            f"\t\tstruct nt_site *nt_s = nt_fast_find(nt_t, {fast_index[name]}, {'true' if coll else 'false'}, {typed}, NT_FN_{name}, nt_ret,\n"
-            f"\t\t\t\t\t\t    {comm}, (uint64_t){count}, {dtype}, &nt_cs);\n"
-            f"\t\tif (NT_LIKELY(nt_s != NULL)) {{\n"
-            f"\t\t\tnt_t->depth = 1;\n"
-            f"\t\t\tuint64_t t0 = nt_clock_raw_cyc();\n"
-            f"\t\t\tint frc = P{name}({args});\n"
-            f"\t\t\tuint64_t t1 = nt_clock_raw_cyc();\n"
-            f"\t\t\treturn {end};\n\t\t}}\n\t}}\n"
-            f"\tnt_t->generic_ret = nt_ret;\n"
-            f"\treturn nt_generic_{name}({args});\n}}\n")
-    doc = ("the caches' lookup before the real call, the real call between two raw counter "
-           "reads, the books after it; the exported function holds only that, and "
-           "nt_generic_" + name + " the rest")
-    return (head, "nt_ret", fast, doc, "void *nt_ret = nt_thread_.generic_ret;")
+    waitreqs, waitn = wait_requests(fn)
+    startreqs, startn = start_requests(fn)
+    common = {"NAME": name, "PARAMS": fn.decl(), "ARGS": fn.args(), "COMM": comm,
+              "COUNT": "(uint64_t)" + count, "TYPE": dtype}
+    values = {"wrapper": dict(
+        common, KIND=fn.kind,
+        LINKAGE="static __attribute__((noinline))" if fast else "NT_MPI_API",
+        FUNCTION="nt_generic_" + name if fast else name,
+        RETURN_ADDRESS_DECL="void *nt_ret = nt_thread_.generic_ret;" if fast else "",
+        RETURN_ADDRESS="nt_ret" if fast else "__builtin_return_address(0)",
+        FASTDOC=("the caches' lookup before the real call, the real call between two raw "
+                 "counter reads, the books after it; the exported function holds only that, "
+                 "and nt_generic_" + name + " the rest") if fast else "it has none",
+        NBREQ=nonblocking_request(fn), PREQ=persistent_request(fn),
+        WAITREQS=waitreqs, WAITN=waitn, DONE=completed(fn),
+        STARTREQS=startreqs, STARTN=startn,
+        CHOICE=choice(fn), REALCALL=real_call(fn),
+        CREATED=created(fn, "rc"), CREATED_PAUSED=created(fn, "prc"))}
+    if fast:
+        collective = comm != "MPI_COMM_NULL"
+        typed = c_bool(dtype != "MPI_DATATYPE_NULL")
+        values["fast"] = dict(
+            common, WAITS=c_bool(fn.kind == "wait"), FAST_INDEX=str(fast_index[name]),
+            COLLECTIVE=c_bool(collective), TYPED=typed,
+            FAST_END=(f"nt_fast_coll_end(nt_t, nt_s, nt_cs, {typed}, t0, t1, frc)" if collective
+                      else f"nt_fast_p2p_end(nt_t, nt_s, {typed}, t0, t1, frc)"))
+    return values
+
+
+PLACEHOLDER = re.compile(r"@([A-Z][A-Z0-9_]*)@")
+
+
+class Template:
+    """A C template (wrapper*.c.in): C with @PLACEHOLDER@s, read from path. Its opening comment
+    says what each placeholder is and is not copied, nor the blank line after it."""
+
+    def __init__(self, path):
+        self.name = os.path.basename(path)
+        with open(path) as f:
+            head, sep, self.text = f.read().partition("*/\n\n")
+        if not head.startswith("/*") or not sep:
+            sys.exit(f"gen-wrappers: {self.name}: no opening comment on its placeholders")
+        told, used = set(PLACEHOLDER.findall(head)), set(PLACEHOLDER.findall(self.text))
+        if told != used:
+            sys.exit(f"gen-wrappers: {self.name}: its opening comment does not say what these "
+                     "placeholders are: " + ", ".join(sorted(told ^ used)))
+
+    def fill(self, fn, values):
+        """The text with each @KEY@ replaced by values[KEY], for function fn (a name); stops
+        the generator on a placeholder without a value, or a value no placeholder takes."""
+        used = set()
+
+        def value(m):
+            if m.group(1) not in values:
+                sys.exit(f"gen-wrappers: {fn}: {self.name}: no value for @{m.group(1)}@")
+            used.add(m.group(1))
+            return values[m.group(1)]
+        text = PLACEHOLDER.sub(value, self.text)
+        if used != set(values):
+            sys.exit(f"gen-wrappers: {fn}: {self.name} has no place for " +
+                     ", ".join(sorted(set(values) - used)))
+        return text
 
 
 def write_fortran(path, kept):
@@ -622,7 +653,9 @@ def main():
     if unlisted:
         sys.exit("gen-wrappers: TRAITS names what functions.list does not: " + ", ".join(unlisted))
     protos = read_prototypes(mpi_i)
-    template = open(tmpl_path).read()
+    here = os.path.dirname(tmpl_path)  # the other templates lie beside the first
+    templates = {"wrapper": Template(tmpl_path),
+                 "fast": Template(os.path.join(here, "wrapper-fast.c.in"))}
 
     kept, exported, manual = [], [], []
     for kind, base, variant in wanted:
@@ -679,27 +712,10 @@ def main():
         c.write("/* Generated by gen-wrappers.py from functions.list, mpi.h and wrapper.c.in. */\n")
         c.write('#include <mpi.h>\n\n#include <noisetool/clock.h>\n\n#include "call.h"\n')
         for fn in kept:
-            generic, ret, fast, fastdoc, retdecl = fast_path(fn, fast_index)
-            body = (template.replace("@GENERIC@", generic).replace("@RET@", ret)
-                    .replace("@RETDECL@", retdecl)
-                    .replace("@FAST@", fast).replace("@FASTDOC@", fastdoc)
-                    .replace("@NAME@", fn.name).replace("@KIND@", fn.kind)
-                    .replace("@PARAMS@", fn.decl()).replace("@ARGS@", fn.args())
-                    .replace("@COMM@", instance_comm(fn))
-                    .replace("@NBREQ@", nonblocking_request(fn))
-                    .replace("@WAITREQS@", wait_requests(fn)[0])
-                    .replace("@WAITN@", wait_requests(fn)[1])
-                    .replace("@DONE@", completed(fn))
-                    .replace("@PREQ@", persistent_request(fn))
-                    .replace("@STARTREQS@", start_requests(fn)[0])
-                    .replace("@STARTN@", start_requests(fn)[1])
-                    .replace("@REALCALL@", real_call(fn))
-                    .replace("@CHOICE@", choice(fn))
-                    .replace("@CREATED_PAUSED@", created(fn, "prc"))
-                    .replace("@CREATED@", created(fn, "rc"))
-                    .replace("@COUNT@", "(uint64_t)" + buffer_size(fn)[0])
-                    .replace("@TYPE@", buffer_size(fn)[1]))
-            c.write("\n" + body)
+            values = template_values(fn, fast_index)
+            c.write("\n" + templates["wrapper"].fill(fn.name, values["wrapper"]))
+            if "fast" in values:
+                c.write(templates["fast"].fill(fn.name, values["fast"]))
 
     if len(sys.argv) == 9:
         fortran = write_fortran(sys.argv[8], kept)
