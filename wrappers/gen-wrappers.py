@@ -411,16 +411,13 @@ def buffer_size(fn):
             f"({sbuf} == MPI_IN_PLACE ? {rtype} : {stype})")
 
 
-# Fortran entry points (Open MPI only: its Fortran binding calls the PMPI_ C functions, so a
-# Fortran call never reaches the C wrappers; MPICH's binding calls MPI_ and needs none). Each
-# takes the Fortran arguments (all addresses) and passes them untouched to the binding's own
-# pmpi_x_, found by dlsym: buffers, MPI_IN_PLACE and statuses stay the binding's business. The
-# tool converts only the handles it books, with the MPI's f2c functions.
-# Fortran passes hidden string lengths: a function with a string parameter gets none.
+# Fortran entry points (wrapper-fortran.c.in; Open MPI only). Fortran passes hidden string
+# lengths: a function with a string parameter gets none.
 F_NO_WRAPPER = ("string",)
 
 
 def fortran_ok(fn):
+    """Whether fn gets a generated Fortran entry point."""
     return (fn.kind != "manual" and not fn.variant.large_count and
             not any(p.cls in F_NO_WRAPPER for p in fn.params))
 
@@ -451,93 +448,73 @@ def f_expr(fn, expr):
     return re.sub(r"\ba\d+\b", sub, expr)
 
 
-def fortran_wrapper(fn, decls):
-    """The Fortran entry point of fn; decls gets the binding functions it calls."""
-    name, kind, params = fn.name, fn.kind, fn.params
-    lname = name.lower()
-    fparams = ", ".join([f"void *{p.name}" for p in params] + ["MPI_Fint *ierr"])
-    fargs = ", ".join([p.name for p in params] + ["ierr"])
-    comm = instance_comm(fn)
-    comm = "MPI_COMM_NULL" if comm == "MPI_COMM_NULL" else f_expr(fn, comm)
-    count, dtype = buffer_size(fn)
-    count, dtype = f_expr(fn, count), f_expr(fn, dtype)
-    pre, post, nbreq = [], [], "NULL"
-    if nonblocking_request(fn) != "NULL":
-        r = nonblocking_request(fn)
-        post.append(f"MPI_Request nt_creq = *ierr == MPI_SUCCESS ? "
-                    f"MPI_Request_f2c(*(const MPI_Fint *){r}) : MPI_REQUEST_NULL;")
+def fortran_completed(fn):
+    """What a wait or test call reports completed, from Fortran (struct nt_done of C indices),
+    and the statements that convert its index or indices to C ones first."""
+    if not fn.traits.completes:
+        return ("(struct nt_done){ 0 }", [])
+    r, done = wait_ints(fn), fn.traits.done
+    if done == "all":
+        return ("(struct nt_done){ .all = 1 }", [])
+    if done == "flag":
+        return (f"(struct nt_done){{ .all = *(const MPI_Fint *){r['flag']} }}", [])
+    if done == "index":
+        flag = f"*(const MPI_Fint *){r['flag']} && " if "flag" in r else ""
+        return (f"(struct nt_done){{ .index = {flag}nt_index != MPI_UNDEFINED ? &nt_index : "
+                "NULL }",
+                [f"int nt_index = nt_f_index(*(const MPI_Fint *){r['index']});"])
+    return (f"(struct nt_done){{ .outcount = nt_indices ? {r['outcount']} : NULL, "
+            f".indices = nt_indices }}",
+            [f"const int *nt_indices = nt_f_indices({r['indices']}, "
+             f"*(const MPI_Fint *){r['outcount']});"])
+
+
+def fortran_values(fn, c):
+    """The values of fn's Fortran entry point (wrapper-fortran.c.in), from its C wrapper's (c),
+    and the binding's entry points it calls, as (Fortran name, parameters) pairs."""
+    lname = fn.name.lower()
+    fparams = ", ".join([f"void *{p.name}" for p in fn.params] + ["MPI_Fint *ierr"])
+    fargs = ", ".join([p.name for p in fn.params] + ["ierr"])
+    comm = f_expr(fn, c["COMM"])
+    before, after, nbreq = [], [], "NULL"
+    if c["NBREQ"] != "NULL":
+        after.append(f"MPI_Request nt_creq = *ierr == MPI_SUCCESS ? "
+                     f"MPI_Request_f2c(*(const MPI_Fint *){c['NBREQ']}) : MPI_REQUEST_NULL;")
         nbreq = "&nt_creq"
-    reqs, n = wait_requests(fn)
-    done = "(struct nt_done){ 0 }"
-    if reqs != "NULL":
-        n = "1" if n == "1" else f_int(n)
-        pre.append(f"int nt_n = nt_f_requests({reqs}, {n}, &nt_creqs);")
-        post.append(f"nt_f_requests({reqs}, nt_n, &nt_creqs);")
-        if fn.traits.done == "all":
-            done = "(struct nt_done){ .all = 1 }"
-        elif fn.traits.done == "flag":
-            done = f"(struct nt_done){{ .all = *(const MPI_Fint *){wait_ints(fn)['flag']} }}"
-        elif fn.traits.done == "index":
-            r = wait_ints(fn)
-            flag = f"*(const MPI_Fint *){r['flag']} && " if "flag" in r else ""
-            post.append(f"int nt_index = nt_f_index(*(const MPI_Fint *){r['index']});")
-            done = f"(struct nt_done){{ .index = {flag}nt_index != MPI_UNDEFINED ? &nt_index : NULL }}"
-        else:
-            r = wait_ints(fn)
-            post.append(f"const int *nt_indices = nt_f_indices({r['indices']}, "
-                        f"*(const MPI_Fint *){r['outcount']});")
-            done = (f"(struct nt_done){{ .outcount = nt_indices ? {r['outcount']} : NULL, "
-                    f".indices = nt_indices }}")
+    waitreqs, waitn = "NULL", "0"
+    done, indices = fortran_completed(fn)
+    if c["WAITREQS"] != "NULL":
+        before += ["MPI_Request *nt_creqs = NULL;",
+                   f"int nt_n = nt_f_requests({c['WAITREQS']}, {f_expr(fn, c['WAITN'])}, "
+                   "&nt_creqs);"]
+        after += [f"nt_f_requests({c['WAITREQS']}, nt_n, &nt_creqs);"] + indices
+        waitreqs, waitn = "nt_creqs", "nt_n"
     created_call = "(void)0"
-    if kind == "comm":
+    if fn.kind == "comm":
         newcomm = one_of_class(fn, "newcomm", "MPI_Comm *")
-        post_c = (f"MPI_Comm nt_cnew = *ierr == MPI_SUCCESS ? "
-                  f"MPI_Comm_f2c(*(const MPI_Fint *){newcomm}) : MPI_COMM_NULL;")
-        c = f_expr(fn, created(fn, "*ierr", "&nt_cnew"))
-        created_call = "{ " + post_c + " " + c + "; }"
-    # A collective with a nonblocking twin votes with the others as its C wrapper does
-    # (NOISETOOL_WAIT: one rank calling from C, another from Fortran, must agree) and, when
-    # told to, starts the binding's twin and waits for it in the adaptive loop.
-    decls[lname] = fparams
-    twin = fn.twin if kind == "collective" else None
-    if twin:
-        tname = twin.lower()  # MPI_Allreduce -> mpi_iallreduce
-        targs = ", ".join([p.name for p in params] + ["&nt_freq", "ierr"])
-        real = (f"if (NT_LIKELY(nt_blocking)) {{ NT_F_CALL({lname}, {fargs}); }} else {{ "
+        created_call = (f"{{ MPI_Comm nt_cnew = *ierr == MPI_SUCCESS ? "
+                        f"MPI_Comm_f2c(*(const MPI_Fint *){newcomm}) : MPI_COMM_NULL; "
+                        f"{f_expr(fn, created(fn, '*ierr', '&nt_cnew'))}; }}")
+    binding = [(lname, fparams)]
+    real, choice_expr = f"NT_F_CALL({lname}, {fargs});", "true"
+    if fn.kind == "collective" and fn.twin:
+        tname = fn.twin.lower()  # MPI_Allreduce -> mpi_iallreduce
+        targs = ", ".join([p.name for p in fn.params] + ["&nt_freq", "ierr"])
+        real = (f"if (NT_LIKELY(nt_blocking)) {{ {real} }} else {{ "
                 f"MPI_Fint nt_freq; NT_F_CALL({tname}, {targs}); "
                 f"MPI_Request nt_req = MPI_Request_f2c(nt_freq); "
                 f"*ierr = nt_mpiwait_request(*ierr, &nt_req, MPI_STATUS_IGNORE); }}")
         choice_expr = f"nt_coll_blocking({comm}, &call.t0_cyc)"
-        decls[tname] = ", ".join([f"void *{p.name}" for p in params] +
-                                       ["MPI_Fint *", "MPI_Fint *"])
-    else:
-        real = f"NT_F_CALL({lname}, {fargs});"
-        choice_expr = "true"
-    nl = "\n\t"
-    creqs = "MPI_Request *nt_creqs = NULL;\n\t" if reqs != "NULL" else ""
-    return f"""
-/* {name} from Fortran ({kind}). */
-NT_MPI_API void {lname}_({fparams});
-NT_MPI_API void {lname}_({fparams})
-{{
-	struct nt_call call;
-	if (NT_UNLIKELY(!nt_call_begin(&call))) {{
-		NT_F_CALL({lname}, {fargs});
-		{created_call};
-		return;
-	}}
-	struct nt_reqsnap snap;
-	{creqs}{nl.join(pre) + nl if pre else ""}nt_wait_before(&snap, {"nt_creqs, nt_n" if reqs != "NULL" else "NULL, 0"});
-	call.t0_cyc = nt_clock_now_cyc();
-	bool nt_blocking __attribute__((unused)) = {choice_expr};
-	{real}
-	call.t1_cyc = nt_clock_now_cyc();
-	{created_call};
-	{nl.join(post) + nl if post else ""}nt_wait_after(&snap, {"nt_creqs, nt_n" if reqs != "NULL" else "NULL, 0"}, call.t1_cyc, (int)*ierr, {done});
-	nt_call_end(&call, NT_FN_{name}, __builtin_return_address(0), {comm}, {nbreq}, NULL,
-		    (uint64_t){count}, {dtype}, (int)*ierr);
-}}
-"""
+        binding.append((tname, ", ".join([f"void *{p.name}" for p in fn.params] +
+                                         ["MPI_Fint *", "MPI_Fint *"])))
+    values = {"NAME": fn.name, "KIND": fn.kind, "FNAME": lname, "FPARAMS": fparams,
+              "FARGS": fargs, "CREATED": created_call,
+              "F2C_BEFORE": "".join(line + "\n\t" for line in before),
+              "WAITREQS": waitreqs, "WAITN": waitn, "CHOICE": choice_expr, "REALCALL": real,
+              "F2C_AFTER": "".join(line + "\n\t" for line in after), "DONE": done,
+              "COMM": comm, "NBREQ": nbreq,
+              "COUNT": f_expr(fn, c["COUNT"]), "TYPE": f_expr(fn, c["TYPE"])}
+    return (values, binding)
 
 
 def has_fast_path(fn):
@@ -556,8 +533,10 @@ def c_bool(b):
 
 
 def template_values(fn, fast_index):
-    """Every value fn's templates need, by template: "wrapper" (wrapper.c.in), and for a
-    function with a fast path (fast_index: has_fast_path) "fast" (wrapper-fast.c.in)."""
+    """Every value fn's templates need, by template: "wrapper" (wrapper.c.in); for a function
+    with a fast path (fast_index: has_fast_path) "fast" (wrapper-fast.c.in); for one with a
+    Fortran entry point (fortran_ok) "fortran" (wrapper-fortran.c.in), and "binding", the
+    Fortran binding's entry points that one calls ((name, parameters) pairs)."""
     name = fn.name
     fast = name in fast_index
     comm = instance_comm(fn)
@@ -588,6 +567,8 @@ def template_values(fn, fast_index):
             COLLECTIVE=c_bool(collective), TYPED=typed,
             FAST_END=(f"nt_fast_coll_end(nt_t, nt_s, nt_cs, {typed}, t0, t1, frc)" if collective
                       else f"nt_fast_p2p_end(nt_t, nt_s, {typed}, t0, t1, frc)"))
+    if fortran_ok(fn):
+        values["fortran"], values["binding"] = fortran_values(fn, values["wrapper"])
     return values
 
 
@@ -626,18 +607,21 @@ class Template:
         return text
 
 
-def write_fortran(path, kept):
-    bodies, decls, names = [], {}, []
+def write_fortran(path, templates, kept, fast_index):
+    """The Fortran entry points (Open MPI) to path; returns their names."""
+    bodies, binding, names = [], {}, []
     for fn in kept:
-        if fortran_ok(fn):
-            bodies.append(fortran_wrapper(fn, decls))
-            names.append(fn.name.lower() + "_")
+        values = template_values(fn, fast_index)
+        if "fortran" in values:
+            bodies.append("\n" + templates["fortran"].fill(fn.name, values["fortran"]))
+            binding.update(values["binding"])
+            names.append(values["fortran"]["FNAME"] + "_")
     with open(path, "w") as f:
         f.write("/* Generated by gen-wrappers.py: the Fortran entry points (Open MPI). */\n")
         f.write('#include <mpi.h>\n\n#include <noisetool/clock.h>\n\n#include "call.h"\n'
                 '#include "fortran.h"\n\n')
         f.write("/* The binding's own entry points (pmpi_x_), found on first use. */\n")
-        for lname, params in decls.items():
+        for lname, params in binding.items():
             f.write(f"NT_F_REAL({lname}, {params});\n")
         f.write("".join(bodies))
     return names
@@ -655,7 +639,8 @@ def main():
     protos = read_prototypes(mpi_i)
     here = os.path.dirname(tmpl_path)  # the other templates lie beside the first
     templates = {"wrapper": Template(tmpl_path),
-                 "fast": Template(os.path.join(here, "wrapper-fast.c.in"))}
+                 "fast": Template(os.path.join(here, "wrapper-fast.c.in")),
+                 "fortran": Template(os.path.join(here, "wrapper-fortran.c.in"))}
 
     kept, exported, manual = [], [], []
     for kind, base, variant in wanted:
@@ -718,7 +703,7 @@ def main():
                 c.write(templates["fast"].fill(fn.name, values["fast"]))
 
     if len(sys.argv) == 9:
-        fortran = write_fortran(sys.argv[8], kept)
+        fortran = write_fortran(sys.argv[8], templates, kept, fast_index)
         exported += fortran + [f"mpi_{base.lower()}_" for base, traits in TRAITS.items()
                                if traits.fortran_by_hand]
     with open(out_syms, "w") as s:
