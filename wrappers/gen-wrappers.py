@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
-"""Generate the PMPI wrappers from functions.list, the preprocessed mpi.h and wrapper.c.in.
+"""Generate the PMPI wrappers from functions.list, the preprocessed mpi.h and three C templates:
+wrapper.c.in (a function's wrapper), and beside it wrapper-fast.c.in (the exported function of
+one with a fast path) and wrapper-fortran.c.in (a Fortran entry point, Open MPI).
 
-Writes four files: the wrappers (C), the function-id header and its tables (C), and the list
-of every exported MPI_ symbol (generated and manual) for the symbol test; and for Open MPI the
-Fortran entry points. Build-time only; nothing generated is
-committed.
+Each function's parameters are bound by type (CLASSES) and position; what types do not say is
+in one table of per-function traits (TRAITS). template_values computes every value a function's
+templates take; the writers only fill the templates with them. Writes four files: the wrappers
+(C), the function-id header and its tables (C), and the list of every exported MPI_ symbol
+(generated and manual) for the symbol test; and for Open MPI the Fortran entry points.
+Build-time only; nothing generated is committed.
 """
 import os
 import re
 import sys
 from dataclasses import dataclass
 from typing import NamedTuple
+
 
 class Variant(NamedTuple):
     """Which entry point of a base name: its nonblocking start (I<name>), its persistent
@@ -68,6 +73,7 @@ class Traits:
 # MPI_Iscatter, MPI_Scatter_init and MPI_Scatter_c are MPI_Scatter's); the only place that
 # knows an MPI function by its name.
 TRAITS = {
+    # The wait and test calls.
     "Wait": Traits(completes="one", ints=(), done="all", wait_loop="nt_mpiwait_wait"),
     "Waitall": Traits(completes="array", ints=(), done="all", wait_loop="nt_mpiwait_waitall"),
     "Waitany": Traits(completes="array", ints=("index",), done="index"),
@@ -76,13 +82,17 @@ TRAITS = {
     "Testall": Traits(completes="array", ints=("flag",), done="flag"),
     "Testany": Traits(completes="array", ints=("index", "flag"), done="index"),
     "Testsome": Traits(completes="array", ints=("outcount", "indices"), done="some"),
+    # The starts of persistent requests.
     "Start": Traits(starts="one"),
     "Startall": Traits(starts="array"),
+    # The communicator constructors with a tag, and the collectives with a significant receive
+    # side.
     "Comm_create_group": Traits(tagged=True),
     "Intercomm_create": Traits(tagged=True),
     "Scatter": Traits(receive_side=True),
     "Scatterv": Traits(receive_side=True),
-    # Around the binding's own init and finalize, or acting on what MPI did (the frees).
+    # The hand-written Fortran entry points: around the binding's own init and finalize, or
+    # acting on what MPI did (the frees).
     "Init": Traits(fortran_by_hand=True),
     "Init_thread": Traits(fortran_by_hand=True),
     "Finalize": Traits(fortran_by_hand=True),
@@ -176,11 +186,13 @@ class Param:
         self.name = f"a{pos}"
 
     def decl(self):
+        """The parameter as the generated code declares it."""
         sep = "" if self.type.endswith("*") else " "
         return f"{self.type}{sep}{self.name}{self.arr}"
 
 
 def parse_params(fn, text):
+    """The Params of function fn (a name) from mpi.h's parameter text."""
     parts = split_params(text)
     if parts in ([], ["void"]):
         return []
@@ -246,10 +258,13 @@ def make_function(kind, base, variant, protos):
 
 
 def of_class(params, cls):
+    """The names of params of class cls (CLASSES), in order."""
     return [p.name for p in params if p.cls == cls]
 
 
 def one_of_class(fn, cls, what):
+    """The name of fn's one parameter of class cls (a what, for the message); stops the
+    generator where mpi.h declares none or several."""
     found = of_class(fn.params, cls)
     if len(found) != 1:
         sys.exit(f"gen-wrappers: {fn.name}: expected one {what} parameter, mpi.h declares "
@@ -266,6 +281,7 @@ def instance_comm(fn):
 
 
 def request_param(fn):
+    """The name of fn's one MPI_Request * parameter."""
     return one_of_class(fn, "reqs", "MPI_Request *")
 
 
@@ -423,6 +439,7 @@ def fortran_ok(fn):
 
 
 def f_int(p):
+    """The C int that the Fortran integer at address p holds."""
     return f"(int)*(const MPI_Fint *){p}"
 
 
@@ -607,15 +624,83 @@ class Template:
         return text
 
 
-def write_fortran(path, templates, kept, fast_index):
-    """The Fortran entry points (Open MPI) to path; returns their names."""
+def find_functions(wanted, protos):
+    """(the manual functions' names, a Function for every other entry point in wanted that mpi.h
+    declares), in list order; stops the generator where mpi.h lacks a manual function or TRAITS
+    names a base name functions.list does not."""
+    unlisted = sorted(set(TRAITS) - {base for _, base, _ in wanted})
+    if unlisted:
+        sys.exit("gen-wrappers: TRAITS names what functions.list does not: " + ", ".join(unlisted))
+    manual = [variant.name(base) for kind, base, variant in wanted if kind == "manual"]
+    missing_manual = [n for n in manual if n not in protos]
+    if missing_manual:
+        sys.exit("gen-wrappers: mpi.h lacks " + ", ".join(missing_manual))
+    kept = [make_function(kind, base, variant, protos) for kind, base, variant in wanted
+            if kind != "manual" and variant.name(base) in protos]  # else not in this MPI
+    return (manual, kept)
+
+
+def write_ids_header(path, ids, fast_count):
+    """The function ids (ids: (kind, name) pairs, in id order) and the tables' declarations."""
+    with open(path, "w") as h:
+        h.write("/* Generated by gen-wrappers.py: ids of the wrapped MPI functions. */\n")
+        h.write("#ifndef NT_WRAPPER_IDS_H\n#define NT_WRAPPER_IDS_H\n\nenum nt_fn {\n")
+        for _, name in ids:
+            h.write(f"\tNT_FN_{name},\n")
+        h.write("\tNT_FN_COUNT\n};\n\n")
+        h.write("/* Name and kind of each function id. */\n")
+        h.write("extern const char *const nt_fn_name[NT_FN_COUNT];\n")
+        h.write("extern const unsigned char nt_fn_kind[NT_FN_COUNT];\n\n")
+        h.write("/* The functions with a fast path (call.h): their places in the thread's memo\n"
+                " * of sites; nt_fn_fast[fn] is fn's, or -1. */\n")
+        h.write(f"#define NT_FAST_COUNT {fast_count}\n")
+        h.write("extern const short nt_fn_fast[NT_FN_COUNT];\n\n")
+        h.write("enum nt_fn_kind { NT_KIND_COLLECTIVE, NT_KIND_P2P, NT_KIND_WAIT, NT_KIND_COMM,"
+                " NT_KIND_MANUAL };\n\n#endif\n")
+
+
+KIND_ENUM = {"collective": "NT_KIND_COLLECTIVE", "p2p": "NT_KIND_P2P", "wait": "NT_KIND_WAIT",
+             "comm": "NT_KIND_COMM", "manual": "NT_KIND_MANUAL"}
+
+
+def write_ids_tables(path, header, ids, fast_index):
+    """The name, kind and fast-path place of each function id (ids as write_ids_header's)."""
+    with open(path, "w") as c:
+        c.write("/* Generated by gen-wrappers.py: names, kinds and fast-path places of the wrapped\n"
+                " * MPI functions. */\n")
+        c.write(f'#include "{header}"\n\n')
+        c.write("const char *const nt_fn_name[NT_FN_COUNT] = {\n")
+        for _, name in ids:
+            c.write(f'\t"{name}",\n')
+        c.write("};\n\nconst unsigned char nt_fn_kind[NT_FN_COUNT] = {\n")
+        for kind, _ in ids:
+            c.write(f"\t{KIND_ENUM[kind]},\n")
+        c.write("};\n\nconst short nt_fn_fast[NT_FN_COUNT] = {\n")
+        for _, name in ids:
+            c.write(f"\t{fast_index.get(name, -1)},\n")
+        c.write("};\n")
+
+
+def write_wrappers(path, templates, kept, values):
+    """The C wrappers of kept (values: each one's template_values)."""
+    with open(path, "w") as c:
+        c.write("/* Generated by gen-wrappers.py from functions.list, mpi.h and wrapper.c.in. */\n")
+        c.write('#include <mpi.h>\n\n#include <noisetool/clock.h>\n\n#include "call.h"\n')
+        for fn, v in zip(kept, values):
+            c.write("\n" + templates["wrapper"].fill(fn.name, v["wrapper"]))
+            if "fast" in v:
+                c.write(templates["fast"].fill(fn.name, v["fast"]))
+
+
+def write_fortran(path, template, kept, values):
+    """The Fortran entry points (Open MPI) of kept (values: each one's template_values);
+    returns their names."""
     bodies, binding, names = [], {}, []
-    for fn in kept:
-        values = template_values(fn, fast_index)
-        if "fortran" in values:
-            bodies.append("\n" + templates["fortran"].fill(fn.name, values["fortran"]))
-            binding.update(values["binding"])
-            names.append(values["fortran"]["FNAME"] + "_")
+    for fn, v in zip(kept, values):
+        if "fortran" in v:
+            bodies.append("\n" + template.fill(fn.name, v["fortran"]))
+            binding.update(v["binding"])
+            names.append(v["fortran"]["FNAME"] + "_")
     with open(path, "w") as f:
         f.write("/* Generated by gen-wrappers.py: the Fortran entry points (Open MPI). */\n")
         f.write('#include <mpi.h>\n\n#include <noisetool/clock.h>\n\n#include "call.h"\n'
@@ -628,84 +713,31 @@ def write_fortran(path, templates, kept, fast_index):
 
 
 def main():
+    """gen-wrappers.py LIST MPI_H_I TEMPLATE OUT_C OUT_H OUT_IDS_C OUT_SYMBOLS [OUT_FORTRAN]"""
     if len(sys.argv) not in (8, 9):
         sys.exit("usage: gen-wrappers.py LIST MPI_H_I TEMPLATE OUT_C OUT_H OUT_IDS_C OUT_SYMBOLS "
                  "[OUT_FORTRAN]")
     lst, mpi_i, tmpl_path, out_c, out_h, out_ids_c, out_syms = sys.argv[1:8]
-    wanted = read_list(lst)
-    unlisted = sorted(set(TRAITS) - {base for _, base, _ in wanted})
-    if unlisted:
-        sys.exit("gen-wrappers: TRAITS names what functions.list does not: " + ", ".join(unlisted))
-    protos = read_prototypes(mpi_i)
     here = os.path.dirname(tmpl_path)  # the other templates lie beside the first
     templates = {"wrapper": Template(tmpl_path),
                  "fast": Template(os.path.join(here, "wrapper-fast.c.in")),
                  "fortran": Template(os.path.join(here, "wrapper-fortran.c.in"))}
-
-    kept, exported, manual = [], [], []
-    for kind, base, variant in wanted:
-        name = variant.name(base)
-        if kind == "manual":
-            manual.append(name)
-        if name not in protos:
-            continue  # this MPI does not declare that variant
-        exported.append(name)
-        if kind != "manual":
-            kept.append(make_function(kind, base, variant, protos))
-    missing_manual = [n for n in manual if n not in protos]
-    if missing_manual:
-        sys.exit("gen-wrappers: mpi.h lacks " + ", ".join(missing_manual))
+    manual, kept = find_functions(read_list(lst), read_prototypes(mpi_i))
     fast_index = {}  # name -> its place in the thread's memo of fast-path sites (call.h)
     for fn in kept:
         if has_fast_path(fn):
             fast_index[fn.name] = len(fast_index)
+    values = [template_values(fn, fast_index) for fn in kept]
 
-    allfns = [("manual", n) for n in manual] + [(fn.kind, fn.name) for fn in kept]
-    with open(out_h, "w") as h:
-        h.write("/* Generated by gen-wrappers.py: ids of the wrapped MPI functions. */\n")
-        h.write("#ifndef NT_WRAPPER_IDS_H\n#define NT_WRAPPER_IDS_H\n\nenum nt_fn {\n")
-        for kind, name in allfns:
-            h.write(f"\tNT_FN_{name},\n")
-        h.write("\tNT_FN_COUNT\n};\n\n")
-        h.write("/* Name and kind of each function id. */\n")
-        h.write("extern const char *const nt_fn_name[NT_FN_COUNT];\n")
-        h.write("extern const unsigned char nt_fn_kind[NT_FN_COUNT];\n\n")
-        h.write("/* The functions with a fast path (call.h): their places in the thread's memo\n"
-                " * of sites; nt_fn_fast[fn] is fn's, or -1. */\n")
-        h.write(f"#define NT_FAST_COUNT {len(fast_index)}\n")
-        h.write("extern const short nt_fn_fast[NT_FN_COUNT];\n\n")
-        h.write("enum nt_fn_kind { NT_KIND_COLLECTIVE, NT_KIND_P2P, NT_KIND_WAIT, NT_KIND_COMM,"
-                " NT_KIND_MANUAL };\n\n#endif\n")
-
-    kind_enum = {"collective": "NT_KIND_COLLECTIVE", "p2p": "NT_KIND_P2P",
-                 "wait": "NT_KIND_WAIT", "comm": "NT_KIND_COMM", "manual": "NT_KIND_MANUAL"}
-    with open(out_ids_c, "w") as c:
-        c.write("/* Generated by gen-wrappers.py: names, kinds and fast-path places of the wrapped\n"
-                " * MPI functions. */\n")
-        c.write(f'#include "{os.path.basename(out_h)}"\n\n')
-        c.write("const char *const nt_fn_name[NT_FN_COUNT] = {\n")
-        for _, name in allfns:
-            c.write(f'\t"{name}",\n')
-        c.write("};\n\nconst unsigned char nt_fn_kind[NT_FN_COUNT] = {\n")
-        for kind, _ in allfns:
-            c.write(f"\t{kind_enum[kind]},\n")
-        c.write("};\n\nconst short nt_fn_fast[NT_FN_COUNT] = {\n")
-        for _, name in allfns:
-            c.write(f"\t{fast_index.get(name, -1)},\n")
-        c.write("};\n")
-    with open(out_c, "w") as c:
-        c.write("/* Generated by gen-wrappers.py from functions.list, mpi.h and wrapper.c.in. */\n")
-        c.write('#include <mpi.h>\n\n#include <noisetool/clock.h>\n\n#include "call.h"\n')
-        for fn in kept:
-            values = template_values(fn, fast_index)
-            c.write("\n" + templates["wrapper"].fill(fn.name, values["wrapper"]))
-            if "fast" in values:
-                c.write(templates["fast"].fill(fn.name, values["fast"]))
-
+    ids = [("manual", name) for name in manual] + [(fn.kind, fn.name) for fn in kept]
+    write_ids_header(out_h, ids, len(fast_index))
+    write_ids_tables(out_ids_c, os.path.basename(out_h), ids, fast_index)
+    write_wrappers(out_c, templates, kept, values)
+    exported = manual + [fn.name for fn in kept]
     if len(sys.argv) == 9:
-        fortran = write_fortran(sys.argv[8], templates, kept, fast_index)
-        exported += fortran + [f"mpi_{base.lower()}_" for base, traits in TRAITS.items()
-                               if traits.fortran_by_hand]
+        exported += write_fortran(sys.argv[8], templates["fortran"], kept, values)
+        exported += [f"mpi_{base.lower()}_" for base, traits in TRAITS.items()
+                     if traits.fortran_by_hand]
     with open(out_syms, "w") as s:
         s.write("\n".join(sorted(exported)) + "\n")
     print(f"gen-wrappers: {len(kept)} generated wrappers, {len(exported)} exported MPI_ symbols")
