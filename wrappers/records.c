@@ -35,15 +35,10 @@ void nt_records_live_fields(struct nt_live_field r[NT_LRF_COUNT])
 	r[NT_LRF_PHASE] = FIELD(phase_cyc);
 	r[NT_LRF_INTERVAL] = FIELD(interval_cyc);
 	r[NT_LRF_P2P] = FIELD(p2p_cyc);
-	r[NT_LRF_WIN_WALL] = FIELD(win.wall_cyc);
-	r[NT_LRF_WIN_CPU_NS] = FIELD(win.cpu_ns);
-	r[NT_LRF_WIN_RUN_DELAY_NS] = FIELD(win.run_delay_ns);
-	r[NT_LRF_WIN_VOL] = FIELD(win.vol_switches);
-	r[NT_LRF_WIN_INVOL] = FIELD(win.invol_switches);
-	r[NT_LRF_WIN_MINOR] = FIELD(win.minor_faults);
-	r[NT_LRF_WIN_MAJOR] = FIELD(win.major_faults);
-	r[NT_LRF_WIN_INSTRUCTIONS] = FIELD(win.instructions);
-	r[NT_LRF_WIN_INJECTED] = FIELD(win.injected_cyc);
+#define WINDOW_FIELD(id, name, kind, source, since, key)                                        \
+	r[NT_LRF_WIN_##id] = FIELD(win.NT_LOG_WINDOW_RAW(kind, name));
+	NT_LOG_WINDOW_FIELDS(WINDOW_FIELD)
+#undef WINDOW_FIELD
 	r[NT_LRF_WIN_VALID] = FIELD(win.valid);
 }
 

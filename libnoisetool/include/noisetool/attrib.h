@@ -39,8 +39,8 @@ extern "C" {
 	X(UNEXPLAINED, "unexplained", "unexp", "unexplained", "#7f7f7f")                       \
 	NT_CAUSES_EXTRA(X)
 
-/* More causes, for the test that a new entry reaches every output (a scratch build defines it;
- * tests/unit/test-one-list.cpp). */
+/* More causes: the test that a new entry reaches every output defines one (noisetool/ntlog.h,
+ * NT_TEST_EXTRA_ENTRIES). */
 #ifndef NT_CAUSES_EXTRA
 #define NT_CAUSES_EXTRA(X)
 #endif
