@@ -93,7 +93,7 @@ TEST_CASE("a window field added to the list reaches the log and the timeline")
 	char err[256] = "";
 	REQUIRE(nt_log_decode(bytes.data(), bytes.size(), &log, err, sizeof err) == 0);
 	CHECK(log.version == NT_LOG_VERSION);
-	CHECK(log.version == 5);
+	CHECK(log.version == NT_LOG_VERSION_WRITTEN + 1);
 	for (uint32_t r = 0; r < 2; r++)
 		for (uint64_t k = 0; k < log.ranks[r].nrecords; k++)
 			CHECK(log.ranks[r].records[k].win.test_dummy == 4200 + k);
@@ -113,7 +113,7 @@ TEST_CASE("a cause added to the list reaches every report")
 	nt_report rep{};
 	REQUIRE(nt_report_build(j.m.get(), nullptr, nullptr, &rep) == 0);
 	REQUIRE(rep.attrib.nlate > 0);
-	REQUIRE(NT_CAUSE_COUNT == 7);
+	REQUIRE(NT_CAUSE_TEST_DUMMY == NT_CAUSE_COUNT - 1); /* the list's last entry */
 	const struct nt_cause_info *dummy = nt_cause_info(NT_CAUSE_TEST_DUMMY);
 	REQUIRE(dummy);
 	CHECK(std::string(nt_cause_key(NT_CAUSE_TEST_DUMMY)) == "test_dummy_ns");

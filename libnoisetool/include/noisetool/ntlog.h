@@ -15,12 +15,14 @@
 extern "C" {
 #endif
 
-/* The version written; the reader reads 1 to it. */
+/* The version written; the reader reads 1 to it. Raised with each new window field. */
+#define NT_LOG_VERSION_WRITTEN 4
 #ifndef NT_TEST_EXTRA_ENTRIES
-#define NT_LOG_VERSION 4
+#define NT_LOG_VERSION NT_LOG_VERSION_WRITTEN
 #else /* tests/unit/test-one-list.cpp: one more entry in each list, and a version for it */
-#define NT_LOG_VERSION 5
-#define NT_LOG_WINDOW_FIELDS_EXTRA(X) X(TEST_DUMMY, test_dummy, COUNT, NONE, 5, "test_dummy")
+#define NT_LOG_VERSION (NT_LOG_VERSION_WRITTEN + 1)
+#define NT_LOG_WINDOW_FIELDS_EXTRA(X)                                                          \
+	X(TEST_DUMMY, test_dummy, COUNT, NONE, NT_LOG_VERSION, "test_dummy")
 #define NT_CAUSES_EXTRA(X) X(TEST_DUMMY, "test_dummy", "dummy", "the test's dummy", "#000000")
 #endif
 #ifndef NT_LOG_WINDOW_FIELDS_EXTRA
@@ -93,8 +95,9 @@ struct nt_log_site {
  * (name); source: where the wrappers take it -- PROBE (the probe's delta field of that name,
  * noisetool/probe.h), COUNTER (the cycle counter), PAPI (the instructions' event), INJECTOR
  * (what it spun); since: the log version that added it (the reader leaves it 0 in older logs);
- * key: its name in outputs. Adding a field: an entry here with since the new NT_LOG_VERSION,
- * that version here, and (a PROBE field) its read in noisetool/probe.h and probe-os.c;
+ * key: its name in outputs. Adding a field: an entry here with since the next version, and
+ * NT_LOG_VERSION_WRITTEN raised to it; (a new PROBE field) its read in noisetool/probe.h and
+ * probe-os.c;
  * doc/hacking.md, "Add a window field". */
 #define NT_LOG_WINDOW_FIELDS(X)                                                                 \
 	X(WALL, wall, CYC, COUNTER, 1, "wall_ns")                                              \
