@@ -17,12 +17,7 @@ static size_t used;
 static uint64_t dropped;
 static uint64_t unknown_comm;
 
-#define FIELD(member)                                                                          \
-	(struct nt_live_field)                                                                 \
-	{                                                                                      \
-		(uint16_t)offsetof(struct nt_record, member),                                   \
-			(uint16_t)sizeof(((struct nt_record *)0)->member)                       \
-	}
+#define FIELD(member) NT_LIVE_FIELD(struct nt_record, member)
 
 void nt_records_live_fields(struct nt_live_field r[NT_LRF_COUNT])
 {
