@@ -206,6 +206,8 @@ NT_API int nt_log_decode(const unsigned char *buf, size_t len, struct nt_log *lo
  * to raise it, so that a log too large is refused rather than the process killed. */
 NT_API int nt_log_read_file(const char *path, struct nt_log *log, char *err, size_t errsz);
 
+/* Free what nt_log_decode or nt_log_read_file allocated and zero *log (the struct itself is
+ * the caller's). NULL is accepted. */
 NT_API void nt_log_free(struct nt_log *log);
 
 /* CRC-32 (IEEE 802.3, as zlib's crc32). */
