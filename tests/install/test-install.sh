@@ -7,9 +7,12 @@
 #   test-install.sh consumer SOURCE BUILD MESON SANITIZE MPIS
 #   test-install.sh readme   SOURCE BUILD MESON SANITIZE MPIS
 #
-# tree:     every installed header compiles alone (C11 -pedantic -Werror, and C++11) with only
-#           -I PREFIX/include; libnoisetool-polling.so exports exactly the functions poller.h
-#           declares; sonames; the wrapper libraries need no libnoisetool*.so at run time.
+# tree:     the installed headers are exactly those of the public folders
+#           (*/include/noisetool/), each compiling alone (C11 -pedantic -Werror, and C++11) with
+#           only -I PREFIX/include; libnoisetool.so exports exactly what the installed headers
+#           other than poller.h declare NT_API, libnoisetool-polling.so exactly what poller.h
+#           does (tests/integration/api-symbols.py); sonames; the wrapper libraries need no
+#           libnoisetool*.so at run time.
 # consumer: tests/install/consumer, a meson project of its own, configured with
 #           PKG_CONFIG_PATH=PREFIX/... only: its UDP echo on the installed poller (fds, and the
 #           no-fd decide/nap/event loop), and its MPI program linked (not preloaded) with each
@@ -75,26 +78,33 @@ check_sites() {
 }
 
 tree() {
-	local cc=${1:?} cxx=${2:?} h want got lib
-	# Every installed header alone, with nothing but the installed include directory.
-	bash "$SOURCE/tests/integration/test-headers.sh" "$PREFIX/include" "$cc" "$cxx" ||
-		{ echo "FAIL: an installed header does not compile alone"; fail=1; }
-	[ -f "$PREFIX/include/noisetool/poller.h" ] || { echo "FAIL: poller.h not installed"; fail=1; }
-	# The poller's exports: exactly what poller.h declares (NT_API).
-	lib=$LIBDIR/libnoisetool-polling.so
-	[ -f "$lib" ] || { echo "FAIL: libnoisetool-polling.so not installed in $LIBDIR"; return; }
-	want=$(tr '\n' ' ' <"$PREFIX/include/noisetool/poller.h" |
-		grep -o 'NT_API [^;(]*[ *]nt_[a-z_]*(' | sed 's/.*[ *]\(nt_[a-z_]*\)(/\1/' | sort -u)
-	got=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBRVW]$/ { print $3 }' | sort -u)
-	if [ "$want" != "$got" ] || [ -z "$want" ]; then
-		echo "FAIL: libnoisetool-polling.so exports other symbols than poller.h declares:"
-		diff <(echo "$want") <(echo "$got")
+	local cc=${1:?} cxx=${2:?} lib name core_headers=()
+	# The public folders' headers and nothing else (the private root is never installed).
+	if ! diff <(cd "$SOURCE" && ls -1 ./*/include/noisetool/*.h | xargs -n1 basename | sort) \
+		<(ls -1 "$PREFIX/include/noisetool" | sort); then
+		echo "FAIL: the installed headers (>) differ from those of the public folders (<)"
 		fail=1
 	else
-		echo "libnoisetool-polling.so exports the $(echo "$want" | wc -l) functions of poller.h, nothing else"
+		echo "$(ls -1 "$PREFIX/include/noisetool" | wc -l) headers installed: those of the public folders"
 	fi
-	readelf -d "$lib" | grep -q 'SONAME.*\[libnoisetool-polling\.so\.0\]' ||
-		{ echo "FAIL: libnoisetool-polling.so's soname is not libnoisetool-polling.so.0"; fail=1; }
+	# Every installed header alone, with nothing but the installed include directory.
+	bash "$SOURCE/tests/integration/test-headers.sh" "$cc" "$cxx" "$PREFIX/include" ||
+		{ echo "FAIL: an installed header does not compile alone"; fail=1; }
+	# Each library's exports: exactly the NT_API declarations of its installed headers.
+	for h in "$PREFIX"/include/noisetool/*.h; do
+		[ "$(basename "$h")" = poller.h ] || core_headers+=("$h")
+	done
+	for name in libnoisetool libnoisetool-polling; do
+		lib=$LIBDIR/$name.so
+		[ -f "$lib" ] || { echo "FAIL: $name.so not installed in $LIBDIR"; fail=1; continue; }
+		if [ $name = libnoisetool ]; then
+			python3 "$SOURCE/tests/integration/api-symbols.py" "$lib" "${core_headers[@]}"
+		else
+			python3 "$SOURCE/tests/integration/api-symbols.py" "$lib" "$PREFIX/include/noisetool/poller.h"
+		fi || fail=1
+		readelf -d "$lib" | grep -q "SONAME.*\[$name\.so\.0\]" ||
+			{ echo "FAIL: $name.so's soname is not $name.so.0"; fail=1; }
+	done
 	# Installed libraries carry no build-tree paths and need none of each other at run time.
 	for lib in "$LIBDIR"/libnoisetool*.so; do
 		if readelf -d "$lib" | grep -E 'RPATH|RUNPATH'; then
