@@ -14,13 +14,15 @@
 #           does (tests/integration/api-symbols.py); sonames; the wrapper libraries need no
 #           libnoisetool*.so at run time.
 # consumer: tests/install/consumer, a meson project of its own, configured with
-#           PKG_CONFIG_PATH=PREFIX/... only: its UDP echo on the installed poller (fds, and the
-#           no-fd decide/nap/event loop), and its MPI program linked (not preloaded) with each
+#           PKG_CONFIG_PATH=PREFIX/... only: its noise signature on the installed core (measured,
+#           written, read back by the simulator), its UDP echo on the installed poller (fds, and
+#           the no-fd decide/nap/event loop), and its MPI program linked (not preloaded) with each
 #           wrapper library of MPIS, run on 2 ranks by the MPI's own launcher; the installed
 #           noisetool reports both call sites with their exact call counts.
 # readme:   the link recipes of README.md and doc/linking.md, run as written (the fenced block
-#           after each `<!-- tests/install runs: NAME -->`) with PREFIX set and app.c the
-#           consumer's MPI program; their report must show the program's sites and counts.
+#           after each `<!-- tests/install runs: NAME -->`) with PREFIX set, app.c the consumer's
+#           MPI program, loop.c its echo and sig.c its noise signature; their report must show
+#           the program's sites and counts, the others their own lines.
 # MPIS is a comma-separated list of the wrapper libraries built (mpich,ompi). SANITIZE is the
 # build's b_sanitize: the installed libraries of a sanitizer build need their runtime in every
 # program that links them, so consumer and readme skip there (tree runs).
@@ -127,13 +129,19 @@ consumer() {
 	"$MESON" setup "$tmp/consumer" "$HERE/consumer" >"$tmp/setup.log" 2>&1 &&
 		ninja -C "$tmp/consumer" >>"$tmp/setup.log" 2>&1 ||
 		{ echo "FAIL: the consumer does not configure or build against $PREFIX"; cat "$tmp/setup.log"; exit 1; }
-	# (a) the poller: every reply checked, the poller's counters exact.
+	# (a) the core: a detour run, its signature file, a simulation with it.
+	timeout 60 "$tmp/consumer/noise-signature" 0.3 "$tmp/noise-signature.json" >"$tmp/sig" 2>&1 ||
+		{ echo "FAIL: noise-signature"; cat "$tmp/sig"; fail=1; }
+	cat "$tmp/sig"
+	ldd "$tmp/consumer/noise-signature" | grep -q "libnoisetool.so.0 => $LIBDIR/" ||
+		{ echo "FAIL: noise-signature does not load the installed core"; ldd "$tmp/consumer/noise-signature"; fail=1; }
+	# (b) the poller: every reply checked, the poller's counters exact.
 	timeout 60 "$tmp/consumer/echo-loop" 2000 adaptive >"$tmp/echo" 2>&1 ||
 		{ echo "FAIL: echo-loop"; cat "$tmp/echo"; fail=1; }
 	cat "$tmp/echo"
 	ldd "$tmp/consumer/echo-loop" | grep -q "libnoisetool-polling.so.0 => $LIBDIR/" ||
 		{ echo "FAIL: echo-loop does not load the installed poller"; ldd "$tmp/consumer/echo-loop"; fail=1; }
-	# (b) the MPI program, linked with each wrapper library, on 2 ranks.
+	# (c) the MPI program, linked with each wrapper library, on 2 ranks.
 	for m in "${mpis[@]}"; do
 		exe=$tmp/consumer/linked-mpi-$m
 		out=$tmp/out-$m
@@ -165,14 +173,15 @@ block() {
 readme() {
 	local m file dir
 	for spec in "mpich README.md" "mpich doc/linking.md" "ompi doc/linking.md" \
-		"polling doc/linking.md"; do
+		"polling doc/linking.md" "core doc/linking.md"; do
 		m=${spec%% *}
 		file=${spec#* }
-		case ",$MPIS,polling," in *",$m,"*) ;; *) echo "skipped (no libnoisetool-$m): $file link-$m"; continue ;; esac
+		case ",$MPIS,polling,core," in *",$m,"*) ;; *) echo "skipped (no libnoisetool-$m): $file link-$m"; continue ;; esac
 		dir=$tmp/readme-$m-${file//\//-}
 		mkdir -p "$dir"
 		cp "$HERE/consumer/linked-mpi.c" "$dir/app.c"
 		cp "$HERE/consumer/echo-loop.c" "$dir/loop.c"
+		cp "$HERE/consumer/noise-signature.c" "$dir/sig.c"
 		block "$SOURCE/$file" "link-$m" >"$dir/recipe.sh"
 		[ -s "$dir/recipe.sh" ] || { echo "FAIL: no '<!-- tests/install runs: link-$m -->' block in $file"; fail=1; continue; }
 		echo "\$ # $file, link-$m, PREFIX=$PREFIX"
@@ -186,6 +195,12 @@ readme() {
 			grep -E '^echo-loop: (fds|no fds): 2000 round trips' "$dir/out" | grep -c . | grep -qx 2 ||
 				{ echo "FAIL: $file link-polling: loop's lines are missing"; cat "$dir/out"; fail=1; }
 			grep '^echo-loop' "$dir/out"
+			continue
+		fi
+		if [ "$m" = core ]; then
+			grep -q '^noise-signature: .* allreduce on 1024 ranks: ' "$dir/out" ||
+				{ echo "FAIL: $file link-core: sig's line is missing"; cat "$dir/out"; fail=1; }
+			grep '^noise-signature' "$dir/out"
 			continue
 		fi
 		grep -q '^linked-mpi: 300 allreduces on 2 ranks, 0 wrong$' "$dir/out" ||
