@@ -146,12 +146,9 @@ static void unleash(struct nt_log *log, const uint8_t *data, size_t size)
 			x->duration_ns = NEXT();
 			x->interval_ns = NEXT();
 			x->p2p_ns = NEXT();
-			uint64_t *w[] = { &x->win.wall_ns, &x->win.cpu_ns, &x->win.run_delay_ns,
-					  &x->win.vol_switches, &x->win.major_faults,
-					  &x->win.minor_faults, &x->win.instructions,
-					  &x->win.injected_ns };
-			for (size_t f = 0; f < sizeof w / sizeof w[0]; f++)
-				*w[f] = NEXT();
+#define WINDOW_FIELD(id, name, kind, source, since, key) x->win.NT_LOG_WINDOW_NAME(kind, name) = NEXT();
+			NT_LOG_WINDOW_FIELDS(WINDOW_FIELD)
+#undef WINDOW_FIELD
 			x->win.valid = (uint32_t)NEXT();
 		}
 	}

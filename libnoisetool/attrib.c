@@ -133,13 +133,26 @@ static int cmp_delay_desc(const void *x, const void *y)
 	return (a->delay_ns < b->delay_ns) - (a->delay_ns > b->delay_ns);
 }
 
+/* The list's strings; a text table's column fits 5 characters. */
+#define NT_CAUSE_INFO_(id, key, column, words, colour) { key, column, words, colour },
+static const struct nt_cause_info cause_info[NT_CAUSE_COUNT] = { NT_CAUSES(NT_CAUSE_INFO_) };
+#undef NT_CAUSE_INFO_
+#define NT_CAUSE_KEY_(id, key, column, words, colour) key "_ns",
+static const char *const cause_keys[NT_CAUSE_COUNT] = { NT_CAUSES(NT_CAUSE_KEY_) };
+#undef NT_CAUSE_KEY_
+#define NT_CAUSE_COLUMN_(id, key, column, words, colour)                                       \
+	_Static_assert(sizeof(column) <= 6, "the text tables' column of " key " is 5 wide");
+NT_CAUSES(NT_CAUSE_COLUMN_)
+#undef NT_CAUSE_COLUMN_
+
 const char *nt_cause_key(enum nt_cause c)
 {
-	static const char *const keys[NT_CAUSE_COUNT] = {
-		"preemption_ns", "blocked_ns", "page_fault_ns", "extra_work_ns", "injected_ns",
-		"unexplained_ns",
-	};
-	return (unsigned)c < NT_CAUSE_COUNT ? keys[c] : "?";
+	return (unsigned)c < NT_CAUSE_COUNT ? cause_keys[c] : "?";
+}
+
+const struct nt_cause_info *nt_cause_info(enum nt_cause c)
+{
+	return (unsigned)c < NT_CAUSE_COUNT ? &cause_info[c] : NULL;
 }
 
 /* What the OS did in a window, by cause (extra work and unexplained left at 0). */

@@ -46,14 +46,11 @@ static const char *dur(double ns, bool sign, char *buf, size_t size)
 /* The cause with the largest share, or NULL when there is no delay. */
 static const char *top_cause(const struct nt_causes *c)
 {
-	static const char *const names[NT_CAUSE_COUNT] = {
-		"preemption", "blocked", "page fault", "extra work", "injected", "unexplained",
-	};
 	int best = -1;
 	for (int k = 0; k < NT_CAUSE_COUNT; k++)
 		if (c->ns[k] && (best < 0 || c->ns[k] > c->ns[best]))
 			best = k;
-	return best < 0 ? NULL : names[best];
+	return best < 0 ? NULL : nt_cause_info((enum nt_cause)best)->words;
 }
 
 static const char *site_where(const struct nt_compare_site *s, char *buf, size_t size)
@@ -321,6 +318,7 @@ int nt_compare_write_json(FILE *f, const struct nt_compare *c, const char *a_pat
 		nt_json_object_end(&j);
 	}
 	nt_json_array_end(&j);
+	nt_report_causes_json(&j);
 	nt_json_object_end(&j);
 	return nt_json_finish(&j);
 }

@@ -357,19 +357,19 @@ static int rebuild_rank(const struct rank_file *f, struct pool *p, struct nt_log
 			.phase_ns = cyc_ns(hz, get(x, rf[NT_LRF_PHASE])),
 			.interval_ns = cyc_ns(hz, get(x, rf[NT_LRF_INTERVAL])),
 			.p2p_ns = cyc_ns(hz, get(x, rf[NT_LRF_P2P])),
-			.win = {
-				.wall_ns = cyc_ns(hz, get(x, rf[NT_LRF_WIN_WALL])),
-				.cpu_ns = get(x, rf[NT_LRF_WIN_CPU_NS]),
-				.run_delay_ns = get(x, rf[NT_LRF_WIN_RUN_DELAY_NS]),
-				.vol_switches = get(x, rf[NT_LRF_WIN_VOL]),
-				.invol_switches = get(x, rf[NT_LRF_WIN_INVOL]),
-				.minor_faults = get(x, rf[NT_LRF_WIN_MINOR]),
-				.major_faults = get(x, rf[NT_LRF_WIN_MAJOR]),
-				.instructions = get(x, rf[NT_LRF_WIN_INSTRUCTIONS]),
-				.injected_ns = cyc_ns(hz, get(x, rf[NT_LRF_WIN_INJECTED])),
-				.valid = (uint32_t)get(x, rf[NT_LRF_WIN_VALID]),
-			},
 		};
+		struct nt_log_window *w = &out->records[n - 1].win;
+#define WIN_VALUE_NS(v) (v)
+#define WIN_VALUE_CYC(v) cyc_ns(hz, v)
+#define WIN_VALUE_COUNT(v) (v)
+#define WINDOW_FIELD(id, name, kind, source, since, key)                                        \
+		w->NT_LOG_WINDOW_NAME(kind, name) = WIN_VALUE_##kind(get(x, rf[NT_LRF_WIN_##id]));
+		NT_LOG_WINDOW_FIELDS(WINDOW_FIELD)
+#undef WINDOW_FIELD
+#undef WIN_VALUE_NS
+#undef WIN_VALUE_CYC
+#undef WIN_VALUE_COUNT
+		w->valid = (uint32_t)get(x, rf[NT_LRF_WIN_VALID]);
 	}
 	out->nrecords = n;
 	out->wall_ns = cyc_ns(hz, last - h->init_cyc);

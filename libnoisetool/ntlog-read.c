@@ -22,9 +22,19 @@ enum { RANK_HEADER_BYTES = NT_LOG_RANK_HEADER_BYTES };
 
 /* Smallest encoding of one site: two empty strings and the fixed fields. A record: 140 bytes
  * since version 2, which added the interval and its point-to-point time. */
-enum { MIN_SITE_BYTES = 4 + 4 + 8 * 6 + 8 * NT_LOG_HIST_BINS + 4, RECORD_V1_BYTES = 48 + 9 * 8 + 4,
-       RECORD_BYTES = RECORD_V1_BYTES + 2 * 8 };
-_Static_assert(RECORD_BYTES == NT_LOG_READ_MIN_CHUNK_BYTES, "a window holds a record");
+enum { MIN_SITE_BYTES = 4 + 4 + 8 * 6 + 8 * NT_LOG_HIST_BINS + 4 };
+
+/* A record's bytes in a log of version: 48 before its interval (version 2 on: 16 more), then
+ * the window's fields that version has (noisetool/ntlog.h, NT_LOG_WINDOW_FIELDS) and its
+ * sources' bits. */
+static size_t record_bytes(uint32_t version)
+{
+	size_t n = 48 + (version >= 2 ? 16 : 0) + 4;
+#define WINDOW_FIELD(id, name, kind, source, since, key) n += version >= (since) ? 8 : 0;
+	NT_LOG_WINDOW_FIELDS(WINDOW_FIELD)
+#undef WINDOW_FIELD
+	return n;
+}
 
 /* The ranges a reader accepts (doc/ntlog-format.md, "Ranges"): times and their sums stay far
  * from overflowing the report's arithmetic (2^56 ns is 2.28 years), and global time runs
@@ -336,16 +346,21 @@ static int check_ranges(const struct nt_log_rank *k, char *err, size_t errsz)
 		CHECK_NS("phase_ns", x->phase_ns);
 		CHECK_NS("interval_ns", x->interval_ns);
 		CHECK_NS("p2p_ns", x->p2p_ns);
-		CHECK_NS("window wall_ns", x->win.wall_ns);
-		CHECK_NS("window cpu_ns", x->win.cpu_ns);
-		CHECK_NS("window run_delay_ns", x->win.run_delay_ns);
-		CHECK_NS("window injected_ns", x->win.injected_ns);
+#define WINDOW_NS_NS(name) CHECK_NS("window " #name "_ns", x->win.name##_ns);
+#define WINDOW_NS_CYC(name) WINDOW_NS_NS(name)
+#define WINDOW_NS_COUNT(name)
+#define WINDOW_FIELD(id, name, kind, source, since, key) WINDOW_NS_##kind(name)
+		NT_LOG_WINDOW_FIELDS(WINDOW_FIELD)
+#undef WINDOW_FIELD
+#undef WINDOW_NS_NS
+#undef WINDOW_NS_CYC
+#undef WINDOW_NS_COUNT
 	}
 #undef CHECK_NS
 	return 0;
 }
 
-/* One record at q (RECORD_BYTES, or RECORD_V1_BYTES before version 2). */
+/* One record at q (record_bytes(version) of it). */
 static void get_record(const unsigned char *q, uint32_t version, struct nt_log_record *x)
 {
 	x->comm_id = nt_get64(q);
@@ -364,16 +379,14 @@ static void get_record(const unsigned char *q, uint32_t version, struct nt_log_r
 		x->flags &= ~NT_LOG_REC_INTERVAL;
 	}
 	struct nt_log_window *v = &x->win;
-	v->wall_ns = nt_get64(q);
-	v->cpu_ns = nt_get64(q + 8);
-	v->run_delay_ns = nt_get64(q + 16);
-	v->vol_switches = nt_get64(q + 24);
-	v->invol_switches = nt_get64(q + 32);
-	v->minor_faults = nt_get64(q + 40);
-	v->major_faults = nt_get64(q + 48);
-	v->instructions = nt_get64(q + 56);
-	v->injected_ns = nt_get64(q + 64);
-	v->valid = nt_get32(q + 72);
+#define WINDOW_FIELD(id, name, kind, source, since, key)                                        \
+	if (version >= (since)) {                                                              \
+		v->NT_LOG_WINDOW_NAME(kind, name) = nt_get64(q);                                \
+		q += 8;                                                                        \
+	}
+	NT_LOG_WINDOW_FIELDS(WINDOW_FIELD)
+#undef WINDOW_FIELD
+	v->valid = nt_get32(q);
 }
 
 /* The payload of one rank block, up to in->stop. Returns 0, MALFORMED (in->bad), -EINVAL (a
@@ -437,8 +450,8 @@ static int decode_payload(struct input *in, uint32_t version, struct nt_log_rank
 	}
 	out->dropped_records = r64(in);
 	out->nrecords = r64(in);
-	size_t record_bytes = version >= 2 ? RECORD_BYTES : RECORD_V1_BYTES;
-	if (!in->bad && out->nrecords > left(in) / record_bytes)
+	size_t rec_bytes = record_bytes(version);
+	if (!in->bad && out->nrecords > left(in) / rec_bytes)
 		in->bad = true;
 	if (!in->bad && out->nrecords) {
 		if (!charge(in, out->nrecords * (sizeof *out->records +
@@ -449,13 +462,13 @@ static int decode_payload(struct input *in, uint32_t version, struct nt_log_rank
 			return -ENOMEM;
 	}
 	for (uint64_t i = 0; i < out->nrecords && !in->bad; i++) {
-		if (!need(in, record_bytes)) {
+		if (!need(in, rec_bytes)) {
 			in->bad = true;
 			break;
 		}
 		struct nt_log_record *x = &out->records[i];
 		get_record(in->p + in->pos, version, x);
-		in->pos += record_bytes;
+		in->pos += rec_bytes;
 		if (x->site >= out->nsites) {
 			nt_err_set(err, errsz, "rank %u record %llu: call site %u is out of range (the "
 				   "rank has %u)", out->rank, (unsigned long long)i, x->site,

@@ -11,8 +11,11 @@
 
 /* The window a file is read through: 1 MiB, a thousand reads a GiB. */
 #define NT_LOG_READ_CHUNK_BYTES ((size_t)1 << 20)
-/* The smallest window: a record, the largest piece decoded in one go. */
-#define NT_LOG_READ_MIN_CHUNK_BYTES 140
+/* The smallest window: a record of the latest version, the largest piece decoded in one go
+ * (ntlog-read.c, record_bytes). */
+#define NT_LOG_READ_WINDOW_BYTES_(id, name, kind, source, since, key) +8
+#define NT_LOG_READ_MIN_CHUNK_BYTES                                                            \
+	(48 + 16 + 4 NT_LOG_WINDOW_FIELDS(NT_LOG_READ_WINDOW_BYTES_))
 
 /* What the report needs per record besides the decoded log, counted against the room when a
  * log is read (libnoisetool/attrib.c): the cross-rank join's entry (40 bytes) and, at most one

@@ -164,15 +164,9 @@ static void encode_record(struct wbuf *w, const struct nt_log_record *x)
 	w64(w, x->interval_ns);
 	w64(w, x->p2p_ns);
 	const struct nt_log_window *v = &x->win;
-	w64(w, v->wall_ns);
-	w64(w, v->cpu_ns);
-	w64(w, v->run_delay_ns);
-	w64(w, v->vol_switches);
-	w64(w, v->invol_switches);
-	w64(w, v->minor_faults);
-	w64(w, v->major_faults);
-	w64(w, v->instructions);
-	w64(w, v->injected_ns);
+#define WINDOW_FIELD(id, name, kind, source, since, key) w64(w, v->NT_LOG_WINDOW_NAME(kind, name));
+	NT_LOG_WINDOW_FIELDS(WINDOW_FIELD)
+#undef WINDOW_FIELD
 	w32(w, v->valid);
 }
 

@@ -147,18 +147,11 @@ void nt_probe_delta(const struct nt_probe_sample *a, const struct nt_probe_sampl
 	d->valid = a->valid & b->valid;
 	d->papi_valid = a->papi_valid & b->papi_valid;
 	d->wall_cyc = sub(a->counter_cyc, b->counter_cyc);
-	if (d->valid & NT_SRC_THREAD_CPU)
-		d->cpu_ns = sub(a->cpu_ns, b->cpu_ns);
-	if (d->valid & NT_SRC_SCHEDSTAT) {
-		d->run_delay_ns = sub(a->run_delay_ns, b->run_delay_ns);
-		d->run_count = sub(a->run_count, b->run_count);
-	}
-	if (d->valid & NT_SRC_RUSAGE) {
-		d->vol_switches = sub(a->vol_switches, b->vol_switches);
-		d->invol_switches = sub(a->invol_switches, b->invol_switches);
-		d->minor_faults = sub(a->minor_faults, b->minor_faults);
-		d->major_faults = sub(a->major_faults, b->major_faults);
-	}
+#define DELTA(field, source, what)                                                             \
+	if (d->valid & (source))                                                               \
+		d->field = sub(a->field, b->field);
+	NT_PROBE_FIELDS(DELTA)
+#undef DELTA
 	for (int i = 0; i < NT_PAPI_MAX; i++)
 		if (d->papi_valid & (1u << i))
 			d->papi[i] = sub(a->papi[i], b->papi[i]);

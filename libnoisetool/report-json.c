@@ -214,6 +214,7 @@ static void write_json(struct nt_json *j, const struct nt_report *rep, const cha
 	}
 	nt_json_array_end(j);
 	write_python_calls_json(j, rep);
+	nt_report_causes_json(j);
 	nt_json_object_end(j);
 }
 

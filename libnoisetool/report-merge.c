@@ -10,6 +10,7 @@
 
 #include <noisetool/report.h>
 
+#include "json-write.h"
 #include "report-merge.h"
 #include "site-identity.h"
 
@@ -346,3 +347,19 @@ double nt_report_probe_pct(const struct nt_log_rank *k)
 				    (double)k->wall_ns : 0;
 }
 
+
+void nt_report_causes_json(struct nt_json *j)
+{
+	nt_json_array_begin(j, "causes");
+	for (int k = 0; k < NT_CAUSE_COUNT; k++) {
+		const struct nt_cause_info *c = nt_cause_info((enum nt_cause)k);
+		nt_json_object_begin(j, NULL);
+		nt_json_string(j, "key", c->key);
+		nt_json_string(j, "json", nt_cause_key((enum nt_cause)k));
+		nt_json_string(j, "column", c->column);
+		nt_json_string(j, "words", c->words);
+		nt_json_string(j, "colour", c->colour);
+		nt_json_object_end(j);
+	}
+	nt_json_array_end(j);
+}

@@ -49,4 +49,11 @@ const char *nt_report_level_name(uint32_t level);
 /* Share of the rank's wall time spent reading OS counters, in % (budget 1 %). */
 double nt_report_probe_pct(const struct nt_log_rank *k);
 
+struct nt_json;
+
+/* The list of causes (noisetool/attrib.h: NT_CAUSES) as the JSON documents carry it, for the
+ * readers that draw or check them (the pages, the tests): "causes": [{"key", "json",
+ * "column", "words", "colour"}, ...] in the list's order. */
+void nt_report_causes_json(struct nt_json *j);
+
 #endif /* LIBNOISETOOL_REPORT_MERGE_H */

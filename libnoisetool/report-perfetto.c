@@ -211,15 +211,10 @@ static void record_slice(struct trace *t, uint32_t r, const struct nt_log_record
 		fprintf(f, ",\"dur_cut_ns\":%.0f", cut_ns);
 	if (x->flags & NT_LOG_REC_WINDOW) {
 		const struct nt_log_window *w = &x->win;
-		put_key_u64(f, "window_wall_ns", w->wall_ns);
-		put_key_u64(f, "window_cpu_ns", w->cpu_ns);
-		put_key_u64(f, "window_run_delay_ns", w->run_delay_ns);
-		put_key_u64(f, "window_voluntary_switches", w->vol_switches);
-		put_key_u64(f, "window_involuntary_switches", w->invol_switches);
-		put_key_u64(f, "window_minor_faults", w->minor_faults);
-		put_key_u64(f, "window_major_faults", w->major_faults);
-		put_key_u64(f, "window_instructions", w->instructions);
-		put_key_u64(f, "window_injected_ns", w->injected_ns);
+#define WINDOW_FIELD(id, name, kind, source, since, key)                                        \
+		put_key_u64(f, "window_" key, w->NT_LOG_WINDOW_NAME(kind, name));
+		NT_LOG_WINDOW_FIELDS(WINDOW_FIELD)
+#undef WINDOW_FIELD
 		put_key_u64(f, "window_sources", w->valid);
 	}
 	fprintf(f, ",\"late_instance\":%s,\"late_arrival\":%s", l ? "true" : "false",

@@ -67,10 +67,18 @@ static void culprit_row(FILE *f, const char *who, const struct nt_culprit *c)
 	fputc('\n', f);
 }
 
+/* The causes' columns of a table's head (NT_CAUSES), each 5 wide after a space. */
+static void cause_columns(FILE *f)
+{
+	for (int k = 0; k < NT_CAUSE_COUNT; k++)
+		fprintf(f, " %5s", nt_cause_info((enum nt_cause)k)->column);
+	fputc('\n', f);
+}
+
 static void culprit_header(FILE *f, const char *what)
 {
-	fprintf(f, "%-36s %10s %8s %5s %5s %5s %5s %5s %5s\n", what, "delay ms", "late",
-		"preem", "block", "fault", "work", "inj", "unexp");
+	fprintf(f, "%-36s %10s %8s", what, "delay ms", "late");
+	cause_columns(f);
 }
 
 /* A site's location for the text table: a Python site's "file.py:line" followed by its call
@@ -175,9 +183,9 @@ int nt_report_write_late(FILE *f, const struct nt_report *rep, size_t n)
 	if (!n)
 		return 0;
 	fprintf(f, "\nThe %zu latest instances (causes in %% of the delay)\n", n);
-	fprintf(f, "%10s %-22s %-30s %5s %9s %5s %5s %5s %5s %5s %5s\n", "at ms", "comm:seq",
-		"function at location", "last", "delay us", "preem", "block", "fault", "work", "inj",
-		"unexp");
+	fprintf(f, "%10s %-22s %-30s %5s %9s", "at ms", "comm:seq", "function at location", "last",
+		"delay us");
+	cause_columns(f);
 	for (size_t i = 0; i < n; i++) {
 		const struct nt_late *l = &a->late[i];
 		const struct nt_report_site *s = nt_report_merged_site(rep, l->site);

@@ -15,6 +15,13 @@
 void *nt_live_create(const char *name, int rank, int size, size_t arena_bytes, char *path_out,
 		     size_t path_size);
 
+/* The place of member in type, as a live file's header describes a field. */
+#define NT_LIVE_FIELD(type, member)                                                            \
+	(struct nt_live_field)                                                                 \
+	{                                                                                      \
+		(uint16_t)offsetof(type, member), (uint16_t)sizeof(((type *)0)->member)        \
+	}
+
 /* A table in the arena, for the header: where it is (its offset from the arena's start), its
  * slots, a slot's bytes and its fields' places (nt_sites_live_fields, nt_records_live_fields;
  * NT_LSF_COUNT or NT_LRF_COUNT of them). */

@@ -223,19 +223,19 @@ static int convert_records(const struct nt_runtime *rt, struct nt_log_rank *r)
 			.phase_ns = (uint64_t)nt_clock_cyc_to_ns(x->phase_cyc),
 			.interval_ns = (uint64_t)nt_clock_cyc_to_ns(x->interval_cyc),
 			.p2p_ns = (uint64_t)nt_clock_cyc_to_ns(x->p2p_cyc),
-			.win = {
-				.wall_ns = (uint64_t)nt_clock_cyc_to_ns(x->win.wall_cyc),
-				.cpu_ns = x->win.cpu_ns,
-				.run_delay_ns = x->win.run_delay_ns,
-				.vol_switches = x->win.vol_switches,
-				.invol_switches = x->win.invol_switches,
-				.minor_faults = x->win.minor_faults,
-				.major_faults = x->win.major_faults,
-				.instructions = x->win.instructions,
-				.injected_ns = (uint64_t)nt_clock_cyc_to_ns(x->win.injected_cyc),
-				.valid = x->win.valid,
-			},
 		};
+		struct nt_log_window *w = &r->records[i].win;
+#define WIN_VALUE_NS(v) (v)
+#define WIN_VALUE_CYC(v) (uint64_t)nt_clock_cyc_to_ns(v)
+#define WIN_VALUE_COUNT(v) (v)
+#define WINDOW_FIELD(id, name, kind, source, since, key)                                        \
+		w->NT_LOG_WINDOW_NAME(kind, name) = WIN_VALUE_##kind(x->win.NT_LOG_WINDOW_RAW(kind, name));
+		NT_LOG_WINDOW_FIELDS(WINDOW_FIELD)
+#undef WINDOW_FIELD
+#undef WIN_VALUE_NS
+#undef WIN_VALUE_CYC
+#undef WIN_VALUE_COUNT
+		w->valid = x->win.valid;
 	}
 	r->clock_test_error_ns = (uint64_t)ceil(worst);
 	free(log_index);

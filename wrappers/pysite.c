@@ -45,11 +45,8 @@ void nt_pysite_pool_init(void *mem, size_t bytes)
 	unnamed = 0;
 	pool_full = 0;
 	__atomic_add_fetch(&pool_gen, 1, __ATOMIC_RELEASE);
-	struct nt_live_field name = { (uint16_t)offsetof(struct nt_site, py_name),
-				      (uint16_t)sizeof(((struct nt_site *)0)->py_name) },
-			     line = { (uint16_t)offsetof(struct nt_site, py_line),
-				      (uint16_t)sizeof(((struct nt_site *)0)->py_line) };
-	nt_live_python_names(mem, pool_bytes, name, line);
+	nt_live_python_names(mem, pool_bytes, NT_LIVE_FIELD(struct nt_site, py_name),
+			     NT_LIVE_FIELD(struct nt_site, py_line));
 }
 
 uint64_t nt_pysite_unnamed(void)

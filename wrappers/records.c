@@ -17,12 +17,7 @@ static size_t used;
 static uint64_t dropped;
 static uint64_t unknown_comm;
 
-#define FIELD(member)                                                                          \
-	(struct nt_live_field)                                                                 \
-	{                                                                                      \
-		(uint16_t)offsetof(struct nt_record, member),                                   \
-			(uint16_t)sizeof(((struct nt_record *)0)->member)                       \
-	}
+#define FIELD(member) NT_LIVE_FIELD(struct nt_record, member)
 
 void nt_records_live_fields(struct nt_live_field r[NT_LRF_COUNT])
 {
@@ -35,15 +30,10 @@ void nt_records_live_fields(struct nt_live_field r[NT_LRF_COUNT])
 	r[NT_LRF_PHASE] = FIELD(phase_cyc);
 	r[NT_LRF_INTERVAL] = FIELD(interval_cyc);
 	r[NT_LRF_P2P] = FIELD(p2p_cyc);
-	r[NT_LRF_WIN_WALL] = FIELD(win.wall_cyc);
-	r[NT_LRF_WIN_CPU_NS] = FIELD(win.cpu_ns);
-	r[NT_LRF_WIN_RUN_DELAY_NS] = FIELD(win.run_delay_ns);
-	r[NT_LRF_WIN_VOL] = FIELD(win.vol_switches);
-	r[NT_LRF_WIN_INVOL] = FIELD(win.invol_switches);
-	r[NT_LRF_WIN_MINOR] = FIELD(win.minor_faults);
-	r[NT_LRF_WIN_MAJOR] = FIELD(win.major_faults);
-	r[NT_LRF_WIN_INSTRUCTIONS] = FIELD(win.instructions);
-	r[NT_LRF_WIN_INJECTED] = FIELD(win.injected_cyc);
+#define WINDOW_FIELD(id, name, kind, source, since, key)                                        \
+	r[NT_LRF_WIN_##id] = FIELD(win.NT_LOG_WINDOW_RAW(kind, name));
+	NT_LOG_WINDOW_FIELDS(WINDOW_FIELD)
+#undef WINDOW_FIELD
 	r[NT_LRF_WIN_VALID] = FIELD(win.valid);
 }
 

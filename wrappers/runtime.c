@@ -613,20 +613,22 @@ void nt_comm_freed(MPI_Comm comm, struct nt_comm_ref ref, int rc)
 	}
 }
 
-NT_MPI_API int MPI_Comm_free(MPI_Comm *comm)
+/* MPI_Comm_free or MPI_Comm_disconnect (real) of *comm. */
+static int free_comm(MPI_Comm *comm, int (*real)(MPI_Comm *))
 {
 	MPI_Comm c = comm ? *comm : MPI_COMM_NULL;
 	struct nt_comm_ref ref = nt_comm_freeing(c);
-	int rc = PMPI_Comm_free(comm);
+	int rc = real(comm);
 	nt_comm_freed(c, ref, rc);
 	return rc;
 }
 
+NT_MPI_API int MPI_Comm_free(MPI_Comm *comm)
+{
+	return free_comm(comm, PMPI_Comm_free);
+}
+
 NT_MPI_API int MPI_Comm_disconnect(MPI_Comm *comm)
 {
-	MPI_Comm c = comm ? *comm : MPI_COMM_NULL;
-	struct nt_comm_ref ref = nt_comm_freeing(c);
-	int rc = PMPI_Comm_disconnect(comm);
-	nt_comm_freed(c, ref, rc);
-	return rc;
+	return free_comm(comm, PMPI_Comm_disconnect);
 }

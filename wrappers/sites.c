@@ -320,12 +320,7 @@ uint64_t nt_sites_overflow(void)
 	return overflow;
 }
 
-#define FIELD(member)                                                                          \
-	(struct nt_live_field)                                                                 \
-	{                                                                                      \
-		(uint16_t)offsetof(struct nt_site, member),                                     \
-			(uint16_t)sizeof(((struct nt_site *)0)->member)                         \
-	}
+#define FIELD(member) NT_LIVE_FIELD(struct nt_site, member)
 
 void nt_sites_live_fields(struct nt_live_field f[NT_LSF_COUNT])
 {

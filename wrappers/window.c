@@ -47,20 +47,27 @@ int nt_window_close(uint64_t now_cyc, struct nt_window_read *rd)
 	uint64_t t1 = nt_clock_now_cyc();
 	struct nt_probe_delta d;
 	nt_probe_delta(&start, &s, &d);
-	last = (struct nt_window){
-		.end_cyc = now_cyc,
-		.wall_cyc = now_cyc - start.counter_cyc,
-		.cpu_ns = d.cpu_ns,
-		.run_delay_ns = d.run_delay_ns,
-		.vol_switches = d.vol_switches,
-		.invol_switches = d.invol_switches,
-		.minor_faults = d.minor_faults,
-		.major_faults = d.major_faults,
-		.instructions = (d.papi_valid & (1u << NT_PAPI_INSTRUCTIONS))
-					? d.papi[NT_PAPI_INSTRUCTIONS] : 0,
-		.injected_cyc = injected - start_injected,
-		.valid = d.valid,
-	};
+	/* Each field from its source (noisetool/ntlog.h, NT_LOG_WINDOW_FIELDS). */
+	uint64_t counter_cyc = now_cyc - start.counter_cyc;
+	uint64_t papi_cyc = (d.papi_valid & (1u << NT_PAPI_INSTRUCTIONS))
+				    ? d.papi[NT_PAPI_INSTRUCTIONS] : 0;
+	uint64_t injector_cyc = injected - start_injected;
+#define FROM_PROBE(kind, name) d.NT_LOG_WINDOW_RAW(kind, name)
+#define FROM_COUNTER(kind, name) counter_cyc
+#define FROM_PAPI(kind, name) papi_cyc
+#define FROM_INJECTOR(kind, name) injector_cyc
+#define FROM_NONE(kind, name) 0
+#define WINDOW_FIELD(id, name, kind, source, since, key)                                        \
+	last.NT_LOG_WINDOW_RAW(kind, name) = FROM_##source(kind, name);
+	last.end_cyc = now_cyc;
+	NT_LOG_WINDOW_FIELDS(WINDOW_FIELD)
+	last.valid = d.valid;
+#undef WINDOW_FIELD
+#undef FROM_PROBE
+#undef FROM_COUNTER
+#undef FROM_PAPI
+#undef FROM_INJECTOR
+#undef FROM_NONE
 	start = s;
 	start.counter_cyc = now_cyc; /* the next window starts where this one ended */
 	start_injected = injected;

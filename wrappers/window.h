@@ -6,22 +6,22 @@
 
 #include <stdint.h>
 
+#include <noisetool/ntlog.h>
 #include <noisetool/probe.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* The deltas of one window, as kept in a record. */
+/* The deltas of one window, as kept in a record: the log's window fields (noisetool/ntlog.h,
+ * NT_LOG_WINDOW_FIELDS) in the wrappers' units (NT_LOG_WINDOW_RAW: counter cycles for CYC). */
+#define NT_WINDOW_MEMBER_(id, name, kind, source, since, key) uint64_t NT_LOG_WINDOW_RAW(kind, name);
 struct nt_window {
-	uint64_t end_cyc;       /* counter at the read that closed it (0: none yet) */
-	uint64_t wall_cyc;
-	uint64_t cpu_ns, run_delay_ns;
-	uint64_t vol_switches, invol_switches, minor_faults, major_faults;
-	uint64_t instructions;  /* PAPI hardware, when it exists */
-	uint64_t injected_cyc;  /* spun by the injector */
-	uint32_t valid;         /* NT_SRC_* bits behind the deltas */
+	uint64_t end_cyc; /* counter at the read that closed it (0: none yet) */
+	NT_LOG_WINDOW_FIELDS(NT_WINDOW_MEMBER_)
+	uint32_t valid;   /* NT_SRC_* bits behind the deltas */
 };
+#undef NT_WINDOW_MEMBER_
 
 /* One read of the probe, measured: the counter when it ended and what it took. */
 struct nt_window_read {

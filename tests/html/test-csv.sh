@@ -18,8 +18,7 @@ compare() {
 	"$PY" - "$1" "$2" "$3" <<'EOF'
 import csv, json, sys
 d, rep, name = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3]
-CAUSES = ["preemption_ns", "blocked_ns", "page_fault_ns", "extra_work_ns", "injected_ns",
-          "unexplained_ns"]
+CAUSES = [c["json"] for c in rep["causes"]]  # the report's own list (NT_CAUSES)
 bad = 0
 def fail(msg):
     global bad

@@ -55,8 +55,7 @@ hosts = {k["host"] for k in rep["rank_times"]}
 if set(procs.values()) != hosts:
     fail(f"processes {sorted(procs.values())}, hosts {sorted(hosts)}")
 late = {(l["comm_id"], l["seq"]): l for l in rep["late_instances"]}
-causes = ["preemption_ns", "blocked_ns", "page_fault_ns", "extra_work_ns", "injected_ns",
-          "unexplained_ns"]
+causes = [c["json"] for c in rep["causes"]]  # the report's own list (NT_CAUSES)
 seen = set()
 per_rank = {}
 for e in ev:

@@ -27,10 +27,9 @@ fail=0
 expect() {
 	"$NT_PYTHON" - "$2" "$3" "$tmp/$1.expect" <<'EOF'
 import html.parser, json, sys
-# The page's words for the causes (doc/html.md), in the report's order of causes.
-NAMES = {"preemption": "preemption", "blocked": "blocked", "page_fault": "page faults",
-         "extra_work": "extra work", "injected": "injected", "unexplained": "unexplained"}
 rep = json.load(open(sys.argv[1]))
+# The page's words for the causes, in the report's order of causes (its own list, NT_CAUSES).
+NAMES = {c["key"]: c["words"] for c in rep["causes"]}
 want = {"ranks": str(rep["ranks"])}
 want["partial"] = "yes" if rep["partial"] else "no (complete)"
 c = rep["culprits"]
@@ -96,8 +95,8 @@ if not c:
     sys.exit(0)
 text = open(sys.argv[2]).read().split("Culprits by rank")[1].splitlines()
 row = next(l for l in text if l.startswith(f"{c[0]['rank']} ("))
-from_text = row.split()[-6:]
-keys = ["preemption", "blocked", "page_fault", "extra_work", "injected", "unexplained"]
+keys = [k["key"] for k in rep["causes"]]
+from_text = row.split()[-len(keys):]
 mine = [f"{100.0 * float(c[0]['causes'][k + '_ns']) / float(c[0]['delay_ns']):.1f}" for k in keys]
 if from_text != mine:
     print(f"FAIL: the text report's shares {from_text} differ from the JSON's {mine}")

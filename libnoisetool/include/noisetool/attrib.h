@@ -16,15 +16,48 @@
 extern "C" {
 #endif
 
+/* The causes of a delay: the one list that the enum, the JSON and CSV keys, the text tables'
+ * columns, the pages' legends and the tests' helpers are all made from.
+ *   X(ID, key, column, words, colour)
+ * ID names the enum constant (NT_CAUSE_ID); key the cause in JSON ("KEY_ns") and CSV; column
+ * heads the text tables (5 characters at most: a test checks); words say it in a sentence and a
+ * legend; colour draws it on the pages. Adding a cause is an entry here and its share computed
+ * in attrib.c (window_causes, split); doc/hacking.md, "Add a cause". */
+#define NT_CAUSES(X)                                                                            \
+	/* runnable but waiting for a CPU (schedstat run delay), or off the CPU without having   \
+	 * blocked (the hypervisor's steal) */                                                 \
+	X(PREEMPTION, "preemption", "preem", "preemption", "#d62728")                          \
+	/* off the CPU and not runnable: wall - CPU - run delay */                             \
+	X(BLOCKED, "blocked", "block", "blocked", "#1f77b4")                                   \
+	/* minor faults at their cost, major ones out of blocked time */                       \
+	X(PAGE_FAULT, "page_fault", "fault", "page faults", "#9467bd")                         \
+	/* more instructions than the median rank (hardware counters) */                       \
+	X(EXTRA_WORK, "extra_work", "work", "extra work", "#ff7f0e")                           \
+	/* spun by the noise injector (exact) */                                               \
+	X(INJECTED, "injected", "inj", "injected", "#2ca02c")                                  \
+	/* the rest: on the CPU, doing nothing the counters see */                             \
+	X(UNEXPLAINED, "unexplained", "unexp", "unexplained", "#7f7f7f")                       \
+	NT_CAUSES_EXTRA(X)
+
+/* More causes: the test that a new entry reaches every output defines one (noisetool/ntlog.h,
+ * NT_TEST_EXTRA_ENTRIES). */
+#ifndef NT_CAUSES_EXTRA
+#define NT_CAUSES_EXTRA(X)
+#endif
+
 enum nt_cause {
-	NT_CAUSE_PREEMPTION,  /* runnable but waiting for a CPU (schedstat run delay), or off
-			       * the CPU without having blocked (the hypervisor's steal) */
-	NT_CAUSE_BLOCKED,     /* off the CPU and not runnable: wall - CPU - run delay */
-	NT_CAUSE_PAGE_FAULT,  /* minor faults at their cost, major ones out of blocked time */
-	NT_CAUSE_EXTRA_WORK,  /* more instructions than the median rank (hardware counters) */
-	NT_CAUSE_INJECTED,    /* spun by the noise injector (exact) */
-	NT_CAUSE_UNEXPLAINED, /* the rest: on the CPU, doing nothing the counters see */
+#define NT_CAUSE_ENUM_(id, key, column, words, colour) NT_CAUSE_##id,
+	NT_CAUSES(NT_CAUSE_ENUM_)
+#undef NT_CAUSE_ENUM_
 	NT_CAUSE_COUNT,
+};
+
+/* What the list says of a cause. */
+struct nt_cause_info {
+	const char *key;    /* "preemption": JSON "preemption_ns", CSV "preemption_ns" */
+	const char *column; /* "preem": a text table's column, at most 5 characters */
+	const char *words;  /* "preemption": in a sentence or a legend */
+	const char *colour; /* "#d62728": on a page */
 };
 
 /* Delay by cause, ns; the causes add up to the delay. */
@@ -81,8 +114,11 @@ NT_API int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out);
  * accepted. */
 NT_API void nt_attrib_free(struct nt_attrib *a);
 
-/* The JSON key of a cause, e.g. "preemption_ns". */
+/* The JSON key of a cause, e.g. "preemption_ns"; "?" for no cause. */
 NT_API const char *nt_cause_key(enum nt_cause c);
+
+/* What the list (NT_CAUSES) says of cause c, or NULL for no cause. */
+NT_API const struct nt_cause_info *nt_cause_info(enum nt_cause c);
 
 #ifdef __cplusplus
 }

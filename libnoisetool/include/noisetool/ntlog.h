@@ -15,7 +15,19 @@
 extern "C" {
 #endif
 
-#define NT_LOG_VERSION 4          /* the version written; the reader reads 1 to 4 */
+/* The version written; the reader reads 1 to it. Raised with each new window field. */
+#define NT_LOG_VERSION_WRITTEN 4
+#ifndef NT_TEST_EXTRA_ENTRIES
+#define NT_LOG_VERSION NT_LOG_VERSION_WRITTEN
+#else /* tests/unit/test-one-list.cpp: one more entry in each list, and a version for it */
+#define NT_LOG_VERSION (NT_LOG_VERSION_WRITTEN + 1)
+#define NT_LOG_WINDOW_FIELDS_EXTRA(X)                                                          \
+	X(TEST_DUMMY, test_dummy, COUNT, NONE, NT_LOG_VERSION, "test_dummy")
+#define NT_CAUSES_EXTRA(X) X(TEST_DUMMY, "test_dummy", "dummy", "the test's dummy", "#000000")
+#endif
+#ifndef NT_LOG_WINDOW_FIELDS_EXTRA
+#define NT_LOG_WINDOW_FIELDS_EXTRA(X)
+#endif
 #define NT_LOG_HEADER_BYTES 64
 #define NT_LOG_RANK_HEADER_BYTES 24 /* before each rank's payload */
 #define NT_LOG_CHUNK_BYTES 65536  /* the wrapper library's chunk (nt_log_rank_stream) */
@@ -74,14 +86,52 @@ struct nt_log_site {
 				  * (higher past 1024 calls of its site) */
 
 /* What the OS did to the rank's thread in a probe window (a span of one or more phases that
- * ended with the record's call). valid: NT_SRC_* bits of the sources behind the values. */
+ * ended with the record's call): the one list of a window's fields that every place holding
+ * them is made from -- the log's struct and its encoding and decoding, the wrappers' window,
+ * the live files' fields and their reader, the timeline's arguments.
+ *   X(ID, name, kind, source, since, key)
+ * ID: the live files' field (NT_LRF_WIN_ID); name and kind: the member, by its unit -- NS
+ * (name_ns), CYC (the wrappers keep name_cyc in counter cycles, the log name_ns) or COUNT
+ * (name); source: where the wrappers take it -- PROBE (the probe's delta field of that name,
+ * noisetool/probe.h), COUNTER (the cycle counter), PAPI (the instructions' event), INJECTOR
+ * (what it spun); since: the log version that added it (the reader leaves it 0 in older logs);
+ * key: its name in outputs. Adding a field: an entry here with since the next version, and
+ * NT_LOG_VERSION_WRITTEN raised to it; (a new PROBE field) its read in noisetool/probe.h and
+ * probe-os.c;
+ * doc/hacking.md, "Add a window field". */
+#define NT_LOG_WINDOW_FIELDS(X)                                                                 \
+	X(WALL, wall, CYC, COUNTER, 1, "wall_ns")                                              \
+	X(CPU_NS, cpu, NS, PROBE, 1, "cpu_ns")                                                 \
+	X(RUN_DELAY_NS, run_delay, NS, PROBE, 1, "run_delay_ns")                               \
+	X(VOL, vol_switches, COUNT, PROBE, 1, "voluntary_switches")                            \
+	X(INVOL, invol_switches, COUNT, PROBE, 1, "involuntary_switches")                      \
+	X(MINOR, minor_faults, COUNT, PROBE, 1, "minor_faults")                                \
+	X(MAJOR, major_faults, COUNT, PROBE, 1, "major_faults")                                \
+	/* 0 without hardware counters */                                                      \
+	X(INSTRUCTIONS, instructions, COUNT, PAPI, 1, "instructions")                          \
+	/* spun by the noise injector */                                                       \
+	X(INJECTED, injected, CYC, INJECTOR, 1, "injected_ns")                                 \
+	NT_LOG_WINDOW_FIELDS_EXTRA(X)
+
+/* A window field's member in the log (NT_LOG_WINDOW_NAME) and in the wrappers (_RAW), by
+ * kind. */
+#define NT_LOG_WINDOW_NAME(kind, name) NT_LOG_WINDOW_NAME_##kind(name)
+#define NT_LOG_WINDOW_NAME_NS(name) name##_ns
+#define NT_LOG_WINDOW_NAME_CYC(name) name##_ns
+#define NT_LOG_WINDOW_NAME_COUNT(name) name
+#define NT_LOG_WINDOW_RAW(kind, name) NT_LOG_WINDOW_RAW_##kind(name)
+#define NT_LOG_WINDOW_RAW_NS(name) name##_ns
+#define NT_LOG_WINDOW_RAW_CYC(name) name##_cyc
+#define NT_LOG_WINDOW_RAW_COUNT(name) name
+
+/* valid: NT_SRC_* bits of the sources behind the values. */
+#define NT_LOG_WINDOW_MEMBER_(id, name, kind, source, since, key)                               \
+	uint64_t NT_LOG_WINDOW_NAME(kind, name);
 struct nt_log_window {
-	uint64_t wall_ns, cpu_ns, run_delay_ns;
-	uint64_t vol_switches, invol_switches, minor_faults, major_faults;
-	uint64_t instructions;  /* 0 without hardware counters */
-	uint64_t injected_ns;   /* spun by the noise injector */
+	NT_LOG_WINDOW_FIELDS(NT_LOG_WINDOW_MEMBER_)
 	uint32_t valid;
 };
+#undef NT_LOG_WINDOW_MEMBER_
 
 /* One collective instance that mattered, as this rank saw it. */
 struct nt_log_record {

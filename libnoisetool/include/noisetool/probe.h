@@ -40,15 +40,25 @@ enum nt_probe_papi_event {
 	NT_PAPI_MAX,
 };
 
+/* What the probe reads of the OS, the one list its sample, its delta and the delta's
+ * computation are made from: X(field, source, what) -- field: the member's name (unit in it),
+ * source: the NT_SRC_* bit whose read gives it (a delta holds it only when both samples had
+ * it). To read one more thing: an entry here, its read in probe-os.c; a probe window takes it
+ * by naming it in noisetool/ntlog.h (NT_LOG_WINDOW_FIELDS, source PROBE). */
+#define NT_PROBE_FIELDS(X)                                                                     \
+	X(cpu_ns, NT_SRC_THREAD_CPU, "thread CPU time (schedstat run time, else CPU clock)")    \
+	X(run_delay_ns, NT_SRC_SCHEDSTAT, "time runnable but waiting for a CPU")               \
+	X(run_count, NT_SRC_SCHEDSTAT, "times the thread was put on a CPU")                    \
+	X(vol_switches, NT_SRC_RUSAGE, "voluntary context switches (blocked)")                 \
+	X(invol_switches, NT_SRC_RUSAGE, "involuntary context switches")                       \
+	X(minor_faults, NT_SRC_RUSAGE, "minor page faults")                                    \
+	X(major_faults, NT_SRC_RUSAGE, "major page faults")
+
+#define NT_PROBE_MEMBER_(field, source, what) uint64_t field;
+
 struct nt_probe_sample {
 	uint64_t counter_cyc;
-	uint64_t cpu_ns;        /* thread CPU time (schedstat run time, else thread CPU clock) */
-	uint64_t run_delay_ns;  /* time runnable but waiting for a CPU */
-	uint64_t run_count;     /* times the thread was put on a CPU */
-	uint64_t vol_switches;  /* voluntary context switches (blocked) */
-	uint64_t invol_switches;
-	uint64_t minor_faults;
-	uint64_t major_faults;
+	NT_PROBE_FIELDS(NT_PROBE_MEMBER_)
 	uint64_t papi[NT_PAPI_MAX];
 	uint32_t valid;         /* NT_SRC_* bits read successfully into this sample */
 	uint32_t papi_valid;    /* 1 << NT_PAPI_* for slots that hold a value */
@@ -57,17 +67,12 @@ struct nt_probe_sample {
 /* Difference b - a of two samples of the same thread; fields absent in either are 0. */
 struct nt_probe_delta {
 	uint64_t wall_cyc;
-	uint64_t cpu_ns;
-	uint64_t run_delay_ns;
-	uint64_t run_count;
-	uint64_t vol_switches;
-	uint64_t invol_switches;
-	uint64_t minor_faults;
-	uint64_t major_faults;
+	NT_PROBE_FIELDS(NT_PROBE_MEMBER_)
 	uint64_t papi[NT_PAPI_MAX];
 	uint32_t valid;
 	uint32_t papi_valid;
 };
+#undef NT_PROBE_MEMBER_
 
 struct nt_probe_config {
 	enum nt_probe_level level;

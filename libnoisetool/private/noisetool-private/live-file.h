@@ -26,7 +26,9 @@ extern "C" {
 #endif
 
 #define NT_LIVE_MAGIC "NTLIVE1"   /* 8 bytes with its NUL */
-#define NT_LIVE_VERSION 1
+/* The header's version: its layout holds NT_LRF_COUNT record fields, so one more window field
+ * (noisetool/ntlog.h) makes another version (1: the first layout's 19). */
+#define NT_LIVE_VERSION (NT_LRF_COUNT - 18)
 #define NT_LIVE_HEADER_BYTES 65536 /* the header's place in the file: the arena follows */
 #define NT_LIVE_MODULES 192        /* modules the header can name */
 #define NT_LIVE_FNS 256            /* wrapped functions the header can name */
@@ -57,9 +59,12 @@ enum nt_live_site_field {
 /* The fields of a record the reader uses (a record with flags 0 was never completed). */
 enum nt_live_record_field {
 	NT_LRF_COMM_ID, NT_LRF_SEQ, NT_LRF_SITE, NT_LRF_FLAGS, NT_LRF_T0, NT_LRF_DURATION,
-	NT_LRF_PHASE, NT_LRF_INTERVAL, NT_LRF_P2P, NT_LRF_WIN_WALL, NT_LRF_WIN_CPU_NS,
-	NT_LRF_WIN_RUN_DELAY_NS, NT_LRF_WIN_VOL, NT_LRF_WIN_INVOL, NT_LRF_WIN_MINOR,
-	NT_LRF_WIN_MAJOR, NT_LRF_WIN_INSTRUCTIONS, NT_LRF_WIN_INJECTED, NT_LRF_WIN_VALID,
+	NT_LRF_PHASE, NT_LRF_INTERVAL, NT_LRF_P2P,
+	/* the window's fields (noisetool/ntlog.h), in the wrappers' units (CYC: counter cycles) */
+#define NT_LRF_WIN_(id, name, kind, source, since, key) NT_LRF_WIN_##id,
+	NT_LOG_WINDOW_FIELDS(NT_LRF_WIN_)
+#undef NT_LRF_WIN_
+	NT_LRF_WIN_VALID,
 	NT_LRF_COUNT,
 };
 

@@ -1,7 +1,7 @@
 """The comparison page of `noisetool report A B --html FILE`: the summary, the sites and ranks
 tables (sortable), and A against B with the noise as error bars (doc/html.md, "The comparison
 page"). The document is nt_compare_write_json's (schema noisetool-compare/1)."""
-from .page import CAUSE_COLORS, CAUSES, Cell, fmt_ns, new_figure
+from .page import CAUSE_COLORS, CAUSE_NAMES, CAUSES, Cell, fmt_ns, new_figure, use_causes
 
 TITLE = "noisetool: two runs compared"
 
@@ -45,6 +45,7 @@ def _bars(page, id, caption, labels, values, title, ylabel):
 
 
 def render(doc, page):
+    use_causes(doc["causes"])
     a, b = doc.get("a", {}), doc.get("b", {})
     rules = doc.get("rules", {})
     page.section("Summary", "summary")
@@ -120,7 +121,7 @@ def render(doc, page):
     for cause in CAUSES:
         vals = [job.get(f"causes_{x}", {}).get(f"{cause}_ns", 0) / 1e6 for x in ("a", "b")]
         ax.barh(["A", "B"], vals, left=[left["A"], left["B"]], color=CAUSE_COLORS[cause],
-                label=cause.replace("_", " "))
+                label=CAUSE_NAMES[cause])
         left["A"] += vals[0]
         left["B"] += vals[1]
     ax.invert_yaxis()

@@ -25,16 +25,21 @@ matplotlib.rcParams.update({
     "figure.dpi": 100,
 })
 
-# One colour per cause of lateness, the same on every page (doc/attribution.md).
-CAUSE_COLORS = {
-    "preemption": "#d62728",
-    "blocked": "#1f77b4",
-    "page_fault": "#9467bd",
-    "extra_work": "#ff7f0e",
-    "injected": "#2ca02c",
-    "unexplained": "#7f7f7f",
-}
-CAUSES = list(CAUSE_COLORS)
+# The causes of lateness, as the document being drawn lists them ("causes": libnoisetool's
+# NT_CAUSES, noisetool/attrib.h): their keys in order, colours and words. Filled in place by
+# use_causes before a page is drawn, so that a cause added to the list reaches every page.
+CAUSES = []
+CAUSE_COLORS = {}
+CAUSE_NAMES = {}
+
+
+def use_causes(causes):
+    """Take the causes from a document's "causes" list ({"key", "colour", "words"}, ...)."""
+    CAUSES[:] = [c["key"] for c in causes]
+    CAUSE_COLORS.clear()
+    CAUSE_COLORS.update({c["key"]: c["colour"] for c in causes})
+    CAUSE_NAMES.clear()
+    CAUSE_NAMES.update({c["key"]: c["words"] for c in causes})
 
 _CSS = """
 body { font-family: "DejaVu Sans", Verdana, sans-serif; font-size: 14px; margin: 1.5em auto;

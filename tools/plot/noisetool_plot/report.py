@@ -7,12 +7,10 @@ it under "report", and the page's own bounded data besides.
 import datetime
 import math
 
+from .page import CAUSE_NAMES, use_causes
+
 TITLE = "noisetool report"
 
-CAUSE_NAMES = {
-    "preemption": "preemption", "blocked": "blocked", "page_fault": "page faults",
-    "extra_work": "extra work", "injected": "injected", "unexplained": "unexplained",
-}
 SITE_ROWS = 300      # rows of the call-site table (the rest: --json, --csv)
 HIST_PANELS = 12     # small multiples of the call-time histograms
 CULPRIT_BARS = 30    # ranks or nodes in a culprit chart
@@ -281,7 +279,7 @@ def _latest(doc, rep, page):
     import matplotlib.pyplot as plt
     latest = doc.get("latest", {})
     inst = latest.get("instances", [])
-    keys = [k[:-3] for k in doc.get("cause_keys", [c + "_ns" for c in CAUSES])]
+    keys = [k[:-3] for k in doc["cause_keys"]]
     sites = rep.get("sites", [])
     page.section("Latest instances", "latest")
     if not inst:
@@ -386,6 +384,7 @@ _STYLE = ("<style>#latest-table td, #culprit-table td, #site-table td "
 
 def render(doc, page):
     rep = doc.get("report", doc)
+    use_causes(rep["causes"])
     page.raw(_STYLE)
     page.title = f"noisetool report: {doc.get('log') or 'job'}"
     page.section("Job", "job")
