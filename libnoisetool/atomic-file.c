@@ -1,4 +1,4 @@
-/* A file seen whole or not at all (atomic-file.h): a temporary file beside the final name,
+/* A file seen whole or not at all (noisetool-private/atomic-file.h): a temporary file beside the final name,
  * fsync'ed, then linked (never replacing) or renamed (replacing) to that name. */
 #include <errno.h>
 #include <fcntl.h>
@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "atomic-file.h"
+#include <noisetool-private/atomic-file.h>
 
 /* A temporary name must fit NAME_MAX (255): the final name is cut to this many bytes before
  * ".tmp.PID.XXXXXX" is appended. */

@@ -1,11 +1,11 @@
 /* The job's identity in bounded lines: a command line quoted for a shell, an MPI library's
- * version line (noisetool/jobinfo.h). */
+ * version line (noisetool-private/jobinfo.h). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-#include <noisetool/jobinfo.h>
+#include <noisetool-private/jobinfo.h>
 
 #include "utf8.h"
 

@@ -1,4 +1,4 @@
-/* Reading the live files of a job that wrote no log (noisetool/live.h): each rank's header and
+/* Reading the live files of a job that wrote no log (noisetool-private/live-file.h): each rank's header and
  * arena, every field found through the header's descriptors and checked against the file's
  * size, into the same struct nt_log a log gives. */
 #include <dirent.h>
@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <noisetool/live.h>
+#include <noisetool-private/live-file.h>
 
 _Static_assert(sizeof(struct nt_live_header) <= NT_LIVE_HEADER_BYTES,
 	       "the live header must fit in its place");

@@ -13,7 +13,7 @@
 
 #include <noisetool/outfile.h>
 
-#include "atomic-file.h"
+#include <noisetool-private/atomic-file.h>
 
 /* Linux follows at most 40 symlinks in one lookup; we follow them one by one, as many. */
 #define MAX_SYMLINKS 40
@@ -412,7 +412,7 @@ static int open_stream(struct nt_outfile *of)
 	return rc;
 }
 
-/* A new or regular file: a temporary file beside the target (atomic-file.h), whose name holds
+/* A new or regular file: a temporary file beside the target (noisetool-private/atomic-file.h), whose name holds
  * the pid: two jobs that write the same output never touch each other's temporary file. A new
  * file gets 0644, a replaced one keeps its bits, whatever the umask. */
 static int open_temp(struct nt_outfile *of, const struct nt_outfile_target *t)

@@ -8,6 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <noisetool-private/schedstat.h>
+
 #include "probe-source.h"
 
 static uint32_t rusage_open(void **state, const struct nt_probe_config *cfg)
@@ -62,7 +64,7 @@ static uint32_t schedstat_open(void **state, const struct nt_probe_config *cfg)
 	return NT_SRC_SCHEDSTAT | NT_SRC_THREAD_CPU;
 }
 
-/* "run_time_ns run_delay_ns run_count\n" */
+/* "run_time_ns run_delay_ns run_count\n" (noisetool-private/schedstat.h) */
 int nt_parse_schedstat(const char *buf, uint64_t *run_ns, uint64_t *delay_ns, uint64_t *count)
 {
 	uint64_t v[3];

@@ -17,9 +17,6 @@ struct nt_probe_source_ops {
 	void (*close)(void *state);
 };
 
-/* Parse "run_time_ns run_delay_ns run_count" of /proc/<tid>/schedstat. 0 or -EINVAL. */
-int nt_parse_schedstat(const char *buf, uint64_t *run_ns, uint64_t *delay_ns, uint64_t *count);
-
 extern const struct nt_probe_source_ops nt_probe_source_rusage;
 extern const struct nt_probe_source_ops nt_probe_source_schedstat;
 extern const struct nt_probe_source_ops nt_probe_source_thread_cpu;

@@ -1,4 +1,4 @@
-/* The data of a job's HTML page (noisetool/report-page.h): the report, and what the page draws
+/* The data of a job's HTML page (noisetool-private/report-page.h): the report, and what the page draws
  * besides, each part bounded whatever the log's size (doc/html.md, "The report page"). */
 #include "nt-config.h"
 
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <noisetool/report-page.h>
+#include <noisetool-private/report-page.h>
 
 #include "json-write.h"
 #include "report-merge.h"

@@ -229,7 +229,7 @@ static uint32_t ranks_with(const struct nt_log *log, uint32_t flag, uint32_t wit
 	return n;
 }
 
-/* The ranks of a job read from its live files (noisetool/live.h): those that still ran, those
+/* The ranks of a job read from its live files (noisetool-private/live-file.h): those that still ran, those
  * that ended without MPI_Finalize, those that left nothing. Whether it named any. */
 static bool write_unfinished_text(FILE *f, const struct nt_log *log)
 {

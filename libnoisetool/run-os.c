@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include <noisetool/sysinfo.h>
+#include <noisetool-private/schedstat.h>
 
-#include "probe-source.h"
 #include "run-os.h"
 
 static int read_schedstat(int fd, uint64_t *delay, uint64_t *count)

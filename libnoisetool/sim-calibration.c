@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include <noisetool/loggp-file.h>
+#include <noisetool-private/sim-calibration.h>
 
 #include "errmsg.h"
 #include "json-read.h"

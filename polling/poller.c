@@ -12,10 +12,10 @@
 
 #include <noisetool/clock.h>
 #include <noisetool/poller.h>
+#include <noisetool-private/schedstat.h>
 
 #include "adapt.h"
 #include "backend.h"
-#include "probe-source.h" /* nt_parse_schedstat */
 
 enum { SAMPLE_EVERY_NS = 1000000 }; /* run-delay reads while spinning: ~0.5 us per ms */
 

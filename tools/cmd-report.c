@@ -7,13 +7,13 @@
 #include <sys/stat.h>
 
 #include <noisetool/compare.h>
-#include <noisetool/live.h>
 #include <noisetool/ntlog.h>
 #include <noisetool/outfile.h>
 #include <noisetool/perfetto.h>
 #include <noisetool/report-csv.h>
-#include <noisetool/report-page.h>
 #include <noisetool/report.h>
+#include <noisetool-private/live-file.h>
+#include <noisetool-private/report-page.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -91,7 +91,7 @@ static bool is_output(const char *path, const char *out_path)
 	       a.st_ino == b.st_ino;
 }
 
-/* A job log, or the live files of a job that wrote none (noisetool/live.h): PATH as the
+/* A job log, or the live files of a job that wrote none (noisetool-private/live-file.h): PATH as the
  * directory NAME.live, or NAME.ntlog when it does not exist and NAME.live does. */
 static int read_job(const char *path, struct nt_log *log, char *err, size_t errsz)
 {

@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include <noisetool/inject.h>
-#include <noisetool/live.h>
 #include <noisetool/outfile.h>
+#include <noisetool-private/live-file.h>
 
 #include "cli.h"
 #include "commands.h"

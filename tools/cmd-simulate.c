@@ -13,10 +13,10 @@
 #include <sys/wait.h>
 
 #include <noisetool/clock.h>
-#include <noisetool/loggp-file.h>
 #include <noisetool/outfile.h>
 #include <noisetool/sim.h>
 #include <noisetool/sysinfo.h>
+#include <noisetool-private/sim-calibration.h>
 
 #include "cli.h"
 #include "commands.h"

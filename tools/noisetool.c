@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include <noisetool/clock.h>
-#include <noisetool/loggp-file.h>
 #include <noisetool/outfile.h>
 #include <noisetool/probe.h>
+#include <noisetool-private/sim-calibration.h>
 
 #include "cli.h"
 #include "mpi-pick.h"

@@ -1,9 +1,9 @@
 /* What the job is, collected once at MPI_Init for the log and the live file: this rank's
- * command line, its MPI library, the tool's version (noisetool/jobinfo.h). */
+ * command line, its MPI library, the tool's version (noisetool-private/jobinfo.h). */
 #ifndef WRAPPERS_JOBINFO_H
 #define WRAPPERS_JOBINFO_H
 
-#include <noisetool/jobinfo.h>
+#include <noisetool-private/jobinfo.h>
 
 struct nt_job {
 	char command[NT_JOBINFO_COMMAND_BYTES];  /* "" when /proc/self/cmdline cannot be read */

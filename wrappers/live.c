@@ -1,5 +1,5 @@
 /* This rank's live file: the header that lets `noisetool report` read the arena behind it
- * without the library (noisetool/live.h). */
+ * without the library (noisetool-private/live-file.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>

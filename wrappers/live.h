@@ -1,4 +1,4 @@
-/* This rank's live file (noisetool/live.h): its arena mapped from NAME.live/rank-R, so that
+/* This rank's live file (noisetool-private/live-file.h): its arena mapped from NAME.live/rank-R, so that
  * the measurement survives however the job ends; removed once the log is written. */
 #ifndef WRAPPERS_LIVE_H
 #define WRAPPERS_LIVE_H
@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <noisetool/live.h>
 #include <noisetool/loss.h>
+#include <noisetool-private/live-file.h>
 
 /* Map arena_bytes of arena behind a live header from NAME.live/rank-RANK (name: the job's
  * reserved name, nt_logwrite_reserve). Returns the arena (after the header), or NULL with

@@ -17,8 +17,8 @@
 #include <noisetool/inject.h>
 #include <noisetool/loss.h>
 #include <noisetool/ntlog.h>
+#include <noisetool-private/atomic-file.h>
 
-#include "atomic-file.h"
 #include "logwrite.h"
 #include "modules.h"
 #include "nbreqs.h"
@@ -357,7 +357,7 @@ static int fill_block(void *block, int fd)
 	return stream_block(block, to_fd, &fd);
 }
 
-/* A new file at path, written by fill, never replacing an existing file (atomic-file.h):
+/* A new file at path, written by fill, never replacing an existing file (noisetool-private/atomic-file.h):
  * PATH.tmp, fsync'ed, then link(). */
 static int write_new_file(const char *path, fill_fn fill, void *ctx)
 {
@@ -420,7 +420,7 @@ static int to_file_at(void *ctx, const unsigned char *bytes, size_t len)
  * ~10 ms, as these do, but ran ~0.5 MiB of ROMIO's code and data in every rank, past its arena
  * (doc/environment.md, NOISETOOL_MEM). The blocks are disjoint byte ranges, which NFS clients
  * and parallel file systems write as such. Each rank puts its block on the disk (fsync) before
- * rank 0 gives the file its name (link: never over an existing file; atomic-file.h). A rank that
+ * rank 0 gives the file its name (link: never over an existing file; noisetool-private/atomic-file.h). A rank that
  * cannot open the file makes every rank take the per-rank fallback. Collective; returns the
  * same result on every rank. */
 static int write_shared(const struct nt_runtime *rt, const char *name,

@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <noisetool/live.h>
 #include <noisetool/probe.h>
+#include <noisetool-private/live-file.h>
 
 #include "recpolicy.h"
 #include "window.h"
@@ -28,7 +28,7 @@ struct nt_record {
 	struct nt_window win;
 };
 
-/* The layout of a record for a live file's readers (noisetool/live.h): the fields' places. */
+/* The layout of a record for a live file's readers (noisetool-private/live-file.h): the fields' places. */
 void nt_records_live_fields(struct nt_live_field fields[NT_LRF_COUNT]);
 
 /* Keep up to n records at mem (zeroed, not necessarily faulted in). */

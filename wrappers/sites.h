@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include <noisetool/common.h>
-#include <noisetool/live.h>
+#include <noisetool-private/live-file.h>
 
 #include <mpi.h>
 
@@ -92,7 +92,7 @@ void nt_sites_init(void *mem, size_t capacity, bool threaded, uint64_t abs_cyc,
 /* Forget the table (the tool is off: the ranks did not agree). */
 void nt_sites_fini(void);
 
-/* The layout of a site for a live file's readers (noisetool/live.h): the fields' places. */
+/* The layout of a site for a live file's readers (noisetool-private/live-file.h): the fields' places. */
 void nt_sites_live_fields(struct nt_live_field fields[NT_LSF_COUNT]);
 
 /* The site of (fn, ret), created on first sight; when the table is full, fn's overflow site

@@ -7,17 +7,22 @@
 #   test-install.sh consumer SOURCE BUILD MESON SANITIZE MPIS
 #   test-install.sh readme   SOURCE BUILD MESON SANITIZE MPIS
 #
-# tree:     every installed header compiles alone (C11 -pedantic -Werror, and C++11) with only
-#           -I PREFIX/include; libnoisetool-polling.so exports exactly the functions poller.h
-#           declares; sonames; the wrapper libraries need no libnoisetool*.so at run time.
+# tree:     the installed headers are exactly those of the public folders
+#           (*/include/noisetool/), each compiling alone (C11 -pedantic -Werror, and C++11) with
+#           only -I PREFIX/include; libnoisetool.so exports exactly what the installed headers
+#           other than poller.h declare NT_API, libnoisetool-polling.so exactly what poller.h
+#           does (tests/integration/api-symbols.py); sonames; the wrapper libraries need no
+#           libnoisetool*.so at run time.
 # consumer: tests/install/consumer, a meson project of its own, configured with
-#           PKG_CONFIG_PATH=PREFIX/... only: its UDP echo on the installed poller (fds, and the
-#           no-fd decide/nap/event loop), and its MPI program linked (not preloaded) with each
+#           PKG_CONFIG_PATH=PREFIX/... only: its noise signature on the installed core (measured,
+#           written, read back by the simulator), its UDP echo on the installed poller (fds, and
+#           the no-fd decide/nap/event loop), and its MPI program linked (not preloaded) with each
 #           wrapper library of MPIS, run on 2 ranks by the MPI's own launcher; the installed
 #           noisetool reports both call sites with their exact call counts.
 # readme:   the link recipes of README.md and doc/linking.md, run as written (the fenced block
-#           after each `<!-- tests/install runs: NAME -->`) with PREFIX set and app.c the
-#           consumer's MPI program; their report must show the program's sites and counts.
+#           after each `<!-- tests/install runs: NAME -->`) with PREFIX set, app.c the consumer's
+#           MPI program, loop.c its echo and sig.c its noise signature; their report must show
+#           the program's sites and counts, the others their own lines.
 # MPIS is a comma-separated list of the wrapper libraries built (mpich,ompi). SANITIZE is the
 # build's b_sanitize: the installed libraries of a sanitizer build need their runtime in every
 # program that links them, so consumer and readme skip there (tree runs).
@@ -75,26 +80,33 @@ check_sites() {
 }
 
 tree() {
-	local cc=${1:?} cxx=${2:?} h want got lib
-	# Every installed header alone, with nothing but the installed include directory.
-	bash "$SOURCE/tests/integration/test-headers.sh" "$PREFIX/include" "$cc" "$cxx" ||
-		{ echo "FAIL: an installed header does not compile alone"; fail=1; }
-	[ -f "$PREFIX/include/noisetool/poller.h" ] || { echo "FAIL: poller.h not installed"; fail=1; }
-	# The poller's exports: exactly what poller.h declares (NT_API).
-	lib=$LIBDIR/libnoisetool-polling.so
-	[ -f "$lib" ] || { echo "FAIL: libnoisetool-polling.so not installed in $LIBDIR"; return; }
-	want=$(tr '\n' ' ' <"$PREFIX/include/noisetool/poller.h" |
-		grep -o 'NT_API [^;(]*[ *]nt_[a-z_]*(' | sed 's/.*[ *]\(nt_[a-z_]*\)(/\1/' | sort -u)
-	got=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBRVW]$/ { print $3 }' | sort -u)
-	if [ "$want" != "$got" ] || [ -z "$want" ]; then
-		echo "FAIL: libnoisetool-polling.so exports other symbols than poller.h declares:"
-		diff <(echo "$want") <(echo "$got")
+	local cc=${1:?} cxx=${2:?} lib name core_headers=()
+	# The public folders' headers and nothing else (the private root is never installed).
+	if ! diff <(cd "$SOURCE" && ls -1 ./*/include/noisetool/*.h | xargs -n1 basename | sort) \
+		<(ls -1 "$PREFIX/include/noisetool" | sort); then
+		echo "FAIL: the installed headers (>) differ from those of the public folders (<)"
 		fail=1
 	else
-		echo "libnoisetool-polling.so exports the $(echo "$want" | wc -l) functions of poller.h, nothing else"
+		echo "$(ls -1 "$PREFIX/include/noisetool" | wc -l) headers installed: those of the public folders"
 	fi
-	readelf -d "$lib" | grep -q 'SONAME.*\[libnoisetool-polling\.so\.0\]' ||
-		{ echo "FAIL: libnoisetool-polling.so's soname is not libnoisetool-polling.so.0"; fail=1; }
+	# Every installed header alone, with nothing but the installed include directory.
+	bash "$SOURCE/tests/integration/test-headers.sh" "$cc" "$cxx" "$PREFIX/include" ||
+		{ echo "FAIL: an installed header does not compile alone"; fail=1; }
+	# Each library's exports: exactly the NT_API declarations of its installed headers.
+	for h in "$PREFIX"/include/noisetool/*.h; do
+		[ "$(basename "$h")" = poller.h ] || core_headers+=("$h")
+	done
+	for name in libnoisetool libnoisetool-polling; do
+		lib=$LIBDIR/$name.so
+		[ -f "$lib" ] || { echo "FAIL: $name.so not installed in $LIBDIR"; fail=1; continue; }
+		if [ $name = libnoisetool ]; then
+			python3 "$SOURCE/tests/integration/api-symbols.py" "$lib" "${core_headers[@]}"
+		else
+			python3 "$SOURCE/tests/integration/api-symbols.py" "$lib" "$PREFIX/include/noisetool/poller.h"
+		fi || fail=1
+		readelf -d "$lib" | grep -q "SONAME.*\[$name\.so\.0\]" ||
+			{ echo "FAIL: $name.so's soname is not $name.so.0"; fail=1; }
+	done
 	# Installed libraries carry no build-tree paths and need none of each other at run time.
 	for lib in "$LIBDIR"/libnoisetool*.so; do
 		if readelf -d "$lib" | grep -E 'RPATH|RUNPATH'; then
@@ -117,13 +129,19 @@ consumer() {
 	"$MESON" setup "$tmp/consumer" "$HERE/consumer" >"$tmp/setup.log" 2>&1 &&
 		ninja -C "$tmp/consumer" >>"$tmp/setup.log" 2>&1 ||
 		{ echo "FAIL: the consumer does not configure or build against $PREFIX"; cat "$tmp/setup.log"; exit 1; }
-	# (a) the poller: every reply checked, the poller's counters exact.
+	# (a) the core: a detour run, its signature file, a simulation with it.
+	timeout 60 "$tmp/consumer/noise-signature" 0.3 "$tmp/noise-signature.json" >"$tmp/sig" 2>&1 ||
+		{ echo "FAIL: noise-signature"; cat "$tmp/sig"; fail=1; }
+	cat "$tmp/sig"
+	ldd "$tmp/consumer/noise-signature" | grep -q "libnoisetool.so.0 => $LIBDIR/" ||
+		{ echo "FAIL: noise-signature does not load the installed core"; ldd "$tmp/consumer/noise-signature"; fail=1; }
+	# (b) the poller: every reply checked, the poller's counters exact.
 	timeout 60 "$tmp/consumer/echo-loop" 2000 adaptive >"$tmp/echo" 2>&1 ||
 		{ echo "FAIL: echo-loop"; cat "$tmp/echo"; fail=1; }
 	cat "$tmp/echo"
 	ldd "$tmp/consumer/echo-loop" | grep -q "libnoisetool-polling.so.0 => $LIBDIR/" ||
 		{ echo "FAIL: echo-loop does not load the installed poller"; ldd "$tmp/consumer/echo-loop"; fail=1; }
-	# (b) the MPI program, linked with each wrapper library, on 2 ranks.
+	# (c) the MPI program, linked with each wrapper library, on 2 ranks.
 	for m in "${mpis[@]}"; do
 		exe=$tmp/consumer/linked-mpi-$m
 		out=$tmp/out-$m
@@ -155,14 +173,15 @@ block() {
 readme() {
 	local m file dir
 	for spec in "mpich README.md" "mpich doc/linking.md" "ompi doc/linking.md" \
-		"polling doc/linking.md"; do
+		"polling doc/linking.md" "core doc/linking.md"; do
 		m=${spec%% *}
 		file=${spec#* }
-		case ",$MPIS,polling," in *",$m,"*) ;; *) echo "skipped (no libnoisetool-$m): $file link-$m"; continue ;; esac
+		case ",$MPIS,polling,core," in *",$m,"*) ;; *) echo "skipped (no libnoisetool-$m): $file link-$m"; continue ;; esac
 		dir=$tmp/readme-$m-${file//\//-}
 		mkdir -p "$dir"
 		cp "$HERE/consumer/linked-mpi.c" "$dir/app.c"
 		cp "$HERE/consumer/echo-loop.c" "$dir/loop.c"
+		cp "$HERE/consumer/noise-signature.c" "$dir/sig.c"
 		block "$SOURCE/$file" "link-$m" >"$dir/recipe.sh"
 		[ -s "$dir/recipe.sh" ] || { echo "FAIL: no '<!-- tests/install runs: link-$m -->' block in $file"; fail=1; continue; }
 		echo "\$ # $file, link-$m, PREFIX=$PREFIX"
@@ -176,6 +195,12 @@ readme() {
 			grep -E '^echo-loop: (fds|no fds): 2000 round trips' "$dir/out" | grep -c . | grep -qx 2 ||
 				{ echo "FAIL: $file link-polling: loop's lines are missing"; cat "$dir/out"; fail=1; }
 			grep '^echo-loop' "$dir/out"
+			continue
+		fi
+		if [ "$m" = core ]; then
+			grep -q '^noise-signature: .* allreduce on 1024 ranks: ' "$dir/out" ||
+				{ echo "FAIL: $file link-core: sig's line is missing"; cat "$dir/out"; fail=1; }
+			grep '^noise-signature' "$dir/out"
 			continue
 		fi
 		grep -q '^linked-mpi: 300 allreduces on 2 ranks, 0 wrong$' "$dir/out" ||

@@ -11,9 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-extern "C" {
-#include "atomic-file.h" // private to the core, without its own extern "C"
-}
+#include <noisetool-private/atomic-file.h>
 
 #include "tempdir.h"
 

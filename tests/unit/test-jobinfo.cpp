@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include <noisetool/jobinfo.h>
+#include <noisetool-private/jobinfo.h>
 
 namespace {
 

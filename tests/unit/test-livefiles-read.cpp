@@ -1,4 +1,4 @@
-// Reading a job's live files (noisetool/live.h) with made-up files: a site and records found
+// Reading a job's live files (noisetool-private/live-file.h) with made-up files: a site and records found
 // through the header's descriptors, a rank without a file marked missing, and every kind of
 // damage refused with a message naming the file.
 #include <catch2/catch.hpp>
@@ -14,7 +14,7 @@
 
 #include <unistd.h>
 
-#include <noisetool/live.h>
+#include <noisetool-private/live-file.h>
 
 namespace {
 

@@ -17,8 +17,8 @@
 #include <noisetool/ntlog.h>
 #include <noisetool/perfetto.h>
 #include <noisetool/report-csv.h>
-#include <noisetool/report-page.h>
 #include <noisetool/report.h>
+#include <noisetool-private/report-page.h>
 
 #include "mem-log.h"
 #include "tempdir.h"

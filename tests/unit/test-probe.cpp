@@ -13,10 +13,7 @@
 
 #include <noisetool/clock.h>
 #include <noisetool/probe.h>
-
-extern "C" {
-#include "probe-source.h"
-}
+#include <noisetool-private/schedstat.h>
 
 namespace {
 

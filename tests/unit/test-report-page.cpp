@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include <noisetool/report-page.h>
 #include <noisetool/report.h>
+#include <noisetool-private/report-page.h>
 
 extern "C" {
 #include "json-read.h" // private to the core, without its own extern "C"

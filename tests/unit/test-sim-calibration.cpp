@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <noisetool/loggp-file.h>
 #include <noisetool/sim.h>
+#include <noisetool-private/sim-calibration.h>
 
 static nt_sim_loggp lg(double L, double o, double g, double G)
 {

@@ -110,6 +110,8 @@ struct nt_attrib {
  * a rank with records but no array of them), -ENOMEM. */
 NT_API int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out);
 
+/* Free what nt_attrib_build allocated and zero *a (the struct itself is the caller's). NULL is
+ * accepted. */
 NT_API void nt_attrib_free(struct nt_attrib *a);
 
 /* The JSON key of a cause, e.g. "preemption_ns"; "?" for no cause. */

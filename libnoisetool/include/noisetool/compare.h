@@ -102,6 +102,7 @@ NT_API int nt_compare_write_json(FILE *f, const struct nt_compare *c, const char
 NT_API int nt_compare_write_csv(const struct nt_compare *c, const char *dir, char *why,
 				size_t why_size);
 
+/* Free a comparison nt_compare_build made (the reports stay the caller's). NULL is accepted. */
 NT_API void nt_compare_free(struct nt_compare *c);
 
 #ifdef __cplusplus

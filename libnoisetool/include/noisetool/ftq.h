@@ -54,6 +54,7 @@ NT_API int nt_ftq_measure(const struct nt_ftq_config *cfg, struct nt_ftq_result 
 NT_API int nt_ftq_measure_cpus(const struct nt_ftq_config *cfg, const int *cpus, size_t ncpus,
 			       struct nt_ftq_result *res);
 
+/* Free the samples of a result (the struct itself is the caller's). NULL is accepted. */
 NT_API void nt_ftq_result_free(struct nt_ftq_result *res);
 
 /* Turn lost work into detours: FTQ quanta (or FWQ samples) that lost at least threshold_ns,

@@ -35,7 +35,7 @@ extern "C" {
 #define NT_LOG_MAX_DEPTH 32
 #define NT_LOG_FLAG_PARTIAL 1u    /* something was lost (struct nt_log_rank counts what) */
 #define NT_LOG_FLAG_UNFINISHED 2u /* a rank's block rebuilt from its live file: it ended
-				   * without MPI_Finalize (noisetool/live.h) */
+				   * without MPI_Finalize (doc/ntlog-format.md, "Live files") */
 #define NT_LOG_FLAG_MISSING 4u    /* a rank of which nothing is known: no live file */
 #define NT_LOG_FLAG_ABORTED 8u    /* with UNFINISHED: the rank called MPI_Abort */
 #define NT_LOG_FLAG_RUNNING 16u   /* with UNFINISHED: the rank's process still ran on this host
@@ -175,7 +175,7 @@ struct nt_log_rank {
 	uint64_t nrecords;
 	struct nt_log_record *records;
 	/* The job as the rank saw it at MPI_Init (version 4; "" when read from an older log or a
-	 * live file of a build before them, NULL written as ""): noisetool/jobinfo.h. */
+	 * live file of a build before them, NULL written as ""): doc/ntlog-format.md, "The job". */
 	const char *command;      /* its command line, shell-quoted, bounded */
 	const char *mpi_library;  /* the first line of the MPI library's version */
 	const char *tool_version; /* the noisetool that measured it */
@@ -256,6 +256,8 @@ NT_API int nt_log_decode(const unsigned char *buf, size_t len, struct nt_log *lo
  * to raise it, so that a log too large is refused rather than the process killed. */
 NT_API int nt_log_read_file(const char *path, struct nt_log *log, char *err, size_t errsz);
 
+/* Free what nt_log_decode or nt_log_read_file allocated and zero *log (the struct itself is
+ * the caller's). NULL is accepted. */
 NT_API void nt_log_free(struct nt_log *log);
 
 /* CRC-32 (IEEE 802.3, as zlib's crc32). */

@@ -110,6 +110,8 @@ NT_API int nt_probe_read(struct nt_probe *probe, struct nt_probe_sample *sample)
 NT_API void nt_probe_delta(const struct nt_probe_sample *a, const struct nt_probe_sample *b,
 			   struct nt_probe_delta *delta);
 
+/* The probe's own counters so far (reads done, failures per source, the cost of one read).
+ * Does nothing when either argument is NULL. */
 NT_API void nt_probe_get_stats(const struct nt_probe *probe, struct nt_probe_stats *stats);
 
 #ifdef __cplusplus

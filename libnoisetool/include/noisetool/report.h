@@ -56,6 +56,8 @@ struct nt_report {
 NT_API int nt_report_build(const struct nt_log *log, nt_symbolize_fn symbolize, void *ctx,
 			   struct nt_report *rep);
 
+/* Free what nt_report_build allocated and zero *rep; the log stays the caller's. NULL is
+ * accepted. */
 NT_API void nt_report_free(struct nt_report *rep);
 
 /* Text tables; top = how many call sites to print (0 = all). 0 or -EIO. */

@@ -294,6 +294,7 @@ NT_API uint64_t nt_sim_noise_advance_state(const struct nt_sim_noise *n,
 					   struct nt_sim_noise_state *st, uint64_t rank,
 					   uint64_t t_ns, uint64_t work_ns);
 
+/* Free a noise model and every node model in it. NULL is accepted. */
 NT_API void nt_sim_noise_free(struct nt_sim_noise *n);
 
 #ifdef __cplusplus

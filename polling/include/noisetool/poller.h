@@ -107,6 +107,8 @@ struct nt_poller;
  * from epoll_create1. */
 NT_API int nt_poller_create(struct nt_poller **out, const struct nt_poller_config *cfg);
 
+/* Free the poller, restoring the thread's timer slack it changed; the watched fds stay open
+ * (they are the caller's). NULL is accepted. */
 NT_API void nt_poller_destroy(struct nt_poller *p);
 
 /* Watch fd for events (NT_POLL_IN, NT_POLL_OUT). Returns 0; -EINVAL (bad fd, no events, or
@@ -122,6 +124,7 @@ NT_API int nt_poller_remove(struct nt_poller *p, int fd);
 NT_API int nt_poller_wait(struct nt_poller *p, struct nt_poll_event *events, int max,
 			  int64_t timeout_ns);
 
+/* The poller's counters since it was created and the adaptive policy's state now. */
 NT_API void nt_poller_get_stats(const struct nt_poller *p, struct nt_poller_stats *stats);
 
 /* For wait loops without fds (an MPI progress loop): the adaptive decision alone.

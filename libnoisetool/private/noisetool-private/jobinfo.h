@@ -1,13 +1,13 @@
 /* The job's identity as its log records it (doc/ntlog-format.md, version 4): each rank's command
  * line, quoted so that a shell reads it back as the same arguments, and the MPI library's
- * version line, each bounded so that a rank's block grows by at most a few hundred bytes. */
-#ifndef NOISETOOL_JOBINFO_H
-#define NOISETOOL_JOBINFO_H
+ * version line, each bounded so that a rank's block grows by at most a few hundred bytes.
+ * Private to the core (jobinfo.c) and the wrapper library, which records it. */
+#ifndef NOISETOOL_PRIVATE_JOBINFO_H
+#define NOISETOOL_PRIVATE_JOBINFO_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <noisetool/common.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,15 +29,15 @@ extern "C" {
  * into out; a line that does not fit (or with more) is cut after its last whole character or
  * escape that leaves room for NT_JOBINFO_TRUNCATED, which ends it. Returns the line's length,
  * or -EINVAL (out NULL, size too small for the marker, args NULL with len > 0). */
-NT_API int nt_jobinfo_command(const char *args, size_t len, bool more, char *out, size_t size);
+int nt_jobinfo_command(const char *args, size_t len, bool more, char *out, size_t size);
 
 /* The first line of text (an MPI library's version, which may run over many lines) as one
  * line: each run of blanks and control characters one space, none at either end, a byte that
  * is not UTF-8 '?'; cut as nt_jobinfo_command cuts, with NT_JOBINFO_TRUNCATED. Returns its
  * length, or -EINVAL (text or out NULL, size too small for the marker). */
-NT_API int nt_jobinfo_line(const char *text, char *out, size_t size);
+int nt_jobinfo_line(const char *text, char *out, size_t size);
 
 #ifdef __cplusplus
 }
 #endif
-#endif /* NOISETOOL_JOBINFO_H */
+#endif /* NOISETOOL_PRIVATE_JOBINFO_H */

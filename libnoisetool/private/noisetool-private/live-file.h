@@ -8,18 +8,18 @@
  * one file per rank: this header, then the rank's arena. The header says where the call-site
  * table and the records are in the file and where each field the reader needs sits in a site
  * and in a record, so that the reader does not depend on the library's structures. A clean
- * MPI_Finalize writes NAME.ntlog and removes NAME.live. */
-#ifndef NOISETOOL_LIVE_H
-#define NOISETOOL_LIVE_H
+ * MPI_Finalize writes NAME.ntlog and removes NAME.live. Private: the wrapper library's
+ * contract with the core's reader and the noisetool command, not installed. */
+#ifndef NOISETOOL_PRIVATE_LIVE_FILE_H
+#define NOISETOOL_PRIVATE_LIVE_FILE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include <noisetool/common.h>
-#include <noisetool/jobinfo.h>
 #include <noisetool/loss.h>
 #include <noisetool/ntlog.h>
+#include <noisetool-private/jobinfo.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -117,7 +117,7 @@ struct nt_live_header {
 	struct nt_live_field py_name_field, py_line_field;
 	/* The job as the rank saw it at MPI_Init, as its log block records it (all 0 in the files
 	 * of builds before them, read as ""; the reader stops at the end of each field whether or
-	 * not it holds a NUL): noisetool/jobinfo.h. */
+	 * not it holds a NUL): noisetool-private/jobinfo.h. */
 	char command[NT_JOBINFO_COMMAND_BYTES];
 	char mpi_library[NT_JOBINFO_MPI_BYTES];
 	char tool_version[NT_JOBINFO_TOOL_BYTES];
@@ -129,14 +129,14 @@ struct nt_live_header {
  * process still runs: nt_live_process_runs), a rank without a file NT_LOG_FLAG_MISSING
  * (no sites, no records); all make the log partial. On error err says what and where. Returns
  * 0, -ENOENT (no rank file), -EINVAL (a file that is not a live file: err names it), -ENOMEM. */
-NT_API int nt_live_read_job(const char *dir, struct nt_log *log, char *err, size_t errsz);
+int nt_live_read_job(const char *dir, struct nt_log *log, char *err, size_t errsz);
 
 /* Whether the process that writes a live file still runs: it is on this host (h->host), its
  * pid exists and is not a zombie (a dead rank whose parent has not reaped it yet: its file is
  * final), and it started before the file was made (not a later process given the same pid). */
-NT_API bool nt_live_process_runs(const struct nt_live_header *h);
+bool nt_live_process_runs(const struct nt_live_header *h);
 
 #ifdef __cplusplus
 }
 #endif
-#endif /* NOISETOOL_LIVE_H */
+#endif /* NOISETOOL_PRIVATE_LIVE_FILE_H */

@@ -4,13 +4,17 @@
  * output written over its old self). The one writer of this kind for the command's outputs
  * (outfile.c) and the wrapper library's job logs (wrappers/logwrite.c). Private to the core
  * and the wrapper library. */
-#ifndef LIBNOISETOOL_ATOMIC_FILE_H
-#define LIBNOISETOOL_ATOMIC_FILE_H
+#ifndef NOISETOOL_PRIVATE_ATOMIC_FILE_H
+#define NOISETOOL_PRIVATE_ATOMIC_FILE_H
 
 #include <stddef.h>
 #include <stdio.h>
 
 #include <noisetool/outfile.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* Room for a temporary name: the final name (at most NT_PATH_MAX) and its suffix. */
 #define NT_ATOMIC_FILE_TMP_MAX (NT_PATH_MAX + 32)
@@ -58,4 +62,7 @@ int nt_atomic_file_rename(const char *tmp, const char *path);
 /* Give up a temporary file: close fd (when >= 0) and remove tmp. */
 void nt_atomic_file_discard(int fd, const char *tmp);
 
-#endif /* LIBNOISETOOL_ATOMIC_FILE_H */
+#ifdef __cplusplus
+}
+#endif
+#endif /* NOISETOOL_PRIVATE_ATOMIC_FILE_H */

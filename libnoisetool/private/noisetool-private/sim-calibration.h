@@ -1,14 +1,14 @@
 /* LogGP calibrations that can be trusted and kept: the repetitions of `noisetool simulate
  * --calibrate` combined with a robust rule, written to and read from a small JSON file, and
- * which values are in use and where they came from (doc/simulate.md, "Calibration"). */
-#ifndef NOISETOOL_LOGGP_FILE_H
-#define NOISETOOL_LOGGP_FILE_H
+ * which values are in use and where they came from (doc/simulate.md, "Calibration"). Private
+ * to the core (sim-calibration.c) and the noisetool command. */
+#ifndef NOISETOOL_PRIVATE_SIM_CALIBRATION_H
+#define NOISETOOL_PRIVATE_SIM_CALIBRATION_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
-#include <noisetool/common.h>
 #include <noisetool/sim.h>
 
 #ifdef __cplusplus
@@ -62,33 +62,32 @@ enum nt_loggp_origin {
  * floor). preempted
  * may be NULL. Returns 0, or -EINVAL with a one-line reason in err naming the parameter and its
  * values (e.g. a preempted G of 2.93 ns/B against 0.123 with too few others). */
-NT_API int nt_loggp_combine(const struct nt_sim_loggp *reps, const bool *preempted, size_t n,
-			    struct nt_loggp_calib *out, char *err, size_t errsz);
+int nt_loggp_combine(const struct nt_sim_loggp *reps, const bool *preempted, size_t n,
+		     struct nt_loggp_calib *out, char *err, size_t errsz);
 
 /* Write c as a "noisetool-loggp/1" JSON document. 0 or -EIO. */
-NT_API int nt_loggp_write(FILE *f, const struct nt_loggp_calib *c);
+int nt_loggp_write(FILE *f, const struct nt_loggp_calib *c);
 
 /* Read a file nt_loggp_write wrote (at most NT_LOGGP_FILE_MAX bytes). Only "schema", "loggp"
  * (its four values, finite and >= 0) and "date" are required. Returns 0, -errno of opening or
  * reading it (-ENOENT, -EACCES, -EISDIR), or -EINVAL (malformed; err says why), -ENOMEM. */
-NT_API int nt_loggp_read(const char *path, struct nt_loggp_calib *out, char *err,
-			 size_t errsz);
+int nt_loggp_read(const char *path, struct nt_loggp_calib *out, char *err, size_t errsz);
 
 /* The default file: $XDG_CONFIG_HOME/noisetool/loggp.json when XDG_CONFIG_HOME is an absolute
  * path, else $HOME/.config/noisetool/loggp.json. Returns 0, -ENOENT (neither variable usable)
  * or -ENAMETOOLONG. */
-NT_API int nt_loggp_default_path(char *buf, size_t size);
+int nt_loggp_default_path(char *buf, size_t size);
 
 /* The LogGP values in use when no --loggp is given: file (--loggp-file) when not NULL, else the
  * default file when it exists, else NT_SIM_LOGGP_DEFAULT. Fills *out (zeroed for the built-in
  * values), *origin and path_out (the file read, "" for the built-in). Returns 0, or what
  * nt_loggp_read returns for the file (a default file that exists but cannot be read or is
  * malformed is an error too, not silently ignored); err says why. */
-NT_API int nt_loggp_resolve(const char *file, struct nt_loggp_calib *out,
-			    enum nt_loggp_origin *origin, char *path_out, size_t path_size,
-			    char *err, size_t errsz);
+int nt_loggp_resolve(const char *file, struct nt_loggp_calib *out,
+		     enum nt_loggp_origin *origin, char *path_out, size_t path_size, char *err,
+		     size_t errsz);
 
 #ifdef __cplusplus
 }
 #endif
-#endif /* NOISETOOL_LOGGP_FILE_H */
+#endif /* NOISETOOL_PRIVATE_SIM_CALIBRATION_H */
