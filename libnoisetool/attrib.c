@@ -171,8 +171,11 @@ static void window_causes(const struct nt_log_window *w, double c[NT_CAUSE_COUNT
 		major = blocked;
 	/* A thread that never switched out voluntarily was not blocked: time it lost without
 	 * running or waiting in the run queue was taken by the hypervisor (steal), which is
-	 * preemption one level down. */
-	if ((w->valid & NT_SRC_RUSAGE) && w->vol_switches == 0 && w->major_faults == 0) {
+	 * preemption one level down. A major fault that had to wait for its page sleeps, a
+	 * voluntary switch; one counted without any (the page arrived meanwhile) waited for
+	 * nothing: 11 ms of steal beside 3 such faults in a 40 ms compute phase were called
+	 * blocked while the rule asked for no major fault. */
+	if ((w->valid & NT_SRC_RUSAGE) && w->vol_switches == 0) {
 		run_delay += blocked;
 		blocked = 0;
 	}

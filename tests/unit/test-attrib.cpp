@@ -104,6 +104,32 @@ TEST_CASE("attribution joins instances and names the late rank and its cause", "
 		nt_attrib_free(&a);
 	}
 
+	SECTION("time neither running nor runnable: steal without a voluntary switch, blocked with")
+	{
+		// CI's coarse run: rank 1 computed 40 ms and had 11.2 ms neither on the CPU nor in
+		// the run queue, no switch of either kind, 17 minor and 3 major faults.
+		for (uint64_t vol : { 0, 4 }) {
+			fake_log f;
+			f.add(0, 8, 20000000, 0, 0, 20000000, 20000000, 0);
+			f.add(1, 8, 40000000, 0, 0, 40100000, 28900000, 0);
+			f.records[1][0].win.vol_switches = vol;
+			f.records[1][0].win.minor_faults = 17;
+			f.records[1][0].win.major_faults = 3;
+			nt_attrib a = f.one_culprit();
+			const nt_causes &c = a.ranks[0].causes;
+			CHECK(a.ranks[0].delay_ns == 20000000);
+			if (vol == 0) { // never slept: the hypervisor had the vCPU
+				CHECK(c.ns[NT_CAUSE_BLOCKED] == 0);
+				CHECK(c.ns[NT_CAUSE_PREEMPTION] >= 11000000);
+			} else { // slept: blocked, the major faults' share of it page faults
+				CHECK(c.ns[NT_CAUSE_PREEMPTION] == 0);
+				CHECK(c.ns[NT_CAUSE_BLOCKED] + c.ns[NT_CAUSE_PAGE_FAULT] >= 11000000);
+				CHECK(c.ns[NT_CAUSE_PAGE_FAULT] >= 300000);
+			}
+			nt_attrib_free(&a);
+		}
+	}
+
 	SECTION("noise common to both phases is subtracted")
 	{
 		fake_log f;
