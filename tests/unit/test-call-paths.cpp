@@ -10,9 +10,14 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
+
+#include <ftw.h>
+#include <sys/stat.h>
 
 #include <mpi.h>
 
@@ -218,16 +223,31 @@ std::vector<made_up_call> halo_exchange(int steps, uint64_t seed)
 	return v;
 }
 
+int remove_entry(const char *path, const struct stat *, int, struct FTW *)
+{
+	return remove(path);
+}
+
+// A singleton MPI job through the wrappers' MPI_Init: its log and live files go to a scratch
+// directory, removed after MPI_Finalize (the test leaves nothing behind).
 struct mpi_singleton {
+	char out[64] = "/tmp/nt-call-paths-XXXXXX";
 	mpi_singleton()
 	{
+		REQUIRE(mkdtemp(out) != NULL);
+		setenv("NOISETOOL_OUT", out, 1);
+		setenv("NOISETOOL_SUMMARY", "0", 1);
 		int done = 0;
 		MPI_Initialized(&done);
 		if (!done)
 			MPI_Init(NULL, NULL);
 		nt_clock_init();
 	}
-	~mpi_singleton() { MPI_Finalize(); }
+	~mpi_singleton()
+	{
+		MPI_Finalize();
+		nftw(out, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+	}
 };
 
 } // namespace
