@@ -40,6 +40,8 @@ extern "C" {
 #define NT_LOG_FLAG_ABORTED 8u    /* with UNFINISHED: the rank called MPI_Abort */
 #define NT_LOG_FLAG_RUNNING 16u   /* with UNFINISHED: the rank's process still ran on this host
 				   * when its live file was read (a snapshot of a job in progress) */
+#define NT_LOG_FLAG_UNWRITTEN 32u /* a rank's block rebuilt from its live file: it reached
+				   * MPI_Finalize, which could not write the log (log_errno) */
 
 /* One stack frame: module path and offset inside it (ASLR-safe). */
 struct nt_log_frame {
@@ -179,6 +181,9 @@ struct nt_log_rank {
 	const char *command;      /* its command line, shell-quoted, bounded */
 	const char *mpi_library;  /* the first line of the MPI library's version */
 	const char *tool_version; /* the noisetool that measured it */
+	/* With NT_LOG_FLAG_UNWRITTEN: why MPI_Finalize could not write the log (an errno; 0 when
+	 * not known). Never in a log file. */
+	uint32_t log_errno;
 };
 
 /* A whole log as read. */
