@@ -6,12 +6,13 @@
  *   fsize  every rank ignores SIGXFSZ and limits the files it writes to 0 bytes (RLIMIT_FSIZE):
  *          a write that makes a file longer fails with EFBIG;
  *   fill   rank 0 fills NOISETOOL_OUT's file system (a small tmpfs the test mounted) to the last
- *          byte: every write fails with ENOSPC.
+ *          byte: every write fails with ENOSPC;
+ *   none   nothing: the log is written (the test's control).
  *
  * The live files were allocated at MPI_Init, so they stay whole. Rank R writes the calls it
  * made to SNAP/calls-R ("MPI_Allreduce N", "MPI_Barrier 1"), the ground truth.
  *
- *   full-disk SNAP fsize|fill CALLS
+ *   full-disk SNAP fsize|fill|none CALLS
  */
 #include <dirent.h>
 #include <errno.h>
@@ -80,8 +81,9 @@ int main(int argc, char **argv)
 	int rank;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	const char *out = getenv("NOISETOOL_OUT");
-	if (argc < 4 || !out || (strcmp(argv[2], "fsize") && strcmp(argv[2], "fill"))) {
-		fprintf(stderr, "usage: NOISETOOL_OUT=DIR full-disk SNAP fsize|fill CALLS\n");
+	if (argc < 4 || !out ||
+	    (strcmp(argv[2], "fsize") && strcmp(argv[2], "fill") && strcmp(argv[2], "none"))) {
+		fprintf(stderr, "usage: NOISETOOL_OUT=DIR full-disk SNAP fsize|fill|none CALLS\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	long calls = atol(argv[3]);
@@ -113,7 +115,7 @@ int main(int argc, char **argv)
 		getrlimit(RLIMIT_FSIZE, &lim);
 		lim.rlim_cur = 0;
 		setrlimit(RLIMIT_FSIZE, &lim);
-	} else if (rank == 0) {
+	} else if (strcmp(argv[2], "fill") == 0 && rank == 0) {
 		fill(out);
 	}
 	return MPI_Finalize();

@@ -5,8 +5,9 @@
 # leaves its live files whole: `noisetool report NAME.live` counts exactly the calls the program
 # made and every record the ranks held before MPI_Finalize (the program copied each rank's live
 # file after its last call: tests/mpi/full-disk.c), and says the log could not be written, not
-# that the ranks were killed. Before the fix MPI_Finalize had turned the records into their log
-# form in place and the report counted 0 of them, and no loss.
+# that the ranks were killed. The control: the same job, its log written, holds every record.
+# Before the fix MPI_Finalize had turned the records into their log form in place and the report
+# counted 0 of them, and no loss.
 #
 #   test-full-disk.sh LIB PROGRAM NOISETOOL        PROGRAM: full-disk
 set -u
@@ -99,6 +100,29 @@ PY
 		fail=1
 	fi
 }
+
+# The control: the same job writes its log, with every record the ranks held.
+d=$tmp/clean
+mkdir -p "$d/snap.live" "$d/out"
+if ! timeout 120 mpiexec -n 2 $(nt_bind 2) "${pre[@]}" -genv NOISETOOL_OUT "$d/out" "$PROG" \
+	"$d/snap.live" none $CALLS >"$d/stdout" 2>"$d/stderr" ||
+	! timeout 60 "$NT" report "$d"/out/*.ntlog --json "$d/report.json" >/dev/null 2>&1 ||
+	! timeout 60 "$NT" report "$d/snap.live" --json "$d/snap.json" >/dev/null 2>&1; then
+	echo "FAIL: clean: the job or its reports failed"
+	cat "$d/stderr"
+	fail=1
+else
+	"$PY" - "$d" <<'PY' || fail=1
+import json, sys
+r, snap = (json.load(open(sys.argv[1] + f)) for f in ("/report.json", "/snap.json"))
+kept = [k["records"] for k in r["rank_times"]]
+held = [k["records"] for k in snap["rank_times"]]
+print(f"clean: the log holds {kept} records of {held}; partial {r['partial']}")
+if kept != held or not all(held) or r["partial"]:
+    print("FAIL: clean: the log lost records or is partial")
+    sys.exit(1)
+PY
+fi
 
 # A file size limit: no root needed.
 for log in shared per-rank; do
