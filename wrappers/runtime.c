@@ -505,12 +505,21 @@ void nt_finalize_begin(void)
 			if (rc == 0) {
 				if (nt_rt.env.summary)
 					fprintf(stderr, "noisetool: log written to %s\n", path);
-			} else
+			} else if (nt_rt.env.live) {
 				fprintf(stderr,
 					"noisetool: no log written in '%s': %s; what the ranks' live "
 					"files hold is in %s.live (noisetool report %s.live)\n",
 					nt_rt.env.out_dir, strerror(-rc), nt_rt.log_name,
 					nt_rt.log_name);
+			} else {
+				/* No live files to point at: the name's empty directory goes (it
+				 * stays if another rank, set otherwise, left its file there). */
+				nt_logwrite_unreserve(nt_rt.log_name);
+				fprintf(stderr,
+					"noisetool: no log written in '%s': %s; the measurement is lost "
+					"(NOISETOOL_LIVE=0 kept it in memory only)\n",
+					nt_rt.env.out_dir, strerror(-rc));
+			}
 		}
 		nt_window_shutdown();
 		nt_mpiwait_stop();

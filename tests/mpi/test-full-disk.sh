@@ -129,6 +129,22 @@ for log in shared per-rank; do
 	job "fsize-$log" fsize "$log" "$tmp/fsize-$log/out" "File too large"
 done
 
+# Without live files (NOISETOOL_LIVE=0) the measurement is lost, and the job's stderr says so
+# instead of pointing at live files that do not exist.
+d=$tmp/nolive
+mkdir -p "$d/snap.live" "$d/out"
+if ! timeout 120 mpiexec -n 2 $(nt_bind 2) "${pre[@]}" -genv NOISETOOL_OUT "$d/out" \
+	-genv NOISETOOL_LIVE 0 "$PROG" "$d/snap.live" fsize $CALLS >"$d/stdout" 2>"$d/stderr"; then
+	echo "FAIL: nolive: the job failed"
+	cat "$d/stderr"
+	fail=1
+elif ! grep -q "File too large; the measurement is lost (NOISETOOL_LIVE=0" "$d/stderr" ||
+	[ -n "$(ls "$d/out")" ]; then
+	echo "FAIL: nolive: the job's stderr does not say the measurement is lost, or it left $(ls "$d/out")"
+	cat "$d/stderr"
+	fail=1
+fi
+
 # A full file system: a tmpfs the live files fit in (2 x (2 MiB + 64 KiB)), filled by the job.
 disk=$(mktemp -d) || exit 1
 nt_on_exit "umount '$disk' 2>/dev/null; rmdir '$disk'"
