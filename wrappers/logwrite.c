@@ -399,6 +399,23 @@ static int write_new_file(const char *path, fill_fn fill, void *ctx)
 	return nt_atomic_file_link(tmp, path);
 }
 
+/* The log's names on the disk: its directory fsync'ed after they were linked, before any rank
+ * lets its live file go (a machine that fails just after MPI_Finalize keeps one or the other).
+ * Best effort: a file system that cannot sync a directory (EINVAL) has no other way. */
+static void sync_dir(const char *name)
+{
+	char dir[NT_LOG_NAME_MAX + 16];
+	snprintf(dir, sizeof dir, "%s", name);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	int fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
 /* The tool's own exchanges: nonblocking, waited for by the loop that gives the CPU away. */
 static void allreduce_min(int *mine, int *all, MPI_Comm c)
 {
@@ -478,6 +495,8 @@ static int write_shared(const struct nt_runtime *rt, const char *name,
 			worst = nt_atomic_file_link(tmp, name);
 		else
 			nt_atomic_file_discard(-1, tmp);
+		if (worst == 0)
+			sync_dir(name);
 	}
 	bcast_int(&worst, c);
 	return worst;
@@ -495,6 +514,8 @@ static int write_per_rank(const struct nt_runtime *rt, const char *name, unsigne
 	allreduce_min(&mine, &worst, c);
 	if (worst == 0 && rt->rank == 0)
 		worst = write_new_file(name, fill_header, header);
+	if (worst == 0 && rt->rank == 0)
+		sync_dir(name); /* the parts' names too: they are beside it */
 	bcast_int(&worst, c);
 	if (worst != 0 && mine == 0)
 		unlink(part); /* leave nothing half done */
