@@ -249,9 +249,16 @@ static int rebuild_rank(const struct rank_file *f, struct pool *p, struct nt_log
 	const struct nt_live_header *h = f->h;
 	double hz = h->clock_hz;
 	out->rank = h->rank;
-	out->flags = NT_LOG_FLAG_PARTIAL | NT_LOG_FLAG_UNFINISHED |
-		     (h->aborted ? NT_LOG_FLAG_ABORTED : 0) |
-		     (nt_live_process_runs(h) ? NT_LOG_FLAG_RUNNING : 0);
+	/* A rank whose log could not be written finished MPI_Finalize: its file is final. */
+	if (h->state == NT_LIVE_LOG_FAILED) {
+		out->flags = NT_LOG_FLAG_PARTIAL | NT_LOG_FLAG_UNWRITTEN |
+			     (h->aborted ? NT_LOG_FLAG_ABORTED : 0);
+		out->log_errno = h->log_error > 0 ? (uint32_t)h->log_error : 0;
+	} else {
+		out->flags = NT_LOG_FLAG_PARTIAL | NT_LOG_FLAG_UNFINISHED |
+			     (h->aborted ? NT_LOG_FLAG_ABORTED : 0) |
+			     (nt_live_process_runs(h) ? NT_LOG_FLAG_RUNNING : 0);
+	}
 	out->host = AS_OFFSET(intern(p, h->host, sizeof h->host));
 	out->command = AS_OFFSET(intern_again(p, &p->job_at[0], h->command, sizeof h->command));
 	out->mpi_library = AS_OFFSET(intern_again(p, &p->job_at[1], h->mpi_library,
@@ -321,10 +328,13 @@ static int rebuild_rank(const struct rank_file *f, struct pool *p, struct nt_log
 	}
 	out->nsites = nsites;
 
-	/* Records: unreadable once MPI_Finalize began turning them into their log form. */
+	/* Records: readable while the rank runs, while MPI_Finalize writes the log from them, and
+	 * when it could not; not in a file of a build before issue 38 that died inside
+	 * MPI_Finalize (NT_LIVE_FINALIZING: they were being turned into their log form). */
 	const struct nt_live_field *rf = h->record_fields;
 	uint64_t kept = 0;
-	if (h->state == NT_LIVE_RUNNING) {
+	if (h->state == NT_LIVE_RUNNING || h->state == NT_LIVE_WRITING ||
+	    h->state == NT_LIVE_LOG_FAILED) {
 		for (uint64_t i = 0; i < h->record_slots; i++)
 			kept += get(f->bytes + h->records_offset + i * h->record_bytes, rf[NT_LRF_FLAGS]) != 0;
 	}

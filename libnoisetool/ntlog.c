@@ -204,8 +204,17 @@ static void encode_payload(struct wbuf *w, const struct nt_log_source *src)
 	}
 	w64(w, r->dropped_records);
 	w64(w, r->nrecords);
-	for (uint64_t i = 0; i < r->nrecords && w->rc == 0; i++)
-		encode_record(w, &r->records[i]);
+	for (uint64_t i = 0; i < r->nrecords && w->rc == 0; i++) {
+		if (!src->record) {
+			encode_record(w, &r->records[i]);
+			continue;
+		}
+		struct nt_log_record x;
+		memset(&x, 0, sizeof x);
+		w->rc = src->record(src->record_ctx, i, &x);
+		if (w->rc == 0)
+			encode_record(w, &x);
+	}
 	wstr(w, r->command); /* version 4: the job's identity */
 	wstr(w, r->mpi_library);
 	wstr(w, r->tool_version);
@@ -214,7 +223,8 @@ static void encode_payload(struct wbuf *w, const struct nt_log_source *src)
 static bool source_valid(const struct nt_log_source *src)
 {
 	const struct nt_log_rank *r = src ? src->rank : NULL;
-	return r && (src->site || !r->nsites || r->sites) && (!r->nrecords || r->records);
+	return r && (src->site || !r->nsites || r->sites) &&
+	       (src->record || !r->nrecords || r->records);
 }
 
 int nt_log_rank_measure(const struct nt_log_source *src, struct nt_log_block *block)

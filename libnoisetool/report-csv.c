@@ -160,7 +160,7 @@ static void write_ranks(FILE *f, const struct nt_report *rep)
 		"rank", "host", "wall_ns", "mpi_ns", "dropped_calls", "records", "dropped_records",
 		"untimed_instances", "unregistered_persistent", "unknown_comm_records",
 		"probe_reads", "probe_read_ns", "probe_pct", "injected_ns", "injected_count",
-		"unfinished", "aborted", "missing", "running", NULL,
+		"unfinished", "aborted", "missing", "running", "unwritten", NULL,
 	};
 	header(f, names);
 	const struct nt_log *log = rep->log;
@@ -187,6 +187,7 @@ static void write_ranks(FILE *f, const struct nt_report *rep)
 		u64(&w, (k->flags & NT_LOG_FLAG_ABORTED) != 0);
 		u64(&w, (k->flags & NT_LOG_FLAG_MISSING) != 0);
 		u64(&w, (k->flags & NT_LOG_FLAG_RUNNING) != 0);
+		u64(&w, (k->flags & NT_LOG_FLAG_UNWRITTEN) != 0);
 		row_end(&w);
 	}
 }

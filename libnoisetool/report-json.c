@@ -74,13 +74,15 @@ static void write_json(struct nt_json *j, const struct nt_report *rep, const cha
 		nt_json_uint(j, nt_loss_key((enum nt_loss)k), rep->losses[k]);
 	nt_json_object_end(j);
 	/* The ranks of a job read from its live files that had not finished MPI_Finalize, those
-	 * of them that called MPI_Abort, those that left nothing, and those whose process still
-	 * ran (all empty for a log MPI_Finalize wrote). */
-	const char *const lists[4] = { "unfinished_ranks", "aborted_ranks", "missing_ranks",
-				       "running_ranks" };
-	const uint32_t flags[4] = { NT_LOG_FLAG_UNFINISHED, NT_LOG_FLAG_ABORTED,
-				    NT_LOG_FLAG_MISSING, NT_LOG_FLAG_RUNNING };
-	for (int l = 0; l < 4; l++) {
+	 * of them that called MPI_Abort, those that left nothing, those whose process still
+	 * ran, and those whose MPI_Finalize could not write the log (all empty for a log
+	 * MPI_Finalize wrote). */
+	const char *const lists[5] = { "unfinished_ranks", "aborted_ranks", "missing_ranks",
+				       "running_ranks", "unwritten_ranks" };
+	const uint32_t flags[5] = { NT_LOG_FLAG_UNFINISHED, NT_LOG_FLAG_ABORTED,
+				    NT_LOG_FLAG_MISSING, NT_LOG_FLAG_RUNNING,
+				    NT_LOG_FLAG_UNWRITTEN };
+	for (int l = 0; l < 5; l++) {
 		nt_json_array_begin(j, lists[l]);
 		for (uint32_t r = 0; r < rep->log->nranks; r++)
 			if (rep->log->ranks[r].flags & flags[l])

@@ -230,7 +230,8 @@ static uint32_t ranks_with(const struct nt_log *log, uint32_t flag, uint32_t wit
 }
 
 /* The ranks of a job read from its live files (noisetool-private/live-file.h): those that still ran, those
- * that ended without MPI_Finalize, those that left nothing. Whether it named any. */
+ * that ended without MPI_Finalize, those whose MPI_Finalize could not write the log, those that
+ * left nothing. Whether it named any. */
 static bool write_unfinished_text(FILE *f, const struct nt_log *log)
 {
 	char list[256];
@@ -248,6 +249,21 @@ static bool write_unfinished_text(FILE *f, const struct nt_log *log)
 			   "stopped at a time limit): %s calls and records up to then, from the live "
 			   "files\n",
 			n == 1 ? "rank" : "ranks", list, n == 1 ? "its" : "their");
+		named = true;
+	}
+	n = ranks_with(log, NT_LOG_FLAG_UNWRITTEN, 0, list, sizeof list);
+	if (n) {
+		/* The error of the lowest such rank: the ranks' write fails together. */
+		uint32_t error = 0;
+		for (uint32_t r = 0; r < log->nranks && !error; r++)
+			if (log->ranks[r].flags & NT_LOG_FLAG_UNWRITTEN)
+				error = log->ranks[r].log_errno;
+		fprintf(f, "PARTIAL: %s %s reached MPI_Finalize but could not write the log (%s): "
+			   "%s calls and records in full, from the live files (no clock drift measured "
+			   "at MPI_Finalize, no probe or injector totals)\n",
+			n == 1 ? "rank" : "ranks", list,
+			error ? strerror((int)error) : "the job's stderr said why",
+			n == 1 ? "its" : "their");
 		named = true;
 	}
 	n = ranks_with(log, NT_LOG_FLAG_ABORTED, 0, list, sizeof list);

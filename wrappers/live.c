@@ -167,8 +167,17 @@ void nt_live_finalizing(void)
 {
 	if (!hdr)
 		return;
-	/* The records are about to take their log form in place: no longer readable here. */
-	__atomic_store_n(&hdr->state, NT_LIVE_FINALIZING, __ATOMIC_RELEASE);
+	/* The log is written from the arena, which stays as it is: a rank that dies now leaves a
+	 * file as readable as before. */
+	__atomic_store_n(&hdr->state, NT_LIVE_WRITING, __ATOMIC_RELEASE);
+}
+
+void nt_live_log_failed(int error)
+{
+	if (!hdr)
+		return;
+	hdr->log_error = error;
+	__atomic_store_n(&hdr->state, NT_LIVE_LOG_FAILED, __ATOMIC_RELEASE);
 }
 
 void nt_live_close(int remove)

@@ -59,10 +59,14 @@ void nt_live_beat(uint64_t cyc);
 /* The rank calls MPI_Abort(code). */
 void nt_live_abort(int code);
 
-/* MPI_Finalize has begun writing the log. */
+/* MPI_Finalize has begun writing the log (from the arena, which it leaves as it is). */
 void nt_live_finalizing(void);
 
-/* Unmap; with remove, delete the file (the log holds everything now). */
+/* MPI_Finalize could not write the log (error: an errno): the file keeps the measurement, and
+ * says why (the report of the live files names the ranks and the error). */
+void nt_live_log_failed(int error);
+
+/* Unmap; with remove, delete the file (the log holds everything now, on the disk). */
 void nt_live_close(int remove);
 
 #endif /* WRAPPERS_LIVE_H */

@@ -61,13 +61,35 @@ static bool rank_partial(const struct nt_log_rank *r)
 	return false;
 }
 
-/* This rank's block, ready to be streamed: its fields, its records in their log form in the
- * arena, and its sites read from the site table one at a time as the encoder asks. */
+/* The global time base (rank 0's clock from its MPI_Init): this rank's MPI_Init on it and the
+ * rate of global to local time, from the offsets measured at init and finalize. */
+struct global_base {
+	double local_init_ns;  /* this rank's MPI_Init on its own clock */
+	double init_global_ns; /* and on the global base */
+	double drift;          /* global time runs 1 + drift times as fast as local */
+};
+
+static struct global_base global_base(const struct nt_runtime *rt)
+{
+	const struct nt_clocksync_point *a = &rt->sync_init, *e = &rt->sync_fin;
+	struct global_base g = { .local_init_ns = nt_clocksync_local_ns(rt->init_cyc) };
+	double span = e->local_ns - a->local_ns;
+	g.drift = span > 0 ? (e->offset_ns - a->offset_ns) / span : 0;
+	g.init_global_ns = nt_clocksync_global_ns(a, e, g.local_init_ns) - rt->origin_ns;
+	return g;
+}
+
+/* This rank's block, ready to be streamed: its fields, and its sites and records read from
+ * their tables one at a time as the encoder asks, each given its log form on the way. The
+ * tables are only read: until the log is on the disk, the live file holds the measurement
+ * whole (a log that cannot be written leaves it readable, live.h). */
 struct rank_block {
 	struct nt_log_rank rank;
 	char host[256];
 	size_t site_it;        /* the site table position after the site last handed out */
 	uint32_t site_next;    /* the log index of the next site with calls */
+	uint32_t *log_index;   /* the log's site index of each table position */
+	struct global_base base;
 	struct nt_log_source src;
 	struct nt_log_block measured;
 	unsigned char *chunk;  /* NT_LOG_CHUNK_BYTES: all the memory streaming it takes */
@@ -121,24 +143,6 @@ static int site_at(void *ctx, uint32_t i, struct nt_log_site *o)
 	return -EIO; /* fewer sites with calls than counted */
 }
 
-/* The global time base (rank 0's clock from its MPI_Init): this rank's MPI_Init on it and the
- * rate of global to local time, from the offsets measured at init and finalize. */
-struct global_base {
-	double local_init_ns;  /* this rank's MPI_Init on its own clock */
-	double init_global_ns; /* and on the global base */
-	double drift;          /* global time runs 1 + drift times as fast as local */
-};
-
-static struct global_base global_base(const struct nt_runtime *rt)
-{
-	const struct nt_clocksync_point *a = &rt->sync_init, *e = &rt->sync_fin;
-	struct global_base g = { .local_init_ns = nt_clocksync_local_ns(rt->init_cyc) };
-	double span = e->local_ns - a->local_ns;
-	g.drift = span > 0 ? (e->offset_ns - a->offset_ns) / span : 0;
-	g.init_global_ns = nt_clocksync_global_ns(a, e, g.local_init_ns) - rt->origin_ns;
-	return g;
-}
-
 /* The rank's own fields: times, the global time base, the injector, the probe, its losses. */
 static void rank_fields(const struct nt_runtime *rt, struct rank_block *b)
 {
@@ -180,78 +184,95 @@ static void rank_fields(const struct nt_runtime *rt, struct rank_block *b)
 	}
 }
 
-/* The records take their log form in the arena itself: a copy doubled MPI_Finalize's peak
- * (+12 MiB with a full default arena). Record i's log form ends at or before record i + 1
- * starts, and record i is copied out before its place is written. 0 or -ENOMEM. */
-static int convert_records(const struct nt_runtime *rt, struct nt_log_rank *r)
+/* The log's site index of each table position (at most 2^16 + NT_FN_COUNT of them: 256 KiB,
+ * 17 KiB with the default arena). 0 or -ENOMEM. */
+static int index_sites(struct rank_block *b)
 {
-	_Static_assert(sizeof(struct nt_log_record) <= sizeof(struct nt_record),
-		       "a record's log form must fit in its place in the arena");
-	static struct nt_log_record none;
-	size_t nrec = nt_records_count();
-	r->records = nrec ? nt_records_reuse() : &none;
-	r->nrecords = nrec;
-	/* The log's site index of each table position (at most 2^16 + NT_FN_COUNT of them). */
 	size_t cap = nt_sites_slots(), it = 0;
-	uint32_t *log_index = calloc(cap ? cap : 1, sizeof *log_index);
-	if (!log_index)
+	b->log_index = calloc(cap ? cap : 1, sizeof *b->log_index);
+	if (!b->log_index)
 		return -ENOMEM;
 	uint32_t n = 0;
-	it = 0;
 	for (struct nt_site *s; (s = nt_sites_next(&it));)
 		if (s->calls > 0)
-			log_index[nt_sites_index(s)] = n++;
-	struct global_base g = global_base(rt);
-	double worst = 0; /* with NOISETOOL_TEST_CLOCK: the largest error of a global time */
-	for (size_t i = 0; i < nrec; i++) {
-		const struct nt_record copy = *nt_records_get(i), *x = &copy;
-		if (rt->clock_hook) {
-			/* One node, one counter: the truth is rank 0's clock read at our counter. */
-			double truth = nt_clocksync_local_ns_with(&rt->rank0, x->t0_cyc) - rt->origin_ns;
-			double est = g.init_global_ns + (nt_clocksync_local_ns(x->t0_cyc) -
-							 g.local_init_ns) * (1 + g.drift);
-			if (fabs(est - truth) > worst)
-				worst = fabs(est - truth);
-		}
-		r->records[i] = (struct nt_log_record){
-			.comm_id = x->comm_id,
-			.seq = x->seq,
-			.site = log_index[x->site],
-			.flags = x->flags,
-			.start_ns = (uint64_t)(nt_clocksync_local_ns(x->t0_cyc) - g.local_init_ns),
-			.duration_ns = (uint64_t)nt_clock_cyc_to_ns(x->d_cyc),
-			.phase_ns = (uint64_t)nt_clock_cyc_to_ns(x->phase_cyc),
-			.interval_ns = (uint64_t)nt_clock_cyc_to_ns(x->interval_cyc),
-			.p2p_ns = (uint64_t)nt_clock_cyc_to_ns(x->p2p_cyc),
-		};
-		struct nt_log_window *w = &r->records[i].win;
+			b->log_index[nt_sites_index(s)] = n++;
+	return 0;
+}
+
+/* With NOISETOOL_TEST_CLOCK: the largest error of a record's global time. One node, one
+ * counter: the truth is rank 0's clock read at our counter. */
+static uint64_t clock_test_error(const struct nt_runtime *rt, const struct global_base *g)
+{
+	double worst = 0;
+	for (size_t i = 0; rt->clock_hook && i < nt_records_count(); i++) {
+		uint64_t t0_cyc = nt_records_get(i)->t0_cyc;
+		double truth = nt_clocksync_local_ns_with(&rt->rank0, t0_cyc) - rt->origin_ns;
+		double est = g->init_global_ns +
+			     (nt_clocksync_local_ns(t0_cyc) - g->local_init_ns) * (1 + g->drift);
+		if (fabs(est - truth) > worst)
+			worst = fabs(est - truth);
+	}
+	return (uint64_t)ceil(worst);
+}
+
+/* The encoder's record source (nt_log_record_fn): record i in its log form, made from the
+ * arena's record, which stays as it is (a copy of all of them would double MPI_Finalize's
+ * peak: +12 MiB with a full default arena). */
+static int record_at(void *ctx, uint64_t i, struct nt_log_record *o)
+{
+	const struct rank_block *b = ctx;
+	const struct nt_record *x = nt_records_get((size_t)i);
+	if (!x)
+		return -EIO; /* fewer records than counted */
+	const struct global_base *g = &b->base;
+	*o = (struct nt_log_record){
+		.comm_id = x->comm_id,
+		.seq = x->seq,
+		.site = b->log_index[x->site],
+		.flags = x->flags,
+		.start_ns = (uint64_t)(nt_clocksync_local_ns(x->t0_cyc) - g->local_init_ns),
+		.duration_ns = (uint64_t)nt_clock_cyc_to_ns(x->d_cyc),
+		.phase_ns = (uint64_t)nt_clock_cyc_to_ns(x->phase_cyc),
+		.interval_ns = (uint64_t)nt_clock_cyc_to_ns(x->interval_cyc),
+		.p2p_ns = (uint64_t)nt_clock_cyc_to_ns(x->p2p_cyc),
+	};
+	struct nt_log_window *w = &o->win;
 #define WIN_VALUE_NS(v) (v)
 #define WIN_VALUE_CYC(v) (uint64_t)nt_clock_cyc_to_ns(v)
 #define WIN_VALUE_COUNT(v) (v)
 #define WINDOW_FIELD(id, name, kind, source, since, key)                                        \
-		w->NT_LOG_WINDOW_NAME(kind, name) = WIN_VALUE_##kind(x->win.NT_LOG_WINDOW_RAW(kind, name));
-		NT_LOG_WINDOW_FIELDS(WINDOW_FIELD)
+	w->NT_LOG_WINDOW_NAME(kind, name) = WIN_VALUE_##kind(x->win.NT_LOG_WINDOW_RAW(kind, name));
+	NT_LOG_WINDOW_FIELDS(WINDOW_FIELD)
 #undef WINDOW_FIELD
 #undef WIN_VALUE_NS
 #undef WIN_VALUE_CYC
 #undef WIN_VALUE_COUNT
-		w->valid = x->win.valid;
-	}
-	r->clock_test_error_ns = (uint64_t)ceil(worst);
-	free(log_index);
+	w->valid = x->win.valid;
 	return 0;
 }
 
-/* This rank's block: its fields, its records converted, its size and checksum measured, and
- * the chunk that will stream it. 0 or -errno. */
+static void free_block(struct rank_block *b)
+{
+	free(b->chunk);
+	free(b->log_index);
+	b->chunk = NULL;
+	b->log_index = NULL;
+}
+
+/* This rank's block: its fields, its size and checksum measured (its sites and records read
+ * from their tables), and the chunk that will stream it. 0 or -errno (then free_block). */
 static int prepare_block(const struct nt_runtime *rt, struct rank_block *b)
 {
 	memset(b, 0, sizeof *b);
 	rank_fields(rt, b);
-	int rc = convert_records(rt, &b->rank);
+	int rc = index_sites(b);
 	if (rc)
 		return rc;
-	b->src = (struct nt_log_source){ .rank = &b->rank, .site = site_at, .site_ctx = b };
+	b->base = global_base(rt);
+	b->rank.clock_test_error_ns = clock_test_error(rt, &b->base);
+	b->rank.nrecords = nt_records_count();
+	b->src = (struct nt_log_source){ .rank = &b->rank, .site = site_at, .site_ctx = b,
+					 .record = record_at, .record_ctx = b };
 	rc = nt_log_rank_measure(&b->src, &b->measured);
 	if (rc)
 		return rc;
@@ -378,6 +399,23 @@ static int write_new_file(const char *path, fill_fn fill, void *ctx)
 	return nt_atomic_file_link(tmp, path);
 }
 
+/* The log's names on the disk: its directory fsync'ed after they were linked, before any rank
+ * lets its live file go (a machine that fails just after MPI_Finalize keeps one or the other).
+ * Best effort: a file system that cannot sync a directory (EINVAL) has no other way. */
+static void sync_dir(const char *name)
+{
+	char dir[NT_LOG_NAME_MAX + 16];
+	snprintf(dir, sizeof dir, "%s", name);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	int fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
 /* The tool's own exchanges: nonblocking, waited for by the loop that gives the CPU away. */
 static void allreduce_min(int *mine, int *all, MPI_Comm c)
 {
@@ -457,6 +495,8 @@ static int write_shared(const struct nt_runtime *rt, const char *name,
 			worst = nt_atomic_file_link(tmp, name);
 		else
 			nt_atomic_file_discard(-1, tmp);
+		if (worst == 0)
+			sync_dir(name);
 	}
 	bcast_int(&worst, c);
 	return worst;
@@ -474,6 +514,8 @@ static int write_per_rank(const struct nt_runtime *rt, const char *name, unsigne
 	allreduce_min(&mine, &worst, c);
 	if (worst == 0 && rt->rank == 0)
 		worst = write_new_file(name, fill_header, header);
+	if (worst == 0 && rt->rank == 0)
+		sync_dir(name); /* the parts' names too: they are beside it */
 	bcast_int(&worst, c);
 	if (worst != 0 && mine == 0)
 		unlink(part); /* leave nothing half done */
@@ -501,7 +543,7 @@ int nt_logwrite(const struct nt_runtime *rt, char *path, size_t size)
 	PMPI_Iallreduce(&flags_local, &flags, 1, MPI_UNSIGNED, MPI_BOR, c, &q[2]);
 	nt_toolwait_all(3, q, MPI_STATUSES_IGNORE, NT_TOOLWAIT_SPIN_NS);
 	if (all_rc) {
-		free(block.chunk);
+		free_block(&block);
 		return all_rc;
 	}
 	/* The name reserved at MPI_Init (nt_logwrite_reserve), the same on every rank. */
@@ -523,7 +565,7 @@ int nt_logwrite(const struct nt_runtime *rt, char *path, size_t size)
 	if (worst != 0) /* a rank could not open the shared file (or asked not to): one part
 			 * file per rank */
 		worst = write_per_rank(rt, name, header, &block);
-	free(block.chunk);
+	free_block(&block);
 	if (worst == 0)
 		snprintf(path, size, "%s", name);
 	return worst;

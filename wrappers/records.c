@@ -73,11 +73,6 @@ size_t nt_records_count(void)
 	return used < capacity ? used : capacity;
 }
 
-void *nt_records_reuse(void)
-{
-	return arena;
-}
-
 uint64_t nt_records_dropped(void)
 {
 	return dropped;

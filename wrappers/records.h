@@ -41,10 +41,6 @@ void nt_records_add(const struct nt_record *r);
 
 size_t nt_records_count(void);
 
-/* The arena's memory, for turning the records into the log's form in place at MPI_Finalize
- * (recording is over: nt_records_get must not be called for a record after its place is
- * reused). NULL when there is no arena. */
-void *nt_records_reuse(void);
 uint64_t nt_records_dropped(void);
 const struct nt_record *nt_records_get(size_t i);
 

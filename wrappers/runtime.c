@@ -456,8 +456,10 @@ NT_MPI_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provi
 	return rc;
 }
 
-/* After the log: the live files go when the log holds everything (each rank its own, then rank
- * 0 the directory), and stay when it could not be written. */
+/* After the log: the live files go when the log holds everything, on the disk (each rank its
+ * own, then rank 0 the directory), and stay whole when it could not be written (a disk full,
+ * a file size limit): nothing was changed in them, so `noisetool report NAME.live` reads every
+ * call and record. */
 static void finish_live(bool written)
 {
 	drop_arena(written);
@@ -496,17 +498,28 @@ void nt_finalize_begin(void)
 		char path[4096 + 16];
 		nt_live_finalizing();
 		int rc = nt_logwrite(&nt_rt, path, sizeof path);
+		if (rc != 0)
+			nt_live_log_failed(-rc);
 		finish_live(rc == 0);
 		if (nt_rt.rank == 0) {
 			if (rc == 0) {
 				if (nt_rt.env.summary)
 					fprintf(stderr, "noisetool: log written to %s\n", path);
-			} else
+			} else if (nt_rt.env.live) {
 				fprintf(stderr,
 					"noisetool: no log written in '%s': %s; what the ranks' live "
 					"files hold is in %s.live (noisetool report %s.live)\n",
 					nt_rt.env.out_dir, strerror(-rc), nt_rt.log_name,
 					nt_rt.log_name);
+			} else {
+				/* No live files to point at: the name's empty directory goes (it
+				 * stays if another rank, set otherwise, left its file there). */
+				nt_logwrite_unreserve(nt_rt.log_name);
+				fprintf(stderr,
+					"noisetool: no log written in '%s': %s; the measurement is lost "
+					"(NOISETOOL_LIVE=0 kept it in memory only)\n",
+					nt_rt.env.out_dir, strerror(-rc));
+			}
 		}
 		nt_window_shutdown();
 		nt_mpiwait_stop();

@@ -68,11 +68,12 @@ site_cols = ["function", "location", "module", "offset", "calls", "time_ns_total
              "ranks_calling", "cov", "language", "file", "line", "caller", "python_call"]
 table("sites.csv", rep["sites"], site_cols)
 flags = {"unfinished": "unfinished_ranks", "aborted": "aborted_ranks",
-         "missing": "missing_ranks", "running": "running_ranks"}
+         "missing": "missing_ranks", "running": "running_ranks",
+         "unwritten": "unwritten_ranks"}
 rank_cols = ["rank", "host", "wall_ns", "mpi_ns", "dropped_calls", "records", "dropped_records",
              "untimed_instances", "unregistered_persistent", "unknown_comm_records",
              "probe_reads", "probe_read_ns", "probe_pct", "injected_ns", "injected_count",
-             "unfinished", "aborted", "missing", "running"]
+             "unfinished", "aborted", "missing", "running", "unwritten"]
 table("ranks.csv", rep["rank_times"], rank_cols,
       lambda o: {k: o["rank"] in rep[v] for k, v in flags.items()})
 table("culprits.csv", rep["culprits"], ["rank", "host", "delay_ns", "instances"] + CAUSES)

@@ -221,7 +221,32 @@ TEST_CASE("a job's live files read as its log", "[live]")
 	nt_log_free(&log);
 }
 
-TEST_CASE("records are not read once MPI_Finalize began", "[live]")
+TEST_CASE("records are read while MPI_Finalize writes the log and after it could not", "[live]")
+{
+	tmpdir d;
+	live_file writing = make(0, 2), failed = make(1, 2);
+	writing.h()->state = NT_LIVE_WRITING; // the rank died inside MPI_Finalize
+	failed.h()->state = NT_LIVE_LOG_FAILED;
+	failed.h()->log_error = ENOSPC;
+	d.put("rank-0", writing);
+	d.put("rank-1", failed);
+	nt_log log;
+	char err[512];
+	REQUIRE(nt_live_read_job(d.path.c_str(), &log, err, sizeof err) == 0);
+	for (uint32_t r = 0; r < 2; r++) {
+		CHECK(log.ranks[r].nsites == 1);
+		CHECK(log.ranks[r].nrecords == 2);
+		CHECK(log.ranks[r].dropped_records == 7); // the header's count, none more
+	}
+	CHECK(log.ranks[0].flags == (NT_LOG_FLAG_PARTIAL | NT_LOG_FLAG_UNFINISHED));
+	CHECK(log.ranks[0].log_errno == 0);
+	// It finished MPI_Finalize: not unfinished, and why the log is missing.
+	CHECK(log.ranks[1].flags == (NT_LOG_FLAG_PARTIAL | NT_LOG_FLAG_UNWRITTEN));
+	CHECK(log.ranks[1].log_errno == ENOSPC);
+	nt_log_free(&log);
+}
+
+TEST_CASE("records are not read once MPI_Finalize began, in a build before issue 38", "[live]")
 {
 	tmpdir d;
 	live_file f = make(0, 1);

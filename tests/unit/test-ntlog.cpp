@@ -928,6 +928,22 @@ struct site_list {
 	}
 };
 
+// Records from a callback (nt_log_record_fn), as the wrappers give them from their arena.
+struct record_list {
+	const struct nt_log_rank *rank;
+	std::vector<uint64_t> asked;
+
+	static int get(void *ctx, uint64_t i, struct nt_log_record *out)
+	{
+		auto *l = static_cast<record_list *>(ctx);
+		l->asked.push_back(i);
+		if (i >= l->rank->nrecords)
+			return -ERANGE;
+		*out = l->rank->records[i];
+		return 0;
+	}
+};
+
 std::vector<unsigned char> one_buffer(const struct nt_log_rank &r)
 {
 	unsigned char *buf;
@@ -962,10 +978,13 @@ TEST_CASE("log v4: streamed through any chunk, the block is the one-buffer block
 		largest = std::max(largest, whole.size());
 		for (bool from_callback : { false, true }) {
 			site_list list{ &rr.sites, {} };
-			struct nt_log_source src = { &rr.rank, nullptr, nullptr };
+			record_list recs{ &rr.rank, {} };
+			struct nt_log_rank bare = rr.rank; // what the callbacks give, not in the rank
+			struct nt_log_source src = { &rr.rank, nullptr, nullptr, nullptr, nullptr };
 			if (from_callback) {
-				src.site = site_list::get;
-				src.site_ctx = &list;
+				bare.sites = nullptr;
+				bare.records = nullptr;
+				src = { &bare, site_list::get, &list, record_list::get, &recs };
 			}
 			struct nt_log_block block;
 			REQUIRE(nt_log_rank_measure(&src, &block) == 0);
@@ -975,6 +994,7 @@ TEST_CASE("log v4: streamed through any chunk, the block is the one-buffer block
 				std::vector<unsigned char> buf(chunk);
 				collect c;
 				list.asked.clear();
+				recs.asked.clear();
 				REQUIRE(nt_log_rank_stream(&src, &block, buf.data(), chunk, collect::sink,
 							   &c) == 0);
 				CHECK(c.bytes == whole);
@@ -987,6 +1007,10 @@ TEST_CASE("log v4: streamed through any chunk, the block is the one-buffer block
 					for (uint32_t i = 0; i < want.size(); i++)
 						want[i] = i;
 					CHECK(list.asked == want);
+					std::vector<uint64_t> each(rr.rank.nrecords);
+					for (uint64_t i = 0; i < each.size(); i++)
+						each[i] = i;
+					CHECK(recs.asked == each);
 				}
 			}
 		}
@@ -999,7 +1023,7 @@ TEST_CASE("log v4: the stream stops at the first error and never writes past its
 {
 	fields f(1);
 	struct nt_log_rank &r = f.ranks[0];
-	struct nt_log_source src = { &r, nullptr, nullptr };
+	struct nt_log_source src = { &r, nullptr, nullptr, nullptr, nullptr };
 	struct nt_log_block block;
 	REQUIRE(nt_log_rank_measure(&src, &block) == 0);
 	std::vector<unsigned char> chunk(7);
@@ -1016,7 +1040,19 @@ TEST_CASE("log v4: the stream stops at the first error and never writes past its
 	{
 		std::vector<struct nt_log_site> fewer(f.sites[0].begin(), f.sites[0].end() - 1);
 		site_list list{ &fewer, {} };
-		struct nt_log_source short_src = { &r, site_list::get, &list };
+		struct nt_log_source short_src = { &r, site_list::get, &list, nullptr, nullptr };
+		struct nt_log_block b;
+		CHECK(nt_log_rank_measure(&short_src, &b) == -ERANGE);
+		collect c;
+		CHECK(nt_log_rank_stream(&short_src, &block, chunk.data(), chunk.size(),
+					 collect::sink, &c) == -ERANGE);
+	}
+	SECTION("the record source's error")
+	{
+		struct nt_log_rank fewer = r;
+		fewer.nrecords--;
+		record_list recs{ &fewer, {} };
+		struct nt_log_source short_src = { &r, nullptr, nullptr, record_list::get, &recs };
 		struct nt_log_block b;
 		CHECK(nt_log_rank_measure(&short_src, &b) == -ERANGE);
 		collect c;
@@ -1044,11 +1080,15 @@ TEST_CASE("log v4: the stream stops at the first error and never writes past its
 	SECTION("bad arguments")
 	{
 		collect c;
-		struct nt_log_source none = { nullptr, nullptr, nullptr };
+		struct nt_log_source none = { nullptr, nullptr, nullptr, nullptr, nullptr };
 		CHECK(nt_log_rank_measure(&none, &block) == -EINVAL);
 		CHECK(nt_log_rank_stream(&src, &block, chunk.data(), 0, collect::sink, &c) == -EINVAL);
 		CHECK(nt_log_rank_stream(&src, &block, nullptr, 7, collect::sink, &c) == -EINVAL);
 		CHECK(nt_log_rank_stream(&src, &block, chunk.data(), 7, nullptr, &c) == -EINVAL);
+		struct nt_log_rank no_records = r;
+		no_records.records = nullptr; // records neither in the rank nor from a callback
+		struct nt_log_source src2 = { &no_records, nullptr, nullptr, nullptr, nullptr };
+		CHECK(nt_log_rank_measure(&src2, &block) == -EINVAL);
 		r.sites = nullptr; // sites neither in the rank nor from a callback
 		CHECK(nt_log_rank_measure(&src, &block) == -EINVAL);
 		CHECK(c.bytes.empty());

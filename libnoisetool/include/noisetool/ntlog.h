@@ -40,6 +40,8 @@ extern "C" {
 #define NT_LOG_FLAG_ABORTED 8u    /* with UNFINISHED: the rank called MPI_Abort */
 #define NT_LOG_FLAG_RUNNING 16u   /* with UNFINISHED: the rank's process still ran on this host
 				   * when its live file was read (a snapshot of a job in progress) */
+#define NT_LOG_FLAG_UNWRITTEN 32u /* a rank's block rebuilt from its live file: it reached
+				   * MPI_Finalize, which could not write the log (log_errno) */
 
 /* One stack frame: module path and offset inside it (ASLR-safe). */
 struct nt_log_frame {
@@ -179,6 +181,9 @@ struct nt_log_rank {
 	const char *command;      /* its command line, shell-quoted, bounded */
 	const char *mpi_library;  /* the first line of the MPI library's version */
 	const char *tool_version; /* the noisetool that measured it */
+	/* With NT_LOG_FLAG_UNWRITTEN: why MPI_Finalize could not write the log (an errno; 0 when
+	 * not known). Never in a log file. */
+	uint32_t log_errno;
 };
 
 /* A whole log as read. */
@@ -202,15 +207,24 @@ NT_API void nt_log_header(unsigned char out[NT_LOG_HEADER_BYTES], uint32_t nrank
  * pass. Returns 0, or -errno to stop the encoding with that error. */
 typedef int (*nt_log_site_fn)(void *ctx, uint32_t i, struct nt_log_site *site);
 
+/* Record i of the rank being encoded, filled into *record (zeroed before the call). The encoder
+ * asks for 0 ... nrecords - 1 in order, once per pass. Returns 0, or -errno to stop the encoding
+ * with that error. */
+typedef int (*nt_log_record_fn)(void *ctx, uint64_t i, struct nt_log_record *record);
+
 /* The next len bytes of a rank block. Returns 0, or -errno to stop the encoding with it. */
 typedef int (*nt_log_sink_fn)(void *ctx, const unsigned char *bytes, size_t len);
 
-/* A rank block to encode: rank's fields and records, and its sites from site() when it is set
- * (then rank->sites is not read), else from rank->sites. */
+/* A rank block to encode: rank's fields, its sites from site() when it is set (then
+ * rank->sites is not read), else from rank->sites, and its records likewise from record() or
+ * rank->records. With both functions a block is made as it is written, from tables in any
+ * form, without a copy of them. */
 struct nt_log_source {
 	const struct nt_log_rank *rank;
 	nt_log_site_fn site;
 	void *site_ctx;
+	nt_log_record_fn record;
+	void *record_ctx;
 };
 
 /* What the first pass learns of a rank block. */
@@ -220,15 +234,15 @@ struct nt_log_block {
 };
 
 /* The first pass over a rank block: its size and checksum, from bytes that are not kept (a
- * few KiB of stack). Returns 0, -EINVAL (no rank, sites missing), or the site function's
- * error. */
+ * few KiB of stack). Returns 0, -EINVAL (no rank, sites or records missing), or the site or
+ * record function's error. */
 NT_API int nt_log_rank_measure(const struct nt_log_source *src, struct nt_log_block *block);
 
 /* The second pass: the block measured as *block, encoded into chunk (chunk_bytes >= 1) and
  * handed to sink one full chunk at a time, the last one possibly short. Memory: chunk alone,
  * whatever the block's size. Never hands more than block->bytes bytes to sink. Returns 0,
- * -EINVAL (bad arguments), the site function's or the sink's error, or -EIO when the source
- * gave other bytes than at the first pass (it changed in between). */
+ * -EINVAL (bad arguments), the site or record function's or the sink's error, or -EIO when
+ * the source gave other bytes than at the first pass (it changed in between). */
 NT_API int nt_log_rank_stream(const struct nt_log_source *src, const struct nt_log_block *block,
 			      unsigned char *chunk, size_t chunk_bytes, nt_log_sink_fn sink,
 			      void *sink_ctx);

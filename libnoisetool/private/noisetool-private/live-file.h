@@ -37,7 +37,12 @@ extern "C" {
 
 enum nt_live_state {
 	NT_LIVE_RUNNING = 1,    /* between MPI_Init and MPI_Finalize */
-	NT_LIVE_FINALIZING = 2, /* inside MPI_Finalize: the log is being written */
+	NT_LIVE_FINALIZING = 2, /* builds before issue 38, inside MPI_Finalize: the records were
+				 * being turned into their log form in place (unreadable) */
+	NT_LIVE_WRITING = 3,    /* inside MPI_Finalize: the log is being written from the arena,
+				 * which stays as it was (readable) */
+	NT_LIVE_LOG_FAILED = 4, /* MPI_Finalize could not write the log (log_error says why): the
+				 * file holds the rank's whole measurement */
 };
 
 /* The fields of a call site the reader uses. */
@@ -121,12 +126,16 @@ struct nt_live_header {
 	char command[NT_JOBINFO_COMMAND_BYTES];
 	char mpi_library[NT_JOBINFO_MPI_BYTES];
 	char tool_version[NT_JOBINFO_TOOL_BYTES];
+	/* With NT_LIVE_LOG_FAILED: the errno of the failed log write (0 in the files of builds
+	 * before it). */
+	int32_t log_error;
 };
 
 /* Read the live files of a job (dir: NAME.live) into *log, as if it had written NAME.ntlog:
  * one rank block per rank of the job, rebuilt from each rank's file; a rank that has not
  * finished MPI_Finalize is marked NT_LOG_FLAG_UNFINISHED (and NT_LOG_FLAG_RUNNING while its
- * process still runs: nt_live_process_runs), a rank without a file NT_LOG_FLAG_MISSING
+ * process still runs: nt_live_process_runs), a rank whose MPI_Finalize could not write the log
+ * NT_LOG_FLAG_UNWRITTEN (with its log_errno), a rank without a file NT_LOG_FLAG_MISSING
  * (no sites, no records); all make the log partial. On error err says what and where. Returns
  * 0, -ENOENT (no rank file), -EINVAL (a file that is not a live file: err names it), -ENOMEM. */
 int nt_live_read_job(const char *dir, struct nt_log *log, char *err, size_t errsz);
