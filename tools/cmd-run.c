@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <link.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -293,15 +294,19 @@ static int find_job_log(const char *dir, const char *id, char *out, size_t size)
 	return found;
 }
 
-/* Whether a rank's live file names a process of this host that still runs. */
+/* Whether a rank's live file names a process of this host that still runs. Opened without
+ * blocking and read only when it is a regular file: a FIFO named rank-N in the directory would
+ * otherwise hang the command before its report. */
 static bool rank_alive(const char *path)
 {
 	struct nt_live_header h;
-	FILE *f = fopen(path, "rb");
-	if (!f)
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
 		return false;
-	bool ok = fread(&h, sizeof h, 1, f) == 1;
-	fclose(f);
+	bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		  pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h;
+	close(fd);
 	return ok && memcmp(h.magic, NT_LIVE_MAGIC, sizeof h.magic) == 0 && nt_live_process_runs(&h);
 }
 

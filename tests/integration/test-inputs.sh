@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Inputs that can neither hang the command nor grow it without bound (doc/html.md): a FIFO
-# that no one writes, a device (/dev/zero) and an endless stdin given as plot's document each
-# end at once with status 1 and one line saying why. Every command is bounded by timeout, so a regression to a
+# that no one writes, a device (/dev/zero) and an endless stdin given as plot's document, and a
+# FIFO as a rank's live file, each end at once with status 1 and a line saying why. Every command is bounded by timeout, so a regression to a
 # blocking open or an endless read fails here instead of hanging the suite. The plotting helper
 # is a stand-in (NOISETOOL_PYTHON) that counts what it is given, so that no matplotlib is
 # needed; the real helper's own bound is checked with python3 alone.
@@ -63,6 +63,27 @@ if command -v python3 >/dev/null; then
 		{ fail "python3 -m noisetool_plot detour </dev/zero: exit $rc"; tail -3 "$tmp/err"; }
 else
 	skipped+=("no python3: the plotting helper's own bound was not checked")
+fi
+
+# --- noisetool run: a job that left a FIFO for a rank's live file. The command waits for the
+# ranks that still run, reading each live file's header: the FIFO is no live file, the report
+# then says so. Needs a wrapper library to preload (the job itself is no MPI program).
+libs=$("$NT" version | sed -n 's/^wrapper libraries: //p')
+case "$libs" in
+*MPICH*) run_mpi=mpich ;;
+*"Open MPI"*) run_mpi=openmpi ;;
+*) run_mpi= ;;
+esac
+if [ -n "$run_mpi" ]; then
+	mkdir "$tmp/out.d"
+	in_time 60 "$NT" run --mpi "$run_mpi" --out "$tmp/out.d" -- sh -c \
+		'd="$NOISETOOL_OUT/job-1-$NOISETOOL_JOB.live" && mkdir "$d" && mkfifo "$d/rank-0"' \
+		>"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ $rc -eq 1 ] && grep -q "rank-0: not a live file" "$tmp/err" && ok ||
+		{ fail "run with a FIFO for rank 0's live file: exit $rc, want 1"; cat "$tmp/err"; }
+else
+	skipped+=("no wrapper library in this build: the noisetool run case was not run")
 fi
 
 summary || exit 1
