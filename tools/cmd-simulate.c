@@ -98,6 +98,8 @@ static const char usage[] =
 	"(with a reader) or - is written in place; a directory, a missing directory, another\n"
 	"user's symlink, a symlink out of its directory, a --signature file or both naming one\n"
 	"file is refused before anything is read or simulated (doc/noisetool.md, \"Outputs\").\n"
+	"A --signature is a regular file or a pipe (a FIFO without a writer reads as empty, never\n"
+	"waited for), a --loggp-file a regular file; a device is never read.\n"
 	"\n"
 	"Exit status: 0 done, 1 a signature or LogGP file is unreadable, an output failed or a\n"
 	"calibration cannot be trusted, 2 bad arguments (including a malformed signature or LogGP\n"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Inputs that can neither hang the command nor grow it without bound (doc/html.md): a FIFO
-# that no one writes, a device (/dev/zero) and an endless stdin given as plot's document, and a
-# FIFO as a rank's live file, each end at once with status 1 and a line saying why. Every command is bounded by timeout, so a regression to a
+# Inputs that can neither hang the command nor grow it without bound (doc/noisetool.md,
+# "Inputs"): a FIFO that no one writes, a device (/dev/zero) and an endless stdin given where a
+# document, a signature, a LogGP file or a rank's live file is read each end at once with
+# status 1 and one line saying why. Every command is bounded by timeout, so a regression to a
 # blocking open or an endless read fails here instead of hanging the suite. The plotting helper
 # is a stand-in (NOISETOOL_PYTHON) that counts what it is given, so that no matplotlib is
 # needed; the real helper's own bound is checked with python3 alone.
@@ -64,6 +65,23 @@ if command -v python3 >/dev/null; then
 else
 	skipped+=("no python3: the plotting helper's own bound was not checked")
 fi
+
+# --- simulate's signatures and LogGP file: the same FIFO and device (status 2: simulate takes
+# a bad file for a bad argument).
+sim() { in_time 30 "$NT" simulate --ranks 8 --collective barrier --sync "$@"; }
+for sig in "$tmp/fifo" /dev/zero; do
+	sim --signature "$sig" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && ok ||
+		{ fail "simulate --signature $sig: exit $rc"; cat "$tmp/err"; }
+done
+grep -q "not a regular file or pipe" "$tmp/err" && ok || { fail "simulate --signature /dev/zero: message"; cat "$tmp/err"; }
+for f in "$tmp/fifo" /dev/zero; do
+	sim --noise freq=1kHz,length=1us --loggp-file "$f" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ $rc -eq 2 ] && grep -q "not a regular file" "$tmp/err" && ok ||
+		{ fail "simulate --loggp-file $f: exit $rc"; cat "$tmp/err"; }
+done
 
 # --- noisetool run: a job that left a FIFO for a rank's live file. The command waits for the
 # ranks that still run, reading each live file's header: the FIFO is no live file, the report
