@@ -91,6 +91,25 @@ if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1; then
 		{ fail "report --csv with a planted sites.csv: exit $rc"; cat "$tmp/err"; }
 	cmp -s "$tmp/victim" "$tmp/victim.orig" && [ "$(stat -c %a "$tmp/victim")" = 600 ] && ok ||
 		fail "report --csv wrote through a planted link"
+	# noisetool run checks its report's outputs before the job: the job never starts.
+	libs=$("$NT" version | sed -n 's/^wrapper libraries: //p')
+	case "$libs" in
+	*MPICH*) run_mpi=mpich ;;
+	*"Open MPI"*) run_mpi=openmpi ;;
+	*) run_mpi= ;;
+	esac
+	if [ -n "$run_mpi" ]; then
+		for o in --json --perfetto; do
+			timeout -k 2 60 "$NT" run --mpi "$run_mpi" $o "$tmp/shared/planted" -- touch "$tmp/ran" \
+				>/dev/null 2>"$tmp/err"
+			rc=$?
+			[ $rc -eq 1 ] && grep -q "symlink of uid" "$tmp/err" && [ ! -e "$tmp/ran" ] && ok ||
+				{ fail "run $o PLANTED-LINK: exit $rc, or the job ran"; cat "$tmp/err"; rm -f "$tmp/ran"; }
+		done
+		cmp -s "$tmp/victim" "$tmp/victim.orig" && ok || fail "run wrote through a planted link"
+	else
+		skipped+=("no wrapper library in this build: the noisetool run cases were not run")
+	fi
 	# The CSV directory itself another user's link: refused, nothing written where it leads.
 	mkdir "$tmp/elsewhere"
 	ln -s ../elsewhere "$tmp/shared/csvdir"
