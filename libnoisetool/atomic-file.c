@@ -94,7 +94,9 @@ int nt_atomic_file_open_fixed(const char *path)
 	int rc = fixed_name(path, tmp, sizeof tmp);
 	if (rc)
 		return rc;
-	int fd = open(tmp, O_WRONLY | O_CLOEXEC);
+	/* The file another process made with O_EXCL, never a symlink: one put in its place (a
+	 * directory others may write) is refused (-ELOOP), not written through. */
+	int fd = open(tmp, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 	return fd >= 0 ? fd : -errno;
 }
 

@@ -18,6 +18,8 @@
 #include <noisetool/inject.h>
 #include <noisetool/noise.h>
 
+#include <noisetool-private/infile.h>
+
 #include "errmsg.h"
 #include "units.h"
 
@@ -347,17 +349,35 @@ static uint64_t random_phase(uint64_t seed, int rank, uint64_t period_ns)
 	return z % period_ns;
 }
 
+/* The trace every rank replays: a regular file (each rank reads it whole; a pipe would give
+ * it to one), at most NT_INFILE_DOC_MAX bytes. Opened without blocking, so that a FIFO or a
+ * device named by mistake fails MPI_Init's injector at once instead of hanging the job. */
 static int load_trace(const char *path, char *err, size_t errsz)
 {
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		int e = errno;
-		nt_err_set(err, errsz, "trace '%s': %s", path, strerror(e));
-		return -e;
+	char *text;
+	size_t len;
+	int rc = nt_infile_read(path, false, NT_INFILE_DOC_MAX, &text, &len);
+	if (rc == -ENODEV) {
+		nt_err_set(err, errsz, "trace '%s': not a regular file (every rank reads it whole)",
+			   path);
+		return -EINVAL;
+	}
+	if (rc == -EFBIG) {
+		nt_err_set(err, errsz, "trace '%s': larger than %u MiB", path, NT_INFILE_DOC_MAX >> 20);
+		return -EINVAL;
+	}
+	if (rc) {
+		nt_err_set(err, errsz, "trace '%s': %s", path, strerror(-rc));
+		return rc;
 	}
 	char why[256] = "";
-	int rc = nt_trace_read(f, &inj.trace, &inj.ntrace, why, sizeof why);
-	fclose(f);
+	inj.trace = NULL;
+	inj.ntrace = 0;
+	FILE *f = len ? fmemopen(text, len, "r") : NULL; /* empty: no detours, said below */
+	rc = len && !f ? -ENOMEM : f ? nt_trace_read(f, &inj.trace, &inj.ntrace, why, sizeof why) : 0;
+	if (f)
+		fclose(f);
+	free(text);
 	if (rc < 0) {
 		nt_err_set(err, errsz, "trace '%s': %s", path, why[0] ? why : strerror(-rc));
 		return rc;

@@ -110,10 +110,26 @@ static int resolve_fd(const char *path, int fd, struct nt_outfile_target *t, cha
 	return 0;
 }
 
+/* Whether two names lie in one directory: the directories their paths name (symlinks among the
+ * directories followed, as every lookup does) are one inode. A missing directory is none. */
+static bool same_dir(const char *a, const char *b)
+{
+	char da[NT_PATH_MAX], db[NT_PATH_MAX];
+	struct stat sa, sb;
+	return dir_of(a, da, sizeof da) == 0 && dir_of(b, db, sizeof db) == 0 &&
+	       stat(da, &sa) == 0 && stat(db, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
 /* Follow path's symlinks one by one into cur (NT_PATH_MAX bytes), stopping at a descriptor
  * name (*fd set), at a file that is no symlink (*exists, st) or at a name that does not exist
- * (a new file, or a dangling symlink's target). */
-static int follow_links(const char *path, char *cur, int *fd, bool *exists, struct stat *st)
+ * (a new file, or a dangling symlink's target). Every link must be the caller's and lead to a
+ * name in its own directory (doc/noisetool.md, "Outputs"): a link another user planted in a
+ * shared directory (/tmp) would otherwise make a root run replace /etc/shadow, or create a file
+ * where that user chose. A refused link is -EACCES, as the kernel's fs.protected_symlinks
+ * refuses one, with the reason in why. */
+static int follow_links(const char *path, char *cur, int *fd, bool *exists, struct stat *st,
+			char *why, size_t why_size)
 {
 	snprintf(cur, NT_PATH_MAX, "%s", path);
 	*fd = -1;
@@ -132,6 +148,13 @@ static int follow_links(const char *path, char *cur, int *fd, bool *exists, stru
 		}
 		if (hops == MAX_SYMLINKS)
 			return -ELOOP;
+		if (st->st_uid != geteuid()) {
+			set_why(why, why_size,
+				"cannot write '%s': '%s' is a symlink of uid %ld, not yours (uid %ld); "
+				"an output is never written through another user's symlink",
+				path, cur, (long)st->st_uid, (long)geteuid());
+			return -EACCES;
+		}
 		char link[NT_PATH_MAX], dir[NT_PATH_MAX], next[NT_PATH_MAX];
 		ssize_t n = readlink(cur, link, sizeof link - 1);
 		if (n < 0)
@@ -143,6 +166,15 @@ static int follow_links(const char *path, char *cur, int *fd, bool *exists, stru
 			snprintf(next, sizeof next, "%s", link);
 		} else if (dir_of(cur, dir, sizeof dir) != 0 || join(dir, link, next, sizeof next) != 0) {
 			return -ENAMETOOLONG;
+		}
+		if (!same_dir(cur, next)) {
+			dir_of(cur, dir, sizeof dir);
+			set_why(why, why_size,
+				"cannot write '%s': the symlink '%s' leads to '%s', outside its directory "
+				"'%s'; an output is written through a symlink only to a file beside it "
+				"(name the file itself)",
+				path, cur, link, dir);
+			return -EACCES;
 		}
 		snprintf(cur, NT_PATH_MAX, "%s", next);
 	}
@@ -198,13 +230,18 @@ int nt_outfile_resolve(const char *path, struct nt_outfile_target *t, char *why,
 	int fd;
 	bool exists = false;
 	struct stat st;
-	int rc = follow_links(path, cur, &fd, &exists, &st);
+	if (why && why_size)
+		why[0] = '\0';
+	int rc = follow_links(path, cur, &fd, &exists, &st, why, why_size);
+	if (rc && why && why_size && why[0])
+		return rc; /* a refused link: follow_links said why */
 	if (rc) {
 		set_why(why, why_size, "cannot write '%s': %s", path, strerror(-rc));
 		return rc;
 	}
 	if (fd >= 0)
 		return resolve_fd(path, fd, t, why, why_size);
+	bool magic = false;
 	if (!exists && stat(path, &st) == 0) {
 		/* The kernel finds a file where the links read as text lead nowhere: a /proc magic
 		 * link of another process ("pipe:[1234]", a deleted file). Only a stream can be
@@ -213,7 +250,7 @@ int nt_outfile_resolve(const char *path, struct nt_outfile_target *t, char *why,
 			set_why(why, why_size, "cannot write '%s': its links lead to no file name", path);
 			return -ENOENT;
 		}
-		exists = true;
+		exists = magic = true;
 	}
 	if (!exists) {
 		t->kind = NT_OUTFILE_NEW;
@@ -227,8 +264,11 @@ int nt_outfile_resolve(const char *path, struct nt_outfile_target *t, char *why,
 		return -EISDIR;
 	}
 	if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+		/* The node the checked links lead to, opened without following a link (one put
+		 * there since is refused); a magic link only by its own name, which the kernel
+		 * follows (it is in /proc, where no one plants a link). */
 		t->kind = NT_OUTFILE_STREAM;
-		snprintf(t->path, sizeof t->path, "%s", path);
+		snprintf(t->path, sizeof t->path, "%s", magic ? path : cur);
 		return 0;
 	}
 	if (!S_ISREG(st.st_mode)) {
@@ -320,6 +360,21 @@ int nt_outfile_mkdirs(const char *path, char *why, size_t why_size)
 		return -ENAMETOOLONG;
 	}
 	snprintf(buf, sizeof buf, "%s", path);
+	/* The directory's own name may be a symlink to a directory anywhere, but only the
+	 * caller's: another user's link in a shared directory would choose where the outputs
+	 * go, and so which files of that name are replaced (doc/noisetool.md, "Outputs"). */
+	size_t len = strlen(buf);
+	while (len > 1 && buf[len - 1] == '/')
+		buf[--len] = '\0';
+	struct stat st;
+	if (lstat(buf, &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid != geteuid()) {
+		set_why(why, why_size,
+			"cannot write in '%s': it is a symlink of uid %ld, not yours (uid %ld); an "
+			"output is never written through another user's symlink",
+			path, (long)st.st_uid, (long)geteuid());
+		return -EACCES;
+	}
+	snprintf(buf, sizeof buf, "%s", path);
 	/* Each prefix ending before a '/', then the whole path. */
 	for (char *p = buf + 1;; p++) {
 		if (*p != '/' && *p != '\0')
@@ -374,10 +429,14 @@ static int open_fd(struct nt_outfile *of, int fd)
 
 /* A character device or a FIFO, opened without O_CREAT or O_TRUNC. O_NONBLOCK makes the open
  * of a FIFO without a reader fail at once (ENXIO) instead of waiting forever; the writes then
- * block as usual, a reader being there. */
+ * block as usual, a reader being there. O_NOFOLLOW: the node itself, never a symlink put in
+ * its place since nt_outfile_resolve checked the links that lead to it (ELOOP); only a /proc
+ * magic link is followed (nt_outfile_resolve). */
 static int open_stream(struct nt_outfile *of)
 {
-	int fd = open(of->target, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	bool magic = strncmp(of->target, "/proc/", 6) == 0;
+	int fd = open(of->target,
+		      O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (magic ? 0 : O_NOFOLLOW));
 	if (fd < 0) {
 		int e = errno;
 		struct stat st;
@@ -385,6 +444,10 @@ static int open_stream(struct nt_outfile *of)
 			set_why(of->why, sizeof of->why,
 				"cannot write '%s': no process is reading the FIFO; start its reader "
 				"first", of->path);
+		else if (e == ELOOP)
+			set_why(of->why, sizeof of->why,
+				"cannot write '%s': '%s' became a symlink while being opened (not "
+				"followed)", of->path, of->target);
 		else
 			set_why(of->why, sizeof of->why, "cannot write '%s': %s", of->path,
 				strerror(e));

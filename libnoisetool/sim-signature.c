@@ -1,22 +1,20 @@
 /* Signature files for the simulator: a `noisetool detour|ftq --json` document (periodic combs
  * and rare long detours per CPU) or a TSV trace, turned into node models of an nt_sim_noise. */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <noisetool/noise.h>
 #include <noisetool/signature.h>
 #include <noisetool/sim.h>
 
+#include <noisetool-private/infile.h>
+
 #include "errmsg.h"
 #include "json-read.h"
 
-#define MAX_FILE_BYTES (64u << 20)
 
 
 /* A number member >= min, or a failure naming where. */
@@ -323,72 +321,6 @@ static int load_tsv(struct nt_sim_noise *n, FILE *f, char *err, size_t errsz)
 	return rc ? rc : 1;
 }
 
-/* The whole of path in *buf (malloc'd, NUL-terminated) and *len: a regular file, or a pipe read
- * to its end (`--signature <(noisetool detour --json -)`). Opened without blocking, so a FIFO
- * that no one writes reads as empty instead of waiting; devices are refused unread. The buffer
- * grows with what is read (a signature is a few KiB), up to MAX_FILE_BYTES. Returns 0, -errno
- * of open or read (-EISDIR a directory), -ENODEV a device or socket, -EFBIG past the limit,
- * -ENOMEM. */
-static int read_whole(const char *path, char **buf, size_t *len)
-{
-	*buf = NULL;
-	*len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	struct stat st;
-	int rc = fstat(fd, &st) != 0 ? -errno
-		 : S_ISDIR(st.st_mode) ? -EISDIR
-		 : !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) ? -ENODEV
-		 : S_ISREG(st.st_mode) && (uint64_t)st.st_size >= MAX_FILE_BYTES ? -EFBIG
-		 : 0;
-	/* A pipe's writer may not have written yet: wait for it (a FIFO without one is at its
-	 * end at once). */
-	int fl = rc == 0 && S_ISFIFO(st.st_mode) ? fcntl(fd, F_GETFL) : 0;
-	if (fl < 0 || (fl & O_NONBLOCK && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0))
-		rc = -errno;
-	size_t cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 4096, n = 0;
-	char *b = rc ? NULL : malloc(cap);
-	if (rc == 0 && !b)
-		rc = -ENOMEM;
-	while (rc == 0) {
-		char *at = b + n, one;
-		size_t want = cap - 1 - n;
-		if (want == 0) { /* full: grow only when there is more */
-			at = &one;
-			want = 1;
-		}
-		ssize_t got = read(fd, at, want);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			rc = got < 0 ? -errno : 0;
-			break;
-		}
-		if (at == &one) {
-			size_t more = cap * 2 < MAX_FILE_BYTES ? cap * 2 : MAX_FILE_BYTES;
-			char *grown = more > cap ? realloc(b, more) : NULL;
-			if (!grown) {
-				rc = more > cap ? -ENOMEM : -EFBIG;
-				break;
-			}
-			b = grown;
-			cap = more;
-			b[n] = one;
-		}
-		n += (size_t)got;
-	}
-	close(fd);
-	if (rc) {
-		free(b);
-		return rc;
-	}
-	b[n] = '\0';
-	*buf = b;
-	*len = n;
-	return 0;
-}
-
 int nt_sim_noise_load(struct nt_sim_noise *n, const char *path, char *err, size_t errsz)
 {
 	if (!n || !path)
@@ -397,11 +329,13 @@ int nt_sim_noise_load(struct nt_sim_noise *n, const char *path, char *err, size_
 		err[0] = 0;
 	char *buf;
 	size_t len;
-	int rc = read_whole(path, &buf, &len);
+	/* A regular file, or a pipe read to its end (`--signature <(noisetool detour --json -)`);
+	 * a FIFO that no one writes reads as empty, a device is refused unread. */
+	int rc = nt_infile_read(path, true, NT_INFILE_DOC_MAX, &buf, &len);
 	if (rc == -ENODEV)
 		return nt_err_invalid(err, errsz, "not a regular file or pipe");
 	if (rc == -EFBIG)
-		return nt_err_invalid(err, errsz, "larger than %u MiB", MAX_FILE_BYTES >> 20);
+		return nt_err_invalid(err, errsz, "larger than %u MiB", NT_INFILE_DOC_MAX >> 20);
 	if (rc) {
 		if (err && errsz)
 			snprintf(err, errsz, "%s", strerror(-rc));

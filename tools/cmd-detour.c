@@ -40,9 +40,10 @@ static const char usage[] =
 	"  -h, --help         this text\n"
 	"\n"
 	"Outputs (--json, --trace, --html): a new or regular file is replaced atomically, a\n"
-	"symlink is written through, a character device, a FIFO (with a reader) or - is written\n"
-	"in place; a directory, a missing directory, or two outputs naming one file are refused\n"
-	"before the measurement starts (doc/noisetool.md, \"Outputs\").\n"
+	"symlink of yours to a file beside it is written through, a character device, a FIFO\n"
+	"(with a reader) or - is written in place; a directory, a missing directory, another\n"
+	"user's symlink, a symlink out of its directory, or two outputs naming one file are\n"
+	"refused before the measurement starts (doc/noisetool.md, \"Outputs\").\n"
 	"\n"
 	"Exit status: 0 done, 1 the measurement or an output failed, 2 bad arguments.\n";
 

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <noisetool-private/infile.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -19,8 +22,10 @@ static const char usage[] =
 	"  simulate          noisetool simulate --json (magnification against ranks)\n"
 	"  coll-noise        coll-noise --json (collective slowdown by noise interval and length)\n"
 	"  udp-pingpong      udp-pingpong matrix --json (round trip by policy and load)\n"
-	"JSON is the file (- for stdin). The page is one self-contained HTML file drawn with\n"
-	"matplotlib (doc/html.md); a job's report page comes from noisetool report LOG --html.\n"
+	"JSON is the file (- for stdin): a regular file or a pipe, at most 64 MiB; a FIFO is read\n"
+	"only when its writer already has it open (else it is empty), a device never. The page is\n"
+	"one self-contained HTML file drawn with matplotlib (doc/html.md); a job's report page\n"
+	"comes from noisetool report LOG --html.\n"
 	"\n"
 	"  --html FILE   the page (- for stdout)\n"
 	"  -h, --help    this text\n"
@@ -31,16 +36,45 @@ static const char usage[] =
 /* The kinds a user may name (report and compare pages need the log: noisetool report). */
 static const char *const kinds[] = { "detour", "ftq", "simulate", "coll-noise", "udp-pingpong" };
 
-/* Copy the document to the helper as it is (it checks that it is JSON). */
+/* A document read whole (noisetool-private/infile.h). */
+struct doc {
+	char *text;
+	size_t len;
+};
+
+/* Hand the document to the helper as it is (it checks that it is JSON). */
 static int copy_doc(FILE *to, void *ctx)
 {
-	FILE *from = ctx;
-	char buf[65536];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof buf, from)) > 0)
-		if (fwrite(buf, 1, n, to) != n)
-			return -EIO;
-	return ferror(from) ? -EIO : 0;
+	const struct doc *d = ctx;
+	return fwrite(d->text, 1, d->len, to) == d->len ? 0 : -EIO;
+}
+
+/* The document JSON ("-": stdin) into d: a regular file or a pipe, at most NT_INFILE_DOC_MAX
+ * bytes, the bound simulate --signature sets on the same documents. A FIFO is opened without
+ * waiting for a writer (without one it is empty), a device is never read: `plot detour
+ * /dev/zero` would otherwise fill the memory, and a FIFO no one writes hang the command. One
+ * line on stderr when it fails. */
+static int read_doc(const char *cmd, const char *path, struct doc *d)
+{
+	int rc = strcmp(path, "-") == 0
+			 ? nt_infile_read_fd(STDIN_FILENO, 0, NT_INFILE_DOC_MAX, &d->text, &d->len)
+			 : nt_infile_read(path, true, NT_INFILE_DOC_MAX, &d->text, &d->len);
+	if (rc == -ENODEV)
+		fprintf(stderr, "%s: %s: not a regular file or a pipe; name the JSON file\n", cmd,
+			path);
+	else if (rc == -EFBIG)
+		fprintf(stderr, "%s: %s: larger than %u MiB, more than any page is drawn from\n",
+			cmd, path, NT_INFILE_DOC_MAX >> 20);
+	else if (rc)
+		fprintf(stderr, "%s: %s: %s\n", cmd, path, strerror(-rc));
+	else if (strspn(d->text, " \t\r\n") == d->len)
+		fprintf(stderr, "%s: %s: empty (a FIFO is read only when its writer has it open)\n",
+			cmd, path);
+	else
+		return 0;
+	free(d->text);
+	d->text = NULL;
+	return rc ? rc : -ENODATA;
 }
 
 int cmd_plot(int argc, char **argv)
@@ -85,18 +119,17 @@ int cmd_plot(int argc, char **argv)
 	if (!known)
 		cli_usage_error(&c, "unknown KIND '%s' (detour, ftq, simulate, coll-noise, "
 				    "udp-pingpong)", words[0]);
-	bool from_stdin = !strcmp(words[1], "-");
-	FILE *in = from_stdin ? stdin : fopen(words[1], "r");
-	if (!in) {
-		fprintf(stderr, "%s: %s: %s\n", cmd, words[1], strerror(errno));
-		return NT_EXIT_FAIL;
-	}
 	struct html_out h;
 	const char *inputs[] = { words[1] };
 	int status = html_open(&h, cmd, words[0], html, inputs, 1);
-	if (status == NT_EXIT_OK)
-		status = html_write(&h, cmd, copy_doc, in);
-	if (!from_stdin)
-		fclose(in);
+	if (status != NT_EXIT_OK)
+		return status;
+	struct doc d = { NULL, 0 };
+	if (read_doc(cmd, words[1], &d) != 0) {
+		html_abort(&h);
+		return NT_EXIT_FAIL;
+	}
+	status = html_write(&h, cmd, copy_doc, &d);
+	free(d.text);
 	return status;
 }

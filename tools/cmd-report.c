@@ -64,7 +64,10 @@ static const char usage[] =
 	"  -h, --help       this text\n"
 	"\n"
 	"Every output is checked before any log is read; a FILE is never one of the logs; '-' is\n"
-	"stdout (then the text report is not printed), for one output at most.\n"
+	"stdout (then the text report is not printed), for one output at most. An output (also a\n"
+	"file in --csv DIR) is written through a symlink only when the link is yours and leads to\n"
+	"a file beside it; another user's link, or one out of its directory, is refused\n"
+	"(doc/noisetool.md, \"Outputs\").\n"
 	"\n"
 	"Exit status: 0 done, 1 a log is unreadable or corrupt (one line says why) or an output\n"
 	"failed, 2 bad arguments.\n";

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <link.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -49,11 +50,12 @@ static const char usage[] =
 	"                  period=10ms,detour=100us,mode=sync|unsync,ranks=1,3,seed=42\n"
 	"                  (a period of 1 ms or more, a detour of at most 90 % of it: each\n"
 	"                  detour also costs a timer signal, ~19 us here)\n"
-	"                  or trace=FILE (a trace from noisetool detour --trace); see\n"
-	"                  doc/environment.md, NOISETOOL_INJECT\n"
+	"                  or trace=FILE (a trace from noisetool detour --trace, a regular\n"
+	"                  file of at most 64 MiB); see doc/environment.md, NOISETOOL_INJECT\n"
 	"  --json FILE     also write the report as JSON (doc/report-json.md); - = stdout only.\n"
-	"                  Its path is checked before the job starts (doc/noisetool.md,\n"
-	"                  \"Outputs\")\n"
+	"                  Its path is checked before the job starts, by the rules of every\n"
+	"                  output: another user's symlink, or one out of its directory, is\n"
+	"                  refused (doc/noisetool.md, \"Outputs\")\n"
 	"  --html FILE     also the report as an HTML page with plots (doc/html.md; needs\n"
 	"                  Python 3 and matplotlib, checked before the job starts)\n"
 	"  --perfetto FILE also the job's timeline for ui.perfetto.dev (doc/perfetto.md)\n"
@@ -292,15 +294,19 @@ static int find_job_log(const char *dir, const char *id, char *out, size_t size)
 	return found;
 }
 
-/* Whether a rank's live file names a process of this host that still runs. */
+/* Whether a rank's live file names a process of this host that still runs. Opened without
+ * blocking and read only when it is a regular file: a FIFO named rank-N in the directory would
+ * otherwise hang the command before its report. */
 static bool rank_alive(const char *path)
 {
 	struct nt_live_header h;
-	FILE *f = fopen(path, "rb");
-	if (!f)
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
 		return false;
-	bool ok = fread(&h, sizeof h, 1, f) == 1;
-	fclose(f);
+	bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		  pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h;
+	close(fd);
 	return ok && memcmp(h.magic, NT_LIVE_MAGIC, sizeof h.magic) == 0 && nt_live_process_runs(&h);
 }
 

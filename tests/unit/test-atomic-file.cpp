@@ -141,6 +141,14 @@ TEST_CASE("atomic-file: the fixed temporary name, one writer at a time, opened b
 	CHECK(slurp(path) == "hello world");
 	CHECK(dir.entries() == std::set<std::string>{ "job.ntlog" });
 
+	SECTION("a symlink in the fixed name's place is refused, never written through")
+	{
+		spit(dir / "victim", "kept\n");
+		REQUIRE(symlink("victim", (dir / "other.ntlog.tmp").c_str()) == 0);
+		CHECK(nt_atomic_file_open_fixed((dir / "other.ntlog").c_str()) == -ELOOP);
+		CHECK(slurp(dir / "victim") == "kept\n");
+	}
+
 	SECTION("given up: nothing is left")
 	{
 		fd = nt_atomic_file_create((dir / "other.ntlog").c_str(), NT_ATOMIC_FILE_TMP_FIXED,

@@ -12,7 +12,11 @@
 #include <utility>
 #include <vector>
 
+#include <fcntl.h>
 #include <sched.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <noisetool/clock.h>
 #include <noisetool/inject.h>
@@ -205,6 +209,57 @@ TEST_CASE("inject bounds: the period floor and the duty")
 		CHECK(start_refused(s, &why) == 0);
 		CHECK(why.empty());
 	}
+}
+
+// start_refused in a child bounded by an alarm, so that a start that blocks or reads forever
+// fails this test instead of hanging it: the child exits 0 when the start was refused with
+// -EINVAL and a reason holding want.
+static bool refused_in_time(const nt_inject_spec &s, const char *want)
+{
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		alarm(20);
+		std::string why;
+		int rc = start_refused(s, &why);
+		_exit(rc == -EINVAL && why.find(want) != std::string::npos ? 0 : 1);
+	}
+	int st = 0;
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	INFO("child status " << st);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+TEST_CASE("inject: a trace that would block or never end is refused at once")
+{
+	nt_clock_init();
+	nt_inject_spec s;
+	char dir[] = "/tmp/nt-inject-XXXXXX";
+	REQUIRE(mkdtemp(dir) != nullptr);
+	std::string fifo = std::string(dir) + "/fifo", big = std::string(dir) + "/big";
+	SECTION("a FIFO that no one writes: not waited for")
+	{
+		REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+		REQUIRE(parse(("trace=" + fifo).c_str(), &s) == 0);
+		CHECK(refused_in_time(s, "not a regular file"));
+	}
+	SECTION("a device (/dev/zero): never read")
+	{
+		REQUIRE(parse("trace=/dev/zero", &s) == 0);
+		CHECK(refused_in_time(s, "not a regular file"));
+	}
+	SECTION("a regular file larger than 64 MiB: refused unread (sparse, no disk used)")
+	{
+		int fd = open(big.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+		REQUIRE(fd >= 0);
+		REQUIRE(ftruncate(fd, (off_t)65 << 20) == 0);
+		close(fd);
+		REQUIRE(parse(("trace=" + big).c_str(), &s) == 0);
+		CHECK(refused_in_time(s, "larger than 64 MiB"));
+	}
+	unlink(fifo.c_str());
+	unlink(big.c_str());
+	rmdir(dir);
 }
 
 TEST_CASE("inject ranks a job does not have")

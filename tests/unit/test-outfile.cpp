@@ -82,20 +82,75 @@ TEST_CASE("nt_outfile_resolve classifies a path without touching it", "[outfile]
 		CHECK(slurp(dir / "f") == "old\n");
 	}
 
-	SECTION("a symlink is followed to its target's directory, also a relative or dangling one")
+	SECTION("a symlink of ours is followed to a name beside it, also a chain or dangling one")
 	{
 		spit(dir / "target", "x");
 		REQUIRE(mkdir((dir / "sub").c_str(), 0755) == 0);
-		REQUIRE(symlink("../target", (dir / "sub/rel").c_str()) == 0);
-		REQUIRE(symlink((dir / "sub/rel").c_str(), (dir / "chain").c_str()) == 0);
-		REQUIRE(nt_outfile_resolve((dir / "chain").c_str(), &t, why, sizeof why) == 0);
-		CHECK(t.kind == NT_OUTFILE_REPLACE);
-		CHECK(t.path == real(dir / "target"));
+		REQUIRE(symlink("./target", (dir / "rel").c_str()) == 0);
+		REQUIRE(symlink((dir / "rel").c_str(), (dir / "chain").c_str()) == 0);
+		REQUIRE(symlink("sub/../chain", (dir / "round").c_str()) == 0);
+		for (const char *name : { "rel", "chain", "round" }) {
+			INFO(name);
+			REQUIRE(nt_outfile_resolve((dir / name).c_str(), &t, why, sizeof why) == 0);
+			CHECK(t.kind == NT_OUTFILE_REPLACE);
+			CHECK(t.path == real(dir / "target"));
+		}
 
-		REQUIRE(symlink("sub/not-yet", (dir / "dangling").c_str()) == 0);
+		REQUIRE(symlink("not-yet", (dir / "dangling").c_str()) == 0);
 		REQUIRE(nt_outfile_resolve((dir / "dangling").c_str(), &t, why, sizeof why) == 0);
 		CHECK(t.kind == NT_OUTFILE_NEW);
-		CHECK(t.path == real(dir / "sub") + "/not-yet");
+		CHECK(t.path == real(dir.path()) + "/not-yet");
+	}
+
+	SECTION("a symlink that leads out of its directory is refused, dangling or not")
+	{
+		spit(dir / "target", "x");
+		REQUIRE(mkdir((dir / "sub").c_str(), 0755) == 0);
+		REQUIRE(symlink("../target", (dir / "sub/up").c_str()) == 0);
+		REQUIRE(symlink("sub/not-yet", (dir / "down").c_str()) == 0);
+		REQUIRE(symlink((dir / "target").c_str(), (dir / "sub/absolute").c_str()) == 0);
+		REQUIRE(symlink("/dev/null", (dir / "to-null").c_str()) == 0); // a device elsewhere
+		REQUIRE(symlink("to-null", (dir / "chain").c_str()) == 0); // its second hop leads out
+		REQUIRE(symlink("/dev/stderr", (dir / "to-stderr").c_str()) == 0);
+		for (const char *name : { "sub/up", "down", "sub/absolute", "chain", "to-null",
+					  "to-stderr" }) {
+			INFO(name);
+			CHECK(nt_outfile_resolve((dir / name).c_str(), &t, why, sizeof why) == -EACCES);
+			CHECK(std::string(why).find("outside its directory") != std::string::npos);
+		}
+		CHECK(std::string(why) ==
+		      "cannot write '" + (dir / "to-stderr") + "': the symlink '" + (dir / "to-stderr") +
+			      "' leads to '/dev/stderr', outside its directory '" + dir.path() +
+			      "'; an output is written through a symlink only to a file beside it (name "
+			      "the file itself)");
+		CHECK(access((dir / "sub/not-yet").c_str(), F_OK) != 0);
+	}
+
+	SECTION("another user's symlink is refused, even to a name beside it (as root: chown -h)")
+	{
+		if (geteuid() != 0) {
+			WARN("not root: no symlink of another user can be made here");
+			return;
+		}
+		spit(dir / "target", "x");
+		REQUIRE(symlink("target", (dir / "planted").c_str()) == 0);
+		REQUIRE(symlink("not-yet", (dir / "dangling").c_str()) == 0);
+		REQUIRE(lchown((dir / "planted").c_str(), 65534, (gid_t)-1) == 0);
+		REQUIRE(lchown((dir / "dangling").c_str(), 65534, (gid_t)-1) == 0);
+		for (const char *name : { "planted", "dangling" }) {
+			INFO(name);
+			CHECK(nt_outfile_resolve((dir / name).c_str(), &t, why, sizeof why) == -EACCES);
+			CHECK(std::string(why) == "cannot write '" + (dir / name) + "': '" + (dir / name) +
+							  "' is a symlink of uid 65534, not yours (uid 0); "
+							  "an output is never written through another "
+							  "user's symlink");
+		}
+		// Nor through nt_outfile_open: nothing created, the target as it was.
+		struct nt_outfile of;
+		CHECK(nt_outfile_open(&of, (dir / "dangling").c_str(), false) == -EACCES);
+		CHECK(nt_outfile_open(&of, (dir / "planted").c_str(), false) == -EACCES);
+		CHECK(dir.entries() == std::set<std::string>{ "target", "planted", "dangling" });
+		CHECK(slurp(dir / "target") == "x");
 	}
 
 	SECTION("a symlink loop is -ELOOP")
@@ -114,9 +169,11 @@ TEST_CASE("nt_outfile_resolve classifies a path without touching it", "[outfile]
 		// Classification only: /dev/null is stat'ed, never opened or replaced here.
 		REQUIRE(nt_outfile_resolve("/dev/null", &t, why, sizeof why) == 0);
 		CHECK(t.kind == NT_OUTFILE_STREAM);
-		REQUIRE(symlink("/dev/null", (dir / "to-null").c_str()) == 0);
-		REQUIRE(nt_outfile_resolve((dir / "to-null").c_str(), &t, why, sizeof why) == 0);
+		// Through a link beside it: the node itself is what is opened (O_NOFOLLOW).
+		REQUIRE(symlink("fifo", (dir / "to-fifo").c_str()) == 0);
+		REQUIRE(nt_outfile_resolve((dir / "to-fifo").c_str(), &t, why, sizeof why) == 0);
 		CHECK(t.kind == NT_OUTFILE_STREAM);
+		CHECK(t.path == dir / "fifo");
 	}
 
 	SECTION("-, /dev/stdout and /dev/fd/N are descriptors, never names")
@@ -127,8 +184,7 @@ TEST_CASE("nt_outfile_resolve classifies a path without touching it", "[outfile]
 		REQUIRE(nt_outfile_resolve("/dev/stdout", &t, why, sizeof why) == 0);
 		CHECK(t.kind == NT_OUTFILE_FD);
 		CHECK(t.fd == 1);
-		REQUIRE(symlink("/dev/stderr", (dir / "to-stderr").c_str()) == 0);
-		REQUIRE(nt_outfile_resolve((dir / "to-stderr").c_str(), &t, why, sizeof why) == 0);
+		REQUIRE(nt_outfile_resolve("/dev/stderr", &t, why, sizeof why) == 0);
 		CHECK(t.kind == NT_OUTFILE_FD);
 		CHECK(t.fd == 2);
 
@@ -298,21 +354,19 @@ TEST_CASE("nt_outfile_open and commit write each kind by its rule", "[outfile]")
 
 	SECTION("a symlink is written through: the target gets the content, the link stays")
 	{
-		REQUIRE(mkdir((dir / "real").c_str(), 0755) == 0);
-		spit(dir / "real/f", "old\n");
-		chmod((dir / "real/f").c_str(), 0640);
-		REQUIRE(symlink("real/f", (dir / "link").c_str()) == 0);
+		spit(dir / "f", "old\n");
+		chmod((dir / "f").c_str(), 0640);
+		REQUIRE(symlink("f", (dir / "link").c_str()) == 0);
 		REQUIRE(nt_outfile_open(&of, (dir / "link").c_str(), false) == 0);
 		CHECK(of.kind == NT_OUTFILE_REPLACE);
-		CHECK(std::string(of.tmp_path).find("/real/f.tmp.") != std::string::npos);
+		CHECK(std::string(of.tmp_path).find("/f.tmp.") != std::string::npos);
 		fputs("new\n", of.f);
 		REQUIRE(nt_outfile_commit(&of) == 0);
 		CHECK(is_symlink(dir / "link"));
-		CHECK(slurp(dir / "real/f") == "new\n");
+		CHECK(slurp(dir / "f") == "new\n");
 		struct stat st;
-		REQUIRE(stat((dir / "real/f").c_str(), &st) == 0);
+		REQUIRE(stat((dir / "f").c_str(), &st) == 0);
 		CHECK((st.st_mode & 0777) == 0640);
-		CHECK(temporaries(dir / "real") == 0);
 		CHECK(temporaries(dir.path()) == 0);
 	}
 
@@ -430,6 +484,24 @@ TEST_CASE("nt_outfile_mkdirs creates an output directory with its parents", "[ou
 		REQUIRE(symlink("real", (dir / "link").c_str()) == 0);
 		CHECK(nt_outfile_mkdirs((dir / "link/x").c_str(), why, sizeof why) == 0);
 		CHECK(stat((dir / "real/x").c_str(), &st) == 0);
+		CHECK(nt_outfile_mkdirs((dir / "link").c_str(), why, sizeof why) == 0);
+	}
+
+	SECTION("another user's symlink as the directory is refused (as root: chown -h)")
+	{
+		if (geteuid() != 0) {
+			WARN("not root: no symlink of another user can be made here");
+			return;
+		}
+		REQUIRE(mkdir((dir / "elsewhere").c_str(), 0755) == 0);
+		REQUIRE(symlink("elsewhere", (dir / "planted").c_str()) == 0);
+		REQUIRE(lchown((dir / "planted").c_str(), 65534, (gid_t)-1) == 0);
+		for (const char *name : { "planted", "planted/" }) {
+			INFO(name);
+			CHECK(nt_outfile_mkdirs((dir / name).c_str(), why, sizeof why) == -EACCES);
+			CHECK(std::string(why).find("is a symlink of uid 65534, not yours") !=
+			      std::string::npos);
+		}
 	}
 
 	SECTION("bad arguments")

@@ -5,12 +5,16 @@
  * - "-", /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N: the open descriptor (fd 1 for
  *   "-" and /dev/stdout, through stdout's FILE), written in place, never opened by name.
  * - A character device or a FIFO (also through symlinks): opened O_WRONLY without O_CREAT or
- *   O_TRUNC and written in place, never replaced. A FIFO is opened with O_NONBLOCK, so a FIFO
- *   without a reader fails at once (-ENXIO) instead of blocking.
+ *   O_TRUNC (and O_NOFOLLOW) and written in place, never replaced. A FIFO is opened with
+ *   O_NONBLOCK, so a FIFO without a reader fails at once (-ENXIO) instead of blocking.
  * - A regular file or a new name: written to a temporary file NAME.tmp.PID.XXXXXX in the
  *   directory of the file actually written, fsync'ed and renamed over it. A symlink is written
  *   through: its target (every link followed, the directory made absolute) is replaced, the
  *   link stays. A replaced file keeps its permission bits; a new file gets 0644.
+ * - A symlink is followed only when it is the caller's (its owner the effective uid) and leads
+ *   to a name in its own directory; else the output is refused (-EACCES), so that a link
+ *   another user planted in a shared directory never makes the command replace or create a
+ *   file elsewhere.
  * - Refused: a directory, a missing or unwritable directory, a block device, a socket; and (by
  *   nt_outfile_check) a regular file that is one of the command's inputs: same st_dev and
  *   st_ino, so also through a symlink or a hard link. */
@@ -44,8 +48,8 @@ struct nt_outfile_target {
 	enum nt_outfile_kind kind;
 	int fd;			/* NT_OUTFILE_FD: the descriptor; else -1 */
 	char path[NT_PATH_MAX]; /* NEW, REPLACE: the file written, every symlink followed, its
-				 * directory absolute; STREAM: the path as given (open follows
-				 * its links); FD: the path as given */
+				 * directory absolute; STREAM: the node, every symlink followed
+				 * (a /proc magic link: the path as given); FD: the path as given */
 	unsigned mode;		/* REPLACE: the permission bits the new file keeps */
 	bool exists;		/* REPLACE, STREAM, FD: dev and ino are the file's */
 	uint64_t dev, ino;
@@ -56,8 +60,9 @@ struct nt_outfile_target {
  * not opened, so its reader sees nothing). Returns 0, or -errno with a one-line reason in why
  * ("cannot write 'PATH': ..."): -EINVAL (path or t NULL, path empty, a block device or a
  * socket), -EISDIR (a directory, or a new name ending in '/'), -ENOENT (a missing directory),
- * -ENOTDIR, -EACCES, -ELOOP, -ENAMETOOLONG (from following the path), -EBADF (a descriptor
- * name whose descriptor is not open for writing). why may be NULL. */
+ * -EACCES (a symlink of another user, or one that leads out of its directory), -ENOTDIR,
+ * -ELOOP, -ENAMETOOLONG (from following the path), -EBADF (a descriptor name whose descriptor
+ * is not open for writing). why may be NULL. */
 NT_API int nt_outfile_resolve(const char *path, struct nt_outfile_target *t, char *why,
 			      size_t why_size);
 
@@ -76,9 +81,11 @@ NT_API int nt_outfile_check(const char *path, const char *const *inputs, size_t 
 NT_API bool nt_outfile_collide(const char *a, const char *b);
 
 /* Create the output directory path with its missing parents (mkdir -p, mode 0755), then check
- * that it is a writable directory. Returns 0, or -errno with a one-line reason in why
+ * that it is a writable directory. path itself may be a symlink to a directory, when it is the
+ * caller's (its owner the effective uid). Returns 0, or -errno with a one-line reason in why
  * ("cannot create 'PATH': ..."; may be NULL): -EINVAL (path NULL or empty), -ENOTDIR (path or a
- * parent is not a directory), -EACCES, -EROFS, -ENAMETOOLONG, or mkdir's error. */
+ * parent is not a directory), -EACCES (also: path is another user's symlink), -EROFS,
+ * -ENAMETOOLONG, or mkdir's error. */
 NT_API int nt_outfile_mkdirs(const char *path, char *why, size_t why_size);
 
 struct nt_outfile {
@@ -96,8 +103,9 @@ struct nt_outfile {
 /* Open an output by the rules above: for a new or regular file a temporary file beside the
  * target, for a device or FIFO the file itself, for a descriptor name that descriptor. Returns
  * 0, or -errno with the reason in of->why: the errors of nt_outfile_resolve, -EEXIST when
- * no_overwrite and a regular file exists, -ENXIO for a FIFO without a reader, -errno of the
- * failing call (e.g. -EACCES for an unwritable directory). no_overwrite does not apply to
+ * no_overwrite and a regular file exists, -ENXIO for a FIFO without a reader, -ELOOP when a
+ * device's or FIFO's name became a symlink after the check, -errno of the failing call (e.g.
+ * -EACCES for an unwritable directory). no_overwrite does not apply to
  * devices, FIFOs and descriptors: they are written, never replaced. */
 NT_API int nt_outfile_open(struct nt_outfile *of, const char *path, bool no_overwrite);
 

@@ -38,8 +38,9 @@ enum nt_atomic_file_tmp {
 int nt_atomic_file_create(const char *path, enum nt_atomic_file_tmp kind, unsigned mode,
 			  char *tmp, size_t tmp_size);
 
-/* Open for writing (O_CLOEXEC) the TMP_FIXED temporary file of PATH that another process
- * created. Returns its descriptor, or -errno (-ENOENT when there is none, -ENAMETOOLONG). */
+/* Open for writing (O_CLOEXEC, O_NOFOLLOW) the TMP_FIXED temporary file of PATH that another
+ * process created. Returns its descriptor, or -errno (-ENOENT when there is none, -ELOOP when
+ * it is a symlink, -ENAMETOOLONG). */
 int nt_atomic_file_open_fixed(const char *path);
 
 /* Put what was written through fd on the disk (fsync) and close fd, whatever happens. 0, or

@@ -11,6 +11,10 @@ import sys
 from . import KINDS
 
 MISSING = 3  # exit status: the plotting library is missing (tools/html.c reads it)
+# The most a document may weigh, as for the command (NT_INFILE_DOC_MAX,
+# libnoisetool/private/noisetool-private/infile.h): stdin is read no further, so that
+# `< /dev/zero` ends with an error instead of filling the memory.
+MAX_DOC_BYTES = 64 << 20
 
 
 def main(argv=None):
@@ -21,6 +25,19 @@ def main(argv=None):
                     help="only check that the plotting library imports")
     ap.add_argument("--title", help="the page's title (default: from the document)")
     args = ap.parse_args(argv)
+    doc = None
+    if not args.check:
+        # The document first, bounded: a wrong input fails alike with or without matplotlib.
+        data = sys.stdin.buffer.read(MAX_DOC_BYTES + 1)
+        if len(data) > MAX_DOC_BYTES:
+            print(f"the {args.kind} document is larger than {MAX_DOC_BYTES >> 20} MiB",
+                  file=sys.stderr)
+            return 1
+        try:
+            doc = json.loads(data)
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            print(f"the {args.kind} document is not JSON: {e}", file=sys.stderr)
+            return 1
     try:
         import matplotlib  # noqa: F401  (the one dependency)
     except ImportError as e:
@@ -29,11 +46,6 @@ def main(argv=None):
         return MISSING
     if args.check:
         return 0
-    try:
-        doc = json.load(sys.stdin)
-    except json.JSONDecodeError as e:
-        print(f"the {args.kind} document is not JSON: {e}", file=sys.stderr)
-        return 1
     from .page import Page
     module = importlib.import_module("." + KINDS[args.kind], __package__)
     page = Page(args.title or module.TITLE)
