@@ -26,7 +26,13 @@ pre=(-genv LD_PRELOAD "$(nt_preload "$LIB")")
 growth() { awk '/rss-growth-kb/ { print $2 }' "$1"; }
 PAST_ARENA_KIB=1024 # NT_PAST_ARENA_KIB in doc/environment.md
 
+start=$(date +%s)
 run "$PROG" "$N" >/dev/null 2>"$tmp/plain" || { echo "FAIL: plain run"; exit 1; }
+# Nine more runs of the same job follow, within the test's 600 s: on a machine too busy for
+# that (CI beside other builds: 10 x 10^7 allreduces ran past 600 s) the test cannot judge.
+took=$(($(date +%s) - start))
+[ "$took" -le 45 ] ||
+	nt_skip "the machine is busy: $N allreduces without the library took $took s (at most 45 s, so that the test's ten runs fit its 600 s)"
 # Three alternating rounds of: the library loaded but off, the default arena, the smallest
 # arena. A peak (VmHWM) differs by up to ~0.5 MiB between two runs of one job (MPICH's shared
 # memory, file pages mapped around a fault, the kernel's per-CPU RSS counters), so each bound
