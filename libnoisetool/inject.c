@@ -5,6 +5,7 @@
 #include "nt-config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include <noisetool/clock.h>
@@ -347,17 +349,88 @@ static uint64_t random_phase(uint64_t seed, int rank, uint64_t period_ns)
 	return z % period_ns;
 }
 
-static int load_trace(const char *path, char *err, size_t errsz)
+/* The whole of the trace at path, a regular file of at most NT_INJECT_MAX_TRACE_BYTES, in
+ * *buf (malloc'd) and *len. Opened without blocking and refused unread when it is not a regular
+ * file: the injector starts inside MPI_Init, where a FIFO without a writer waited forever and
+ * /dev/zero never ended. 0, or -errno with the reason in err. */
+static int read_trace_file(const char *path, char **buf, size_t *len, char *err, size_t errsz)
 {
-	FILE *f = fopen(path, "r");
-	if (!f) {
+	*buf = NULL;
+	*len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
 		int e = errno;
 		nt_err_set(err, errsz, "trace '%s': %s", path, strerror(e));
 		return -e;
 	}
+	struct stat st;
+	int rc = 0;
+	if (fstat(fd, &st) != 0) {
+		rc = -errno;
+		nt_err_set(err, errsz, "trace '%s': %s", path, strerror(-rc));
+	} else if (!S_ISREG(st.st_mode)) {
+		rc = -EINVAL;
+		nt_err_set(err, errsz, "trace '%s': not a regular file (a FIFO, device or directory is "
+			   "never read: the trace is read inside MPI_Init)", path);
+	} else if ((uint64_t)st.st_size > NT_INJECT_MAX_TRACE_BYTES) {
+		rc = -EFBIG;
+		nt_err_set(err, errsz, "trace '%s': %llu bytes, larger than the %u MiB a trace may be",
+			   path, (unsigned long long)st.st_size, NT_INJECT_MAX_TRACE_BYTES >> 20);
+	}
+	/* One byte more than the limit tells a file that grew past it since fstat. */
+	size_t cap = rc ? 0 : (size_t)st.st_size + 2, n = 0;
+	if (cap > NT_INJECT_MAX_TRACE_BYTES + 1)
+		cap = NT_INJECT_MAX_TRACE_BYTES + 1;
+	char *b = rc ? NULL : malloc(cap);
+	if (rc == 0 && !b) {
+		rc = -ENOMEM;
+		nt_err_set(err, errsz, "trace '%s': %s", path, strerror(ENOMEM));
+	}
+	while (rc == 0 && n < cap) {
+		ssize_t got = read(fd, b + n, cap - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			rc = -errno;
+			nt_err_set(err, errsz, "trace '%s': %s", path, strerror(-rc));
+		}
+		if (got <= 0)
+			break;
+		n += (size_t)got;
+	}
+	close(fd);
+	if (rc == 0 && n > NT_INJECT_MAX_TRACE_BYTES) {
+		rc = -EFBIG;
+		nt_err_set(err, errsz, "trace '%s': larger than the %u MiB a trace may be", path,
+			   NT_INJECT_MAX_TRACE_BYTES >> 20);
+	}
+	if (rc) {
+		free(b);
+		return rc;
+	}
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+static int load_trace(const char *path, char *err, size_t errsz)
+{
+	char *bytes;
+	size_t len;
+	inj.trace = NULL;
+	inj.ntrace = 0;
+	int rc = read_trace_file(path, &bytes, &len, err, errsz);
+	if (rc < 0)
+		return rc;
 	char why[256] = "";
-	int rc = nt_trace_read(f, &inj.trace, &inj.ntrace, why, sizeof why);
-	fclose(f);
+	FILE *f = len ? fmemopen(bytes, len, "r") : NULL;
+	if (f) {
+		rc = nt_trace_read(f, &inj.trace, &inj.ntrace, why, sizeof why);
+		fclose(f);
+	} else if (len) {
+		rc = -errno;
+	}
+	free(bytes);
 	if (rc < 0) {
 		nt_err_set(err, errsz, "trace '%s': %s", path, why[0] ? why : strerror(-rc));
 		return rc;

@@ -12,7 +12,10 @@
 #include <utility>
 #include <vector>
 
+#include <fcntl.h>
 #include <sched.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include <noisetool/clock.h>
 #include <noisetool/inject.h>
@@ -473,4 +476,56 @@ TEST_CASE("trace replay")
 		CHECK(nt_inject_start(&s, 0, 0, err, sizeof err) == -ENOENT);
 		CHECK(std::string(err).find("/nonexistent/t") != std::string::npos);
 	}
+}
+
+namespace {
+
+// Removes a path at the end of a test section.
+struct removed_at_end {
+	std::string path;
+	~removed_at_end() { std::remove(path.c_str()); }
+};
+
+} // namespace
+
+TEST_CASE("a trace that is no regular file, or too large, is refused unread")
+{
+	// A regression blocks inside open() or reads forever: SIGALRM then kills the test (fails
+	// it) instead of hanging the suite. Each refusal takes no time at all.
+	alarm(30);
+	nt_clock_init();
+	char dir[] = "/tmp/nt-inject-XXXXXX";
+	REQUIRE(mkdtemp(dir));
+	std::string fifo = std::string(dir) + "/fifo", big = std::string(dir) + "/big";
+	removed_at_end r3{ dir }, r1{ fifo }, r2{ big }; // files first, then the folder
+	REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+	// Past the limit by one byte, sparse: a large trace is refused before it is read.
+	int fd = open(big.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+	REQUIRE(fd >= 0);
+	REQUIRE(ftruncate(fd, (off_t)NT_INJECT_MAX_TRACE_BYTES + 1) == 0);
+	close(fd);
+	const struct {
+		std::string path;
+		int rc;
+		const char *why;
+	} cases[] = {
+		{ fifo, -EINVAL, "not a regular file" },   // no writer: open() waited forever
+		{ "/dev/zero", -EINVAL, "not a regular file" }, // never ends
+		{ dir, -EINVAL, "not a regular file" },
+		{ big, -EFBIG, "larger than the 16 MiB" },
+	};
+	for (const auto &c : cases) {
+		nt_inject_spec s;
+		REQUIRE(parse(("trace=" + c.path).c_str(), &s) == 0);
+		char err[512] = "";
+		int rc = nt_inject_start(&s, 0, 0, err, sizeof err);
+		if (rc == 0)
+			nt_inject_stop();
+		INFO(c.path << ": " << err);
+		CHECK(rc == c.rc);
+		CHECK(std::string(err).find("trace '" + c.path + "'") != std::string::npos);
+		CHECK(std::string(err).find(c.why) != std::string::npos);
+		CHECK(std::strchr(err, '\n') == nullptr);
+	}
+	alarm(0);
 }

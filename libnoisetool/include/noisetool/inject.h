@@ -36,6 +36,11 @@ extern "C" {
  * signal costs, between detours. */
 #define NT_INJECT_MAX_DUTY_PCT 90u
 
+/* The largest trace the injector reads: 16 MiB, some 800,000 detours of `noisetool detour
+ * --trace` (about 20 bytes a line), which at the injector's 1 ms floor between detours replay
+ * for 13 minutes before they loop; every rank it targets reads it inside MPI_Init. */
+#define NT_INJECT_MAX_TRACE_BYTES (16u << 20)
+
 enum nt_inject_mode {
 	NT_INJECT_UNSYNC = 0, /* each rank its own phase, drawn from the seed and the rank */
 	NT_INJECT_SYNC = 1,   /* every rank at the same global times (multiples of the period) */
@@ -77,9 +82,12 @@ NT_API bool nt_inject_any_target(const struct nt_inject_spec *s, int size);
  * global time minus this process's CLOCK_MONOTONIC, for the synchronized phase (0 on one node).
  * A trace replays in a loop; on average its detours must start at least NT_INJECT_MIN_PERIOD_NS
  * apart and cover at most NT_INJECT_MAX_DUTY_PCT of the time, as a period and a detour must.
+ * The trace must be a regular file of at most NT_INJECT_MAX_TRACE_BYTES: it is opened without
+ * blocking and anything else (a FIFO, a device, a directory) is refused unread.
  * Returns 0; -EBUSY when already running; -EINVAL with a reason in err (a period or detour out
- * of those bounds, set without nt_inject_parse); -ENOENT, -EIO or -EINVAL with a reason in err
- * when the trace cannot be read or breaks those bounds; -errno from timer_create or sigaction. */
+ * of those bounds, set without nt_inject_parse); -ENOENT, -EIO, -EFBIG or -EINVAL with a reason
+ * in err when the trace cannot be read, is no regular file, is too large or breaks those
+ * bounds; -errno from timer_create or sigaction. */
 NT_API int nt_inject_start(const struct nt_inject_spec *s, int rank, int64_t global_minus_local_ns,
 			   char *err, size_t errsz);
 
