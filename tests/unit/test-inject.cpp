@@ -13,7 +13,9 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -528,4 +530,115 @@ TEST_CASE("a trace that is no regular file, or too large, is refused unread")
 		CHECK(std::strchr(err, '\n') == nullptr);
 	}
 	alarm(0);
+}
+
+namespace {
+
+volatile sig_atomic_t app_signals;
+void app_handler(int) { app_signals++; }
+
+// The handler of sig now.
+void (*handler_of(int sig))(int)
+{
+	struct sigaction cur;
+	REQUIRE(sigaction(sig, nullptr, &cur) == 0);
+	return (cur.sa_flags & SA_SIGINFO) ? nullptr : cur.sa_handler;
+}
+
+void install_app_handler(int sig)
+{
+	struct sigaction sa = {};
+	sa.sa_handler = app_handler;
+	sigemptyset(&sa.sa_mask);
+	REQUIRE(sigaction(sig, &sa, nullptr) == 0);
+}
+
+// Spin for ns on this thread (the injector's signals come while it runs).
+void spin_ns(uint64_t ns)
+{
+	uint64_t end = nt_clock_monotonic_ns() + ns;
+	while (nt_clock_monotonic_ns() < end)
+		;
+}
+
+} // namespace
+
+TEST_CASE("the injector never takes or resets an application's signal handler")
+{
+	nt_clock_init();
+	nt_inject_spec s;
+	REQUIRE(parse("period=2ms,detour=100us", &s) == 0);
+	char err[256] = "";
+	const int first = SIGRTMIN + NT_INJECT_SIGNAL_FIRST;
+	REQUIRE(handler_of(first) == SIG_DFL);
+	SECTION("a handler installed before: another signal is taken, the handler stays")
+	{
+		install_app_handler(first);
+		app_signals = 0;
+		REQUIRE(nt_inject_start(&s, 0, 0, err, sizeof err) == 0);
+		const int sig = nt_inject_signal();
+		CHECK(sig > first);
+		CHECK(sig <= SIGRTMAX);
+		CHECK(handler_of(first) == app_handler);
+		const uint64_t n0 = nt_inject_count();
+		raise(first);
+		spin_ns(20000000); // ~10 periods
+		CHECK(app_signals == 1); // its own signal, and only that
+		CHECK(nt_inject_count() > n0);
+		nt_inject_stop();
+		CHECK(!nt_inject_displaced());
+		CHECK(handler_of(first) == app_handler);
+		CHECK(handler_of(sig) == SIG_DFL); // given back
+		raise(first);
+		CHECK(app_signals == 2);
+		signal(first, SIG_DFL);
+	}
+	SECTION("a blocked signal is not taken")
+	{
+		sigset_t set, old;
+		sigemptyset(&set);
+		sigaddset(&set, first);
+		REQUIRE(pthread_sigmask(SIG_BLOCK, &set, &old) == 0);
+		REQUIRE(nt_inject_start(&s, 0, 0, err, sizeof err) == 0);
+		CHECK(nt_inject_signal() > first);
+		nt_inject_stop();
+		REQUIRE(pthread_sigmask(SIG_SETMASK, &old, nullptr) == 0);
+	}
+	SECTION("a handler installed after: injection stops, the handler stays")
+	{
+		REQUIRE(nt_inject_start(&s, 0, 0, err, sizeof err) == 0);
+		const int sig = nt_inject_signal();
+		CHECK(sig == first);
+		spin_ns(10000000);
+		app_signals = 0;
+		install_app_handler(sig);
+		spin_ns(20000000); // ~10 periods: at most one of the injector's reaches the handler
+		const uint64_t n = nt_inject_count();
+		CHECK(app_signals <= 1);
+		spin_ns(10000000);
+		CHECK(nt_inject_count() == n); // stopped
+		raise(sig);
+		nt_inject_stop();
+		CHECK(nt_inject_displaced());
+		CHECK(handler_of(sig) == app_handler); // not reset to the default
+		raise(sig); // once killed the process
+		CHECK(app_signals >= 2);
+		signal(sig, SIG_DFL);
+	}
+	SECTION("no free signal: refused in one line")
+	{
+		std::vector<int> taken;
+		for (int sig = first; sig <= SIGRTMAX; sig++)
+			if (handler_of(sig) == SIG_DFL) {
+				install_app_handler(sig);
+				taken.push_back(sig);
+			}
+		CHECK(nt_inject_start(&s, 0, 0, err, sizeof err) == -EBUSY);
+		CHECK(std::string(err).find("no real-time signal") != std::string::npos);
+		CHECK(nt_inject_signal() == -EBUSY);
+		for (int sig : taken)
+			CHECK(handler_of(sig) == app_handler);
+		for (int sig : taken)
+			signal(sig, SIG_DFL);
+	}
 }
