@@ -540,6 +540,20 @@ static int take_signal(const struct sigaction *sa)
 	return -EBUSY;
 }
 
+int nt_inject_check_trace(const char *path, char *err, size_t errsz)
+{
+	if (!path)
+		return -EINVAL;
+	if (inj.running)
+		return -EBUSY;
+	nt_clock_init();
+	int rc = load_trace(path, err, errsz);
+	free(inj.trace);
+	inj.trace = NULL;
+	inj.ntrace = 0;
+	return rc;
+}
+
 int nt_inject_start(const struct nt_inject_spec *s, int rank, int64_t global_minus_local_ns,
 		    char *err, size_t errsz)
 {

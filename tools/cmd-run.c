@@ -404,8 +404,12 @@ int cmd_run(int argc, char **argv)
 		} else if (cli_is(&c, "--inject")) {
 			inject = cli_value(&c);
 			struct nt_inject_spec spec;
-			char why[256];
+			char why[1536];
 			if (nt_inject_parse(inject, &spec, why, sizeof why) < 0)
+				cli_usage_error(&c, "--inject: %s", why);
+			/* Read here as each rank would inside MPI_Init: a trace the injector refuses
+			 * (a FIFO, a device, too large, out of bounds) is said before the job. */
+			if (spec.trace[0] && nt_inject_check_trace(spec.trace, why, sizeof why) < 0)
 				cli_usage_error(&c, "--inject: %s", why);
 		} else if (cli_is(&c, "--level")) {
 			level = cli_value(&c);

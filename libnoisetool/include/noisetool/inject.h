@@ -97,6 +97,13 @@ NT_API bool nt_inject_any_target(const struct nt_inject_spec *s, int size);
 NT_API int nt_inject_start(const struct nt_inject_spec *s, int rank, int64_t global_minus_local_ns,
 			   char *err, size_t errsz);
 
+/* Read and check the trace at path as nt_inject_start would (a regular file of at most
+ * NT_INJECT_MAX_TRACE_BYTES, its lines, its average bounds), without injecting: for a command
+ * that starts a job replaying it, so that a bad trace is said before the job starts. Returns 0;
+ * -EINVAL (path NULL); -EBUSY while an injector runs in this process; else what
+ * nt_inject_start returns for the trace, with the reason in err. */
+NT_API int nt_inject_check_trace(const char *path, char *err, size_t errsz);
+
 /* Stop the timer and give the signal back: what it had before nt_inject_start when its handler
  * is still the injector's, else (the application installed its own since) leave the
  * application's in place and note it for nt_inject_displaced(). Safe to call when not
