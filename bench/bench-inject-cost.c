@@ -33,6 +33,7 @@
 static struct {
 	timer_t timer;
 	int armed;
+	int sig; /* the signal taken */
 	uint64_t first_ns, period_ns;
 	uint64_t detour_cyc;
 	uint64_t expirations; /* timer expirations so far, overruns included */
@@ -66,9 +67,12 @@ static int bi_start(uint64_t period_ns, uint64_t detour_ns, uint64_t *late, size
 {
 	struct sigaction sa = { .sa_sigaction = bi_handler, .sa_flags = SA_SIGINFO | SA_RESTART };
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(nt_inject_signal(), &sa, NULL) < 0)
+	bi.sig = nt_inject_signal(); /* the one the injector would take: a free one */
+	if (bi.sig < 0)
+		return bi.sig;
+	if (sigaction(bi.sig, &sa, NULL) < 0)
 		return -errno;
-	struct sigevent sev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = nt_inject_signal() };
+	struct sigevent sev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = bi.sig };
 	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
 	if (timer_create(CLOCK_MONOTONIC, &sev, &bi.timer) < 0)
 		return -errno;
@@ -94,7 +98,7 @@ static void bi_stop(void)
 		return;
 	bi.armed = 0;
 	timer_delete(bi.timer);
-	signal(nt_inject_signal(), SIG_DFL);
+	signal(bi.sig, SIG_DFL);
 }
 
 /* A storm of signals can keep the thread from ever leaving the handler: SIGALRM (a lower

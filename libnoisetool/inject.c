@@ -1,17 +1,21 @@
 /* The noise injector: a POSIX timer aimed at one thread (SIGEV_THREAD_ID) whose handler spins
- * on the cycle counter for the detour length. Periodic mode reuses one periodic timer; trace
- * mode re-arms a one-shot timer from the handler (timer_settime is async-signal-safe) and
- * replays the trace in a loop. */
+ * on the cycle counter for the detour length. The handler re-arms a one-shot timer (the next
+ * multiple of the period, or the trace's next detour, replayed in a loop; timer_settime is
+ * async-signal-safe), and only while its signal is still its own: a handler the application
+ * puts on that signal ends injection instead of receiving a signal every period. */
 #include "nt-config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <pthread.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include <noisetool/clock.h>
@@ -277,9 +281,12 @@ bool nt_inject_any_target(const struct nt_inject_spec *s, int size)
 /* The running injector. The handler runs on the target thread only. */
 static struct {
 	int running;
+	int sig;            /* the signal taken at start */
 	timer_t timer;
 	struct sigaction old;
+	volatile sig_atomic_t displaced; /* the application put its own handler on sig */
 	uint64_t detour_cyc;
+	uint64_t period_ns, next_ns; /* periodic mode: the period, the expiry armed last */
 	uint64_t gap_cyc;   /* a longer step of the spin loop was time the thread did not spin */
 	/* trace mode */
 	struct nt_detour *trace;
@@ -305,12 +312,41 @@ static void arm_trace(void)
 	timer_settime(inj.timer, TIMER_ABSTIME, &its, NULL);
 }
 
+/* Arm the one-shot timer for the first multiple of the period, on the grid of the first
+ * expiry, that is still ahead: one that passed while the detour ran is skipped, as a periodic
+ * timer merges expirations while its signal is pending. */
+static void arm_periodic(void)
+{
+	uint64_t now = nt_clock_monotonic_ns(), next = inj.next_ns + inj.period_ns;
+	if (next <= now)
+		next += ((now - next) / inj.period_ns + 1) * inj.period_ns;
+	inj.next_ns = next;
+	struct itimerspec its = { .it_value = ts_of(next) };
+	timer_settime(inj.timer, TIMER_ABSTIME, &its, NULL);
+}
+
+/* Whether sig's handler is still on_timer (sigaction is async-signal-safe: ~0.2 us, against
+ * the ~19 us a detour's signal costs). */
+static void on_timer(int sig, siginfo_t *si, void *uc);
+static bool handler_is_ours(int sig)
+{
+	struct sigaction cur;
+	return sigaction(sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+	       cur.sa_sigaction == on_timer;
+}
+
 static void on_timer(int sig, siginfo_t *si, void *uc)
 {
-	(void)sig;
 	(void)si;
 	(void)uc;
 	int saved = errno;
+	/* Called from a handler the application installed over ours (which chains to what it
+	 * found): the signal is the application's now. No more detours, no re-arm. */
+	if (!handler_is_ours(sig)) {
+		inj.displaced = 1;
+		errno = saved;
+		return;
+	}
 	uint64_t len = inj.detour_cyc;
 	if (inj.trace)
 		len = nt_clock_ns_to_cyc((double)inj.trace[inj.next].duration_ns);
@@ -335,6 +371,8 @@ static void on_timer(int sig, siginfo_t *si, void *uc)
 			inj.cycle++;
 		}
 		arm_trace();
+	} else {
+		arm_periodic();
 	}
 	errno = saved;
 }
@@ -350,29 +388,31 @@ static uint64_t random_phase(uint64_t seed, int rank, uint64_t period_ns)
 }
 
 /* The trace every rank replays: a regular file (each rank reads it whole; a pipe would give
- * it to one), at most NT_INFILE_DOC_MAX bytes. Opened without blocking, so that a FIFO or a
- * device named by mistake fails MPI_Init's injector at once instead of hanging the job. */
+ * it to one) of at most NT_INJECT_MAX_TRACE_BYTES, read with the core's bounded reader. Opened
+ * without blocking and refused unread when it is not a regular file: the injector starts inside
+ * MPI_Init, where a FIFO without a writer waited forever and /dev/zero never ended. */
 static int load_trace(const char *path, char *err, size_t errsz)
 {
 	char *text;
 	size_t len;
-	int rc = nt_infile_read(path, false, NT_INFILE_DOC_MAX, &text, &len);
-	if (rc == -ENODEV) {
-		nt_err_set(err, errsz, "trace '%s': not a regular file (every rank reads it whole)",
-			   path);
+	inj.trace = NULL;
+	inj.ntrace = 0;
+	int rc = nt_infile_read(path, false, NT_INJECT_MAX_TRACE_BYTES, &text, &len);
+	if (rc == -ENODEV || rc == -EISDIR) {
+		nt_err_set(err, errsz, "trace '%s': not a regular file (a FIFO, device or directory is "
+			   "never read: the trace is read inside MPI_Init)", path);
 		return -EINVAL;
 	}
 	if (rc == -EFBIG) {
-		nt_err_set(err, errsz, "trace '%s': larger than %u MiB", path, NT_INFILE_DOC_MAX >> 20);
-		return -EINVAL;
+		nt_err_set(err, errsz, "trace '%s': larger than the %u MiB a trace may be", path,
+			   NT_INJECT_MAX_TRACE_BYTES >> 20);
+		return rc;
 	}
 	if (rc) {
 		nt_err_set(err, errsz, "trace '%s': %s", path, strerror(-rc));
 		return rc;
 	}
 	char why[256] = "";
-	inj.trace = NULL;
-	inj.ntrace = 0;
 	FILE *f = len ? fmemopen(text, len, "r") : NULL; /* empty: no detours, said below */
 	rc = len && !f ? -ENOMEM : f ? nt_trace_read(f, &inj.trace, &inj.ntrace, why, sizeof why) : 0;
 	if (f)
@@ -426,6 +466,45 @@ invalid:
 	return -EINVAL;
 }
 
+/* Take the first real-time signal from SIGRTMIN + NT_INJECT_SIGNAL_FIRST up whose disposition
+ * is the default and which the calling thread does not block, for on_timer; what was there goes
+ * to inj.old. Another program's handler is never replaced: a signal that got one between the
+ * look and the take is given back and the next one tried. The signal, or -EBUSY. */
+static int take_signal(const struct sigaction *sa)
+{
+	sigset_t blocked;
+	if (pthread_sigmask(SIG_BLOCK, NULL, &blocked) != 0)
+		sigemptyset(&blocked);
+	for (int sig = SIGRTMIN + NT_INJECT_SIGNAL_FIRST; sig <= SIGRTMAX; sig++) {
+		struct sigaction cur;
+		if (sigismember(&blocked, sig) == 1 || sigaction(sig, NULL, &cur) != 0 ||
+		    (cur.sa_flags & SA_SIGINFO) || cur.sa_handler != SIG_DFL)
+			continue;
+		if (sigaction(sig, sa, &cur) != 0)
+			continue;
+		if (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL) {
+			inj.old = cur;
+			return sig;
+		}
+		sigaction(sig, &cur, NULL);
+	}
+	return -EBUSY;
+}
+
+int nt_inject_check_trace(const char *path, char *err, size_t errsz)
+{
+	if (!path)
+		return -EINVAL;
+	if (inj.running)
+		return -EBUSY;
+	nt_clock_init();
+	int rc = load_trace(path, err, errsz);
+	free(inj.trace);
+	inj.trace = NULL;
+	inj.ntrace = 0;
+	return rc;
+}
+
 int nt_inject_start(const struct nt_inject_spec *s, int rank, int64_t global_minus_local_ns,
 		    char *err, size_t errsz)
 {
@@ -452,9 +531,17 @@ int nt_inject_start(const struct nt_inject_spec *s, int rank, int64_t global_min
 	inj.gap_cyc = nt_clock_ns_to_cyc(1000);
 	struct sigaction sa = { .sa_sigaction = on_timer, .sa_flags = SA_SIGINFO | SA_RESTART };
 	sigemptyset(&sa.sa_mask);
-	int sig = nt_inject_signal();
-	if (sigaction(sig, &sa, &inj.old) < 0)
-		goto fail_errno;
+	inj.displaced = 0;
+	int sig = take_signal(&sa);
+	if (sig < 0) {
+		nt_err_set(err, errsz, "injector: no real-time signal from SIGRTMIN+%d to SIGRTMAX "
+			   "is free (each has a handler or is blocked), and the application's are "
+			   "never replaced", NT_INJECT_SIGNAL_FIRST);
+		free(inj.trace);
+		inj.trace = NULL;
+		return -EBUSY;
+	}
+	inj.sig = sig;
 	struct sigevent sev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = sig };
 	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid); /* glibc names no field for it */
 	if (timer_create(CLOCK_MONOTONIC, &sev, &inj.timer) < 0) {
@@ -482,7 +569,9 @@ int nt_inject_start(const struct nt_inject_spec *s, int rank, int64_t global_min
 	} else {
 		first = (now / period + 1) * period + random_phase(s->seed, rank, period);
 	}
-	struct itimerspec its = { .it_value = ts_of(first), .it_interval = ts_of(period) };
+	inj.period_ns = period;
+	inj.next_ns = first;
+	struct itimerspec its = { .it_value = ts_of(first) };
 	timer_settime(inj.timer, TIMER_ABSTIME, &its, NULL);
 	return 0;
 fail_errno:;
@@ -497,8 +586,14 @@ void nt_inject_stop(void)
 {
 	if (!inj.running)
 		return;
-	timer_delete(inj.timer);
-	sigaction(nt_inject_signal(), &inj.old, NULL);
+	timer_delete(inj.timer); /* a signal of it still pending goes with it */
+	/* What was there before comes back only over our own handler: one the application
+	 * installed since stays (restored blindly, it was reset to the default and the
+	 * application's next signal killed the program). */
+	if (handler_is_ours(inj.sig))
+		sigaction(inj.sig, &inj.old, NULL);
+	else
+		inj.displaced = 1;
 	inj.running = 0;
 	free(inj.trace);
 	inj.trace = NULL;
@@ -519,7 +614,23 @@ uint64_t nt_inject_count(void)
 	return count;
 }
 
+bool nt_inject_displaced(void)
+{
+	return inj.displaced;
+}
+
 int nt_inject_signal(void)
 {
-	return SIGRTMIN + 4;
+	if (inj.running)
+		return inj.sig;
+	sigset_t blocked;
+	if (pthread_sigmask(SIG_BLOCK, NULL, &blocked) != 0)
+		sigemptyset(&blocked);
+	for (int sig = SIGRTMIN + NT_INJECT_SIGNAL_FIRST; sig <= SIGRTMAX; sig++) {
+		struct sigaction cur;
+		if (sigismember(&blocked, sig) != 1 && sigaction(sig, NULL, &cur) == 0 &&
+		    !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL)
+			return sig;
+	}
+	return -EBUSY;
 }

@@ -276,8 +276,15 @@ static int rebuild_rank(const struct rank_file *f, struct pool *p, struct nt_log
 
 	/* Sites with calls; the log's index of each table position. */
 	const struct nt_live_field *sf = h->site_fields;
+	/* Blocks for the sites with calls alone: the slots' count, bounded by the file's size, is
+	 * the table's capacity, and a log site is larger than a slot. */
+	uint64_t used = 0;
+	for (uint64_t i = 0; i < h->site_slots; i++) {
+		const unsigned char *s = f->bytes + h->sites_offset + i * h->site_bytes;
+		used += get(s, sf[NT_LSF_RET]) != 0 && get(s, sf[NT_LSF_CALLS]) != 0;
+	}
 	uint32_t *index = malloc((h->site_slots ? h->site_slots : 1) * sizeof *index);
-	out->sites = calloc(h->site_slots ? h->site_slots : 1, sizeof *out->sites);
+	out->sites = calloc(used ? used : 1, sizeof *out->sites);
 	if (!index || !out->sites) {
 		free(index);
 		return -ENOMEM;
@@ -287,7 +294,9 @@ static int rebuild_rank(const struct rank_file *f, struct pool *p, struct nt_log
 		const unsigned char *s = f->bytes + h->sites_offset + i * h->site_bytes;
 		index[i] = UINT32_MAX;
 		uint64_t ret = get(s, sf[NT_LSF_RET]), calls = get(s, sf[NT_LSF_CALLS]);
-		if (ret == 0 || calls == 0)
+		/* A running rank's site that got its first call since the count waits for the
+		 * next report. */
+		if (ret == 0 || calls == 0 || nsites == used)
 			continue;
 		struct nt_log_site *o = &out->sites[nsites];
 		uint64_t fn = get(s, sf[NT_LSF_FN]);
@@ -513,12 +522,23 @@ int nt_live_read_job(const char *dir, struct nt_log *log, char *err, size_t errs
 		say(err, errsz, "%s: no live file of any rank (rank-0, rank-1, ...)", dir);
 		rc = -ENOENT;
 	}
+	/* The job's size against the directory's real contents, before a block is allocated for
+	 * each of its ranks. */
+	if (rc == 0 && (uint64_t)size > (uint64_t)nfiles * NT_LIVE_RANKS_PER_FILE) {
+		say(err, errsz, "%s: not a readable live file: its header's job size (field size) is "
+			"%" PRIu32 " ranks, but %s holds %zu rank file%s (at most %u ranks are "
+			"believed for each)", files[0].path, size, dir, nfiles, nfiles == 1 ? "" : "s",
+		    NT_LIVE_RANKS_PER_FILE);
+		rc = -EINVAL;
+	}
 	const struct rank_file **by_rank = NULL;
 	if (rc == 0) {
 		by_rank = calloc(size, sizeof *by_rank);
 		log->ranks = calloc(size, sizeof *log->ranks);
-		if (!by_rank || !log->ranks)
+		if (!by_rank || !log->ranks) {
+			say(err, errsz, "%s: out of memory for a job of %" PRIu32 " ranks", dir, size);
 			rc = -ENOMEM;
+		}
 	}
 	for (size_t i = 0; rc == 0 && i < nfiles; i++) {
 		uint32_t r = files[i].h->rank;
@@ -553,6 +573,8 @@ int nt_live_read_job(const char *dir, struct nt_log *log, char *err, size_t errs
 		}
 		if (rc == 0 && (pool.failed || pool.len == 0))
 			rc = -ENOMEM;
+		if (rc == -ENOMEM)
+			say(err, errsz, "%s: out of memory reading the live files", dir);
 	}
 	free(by_rank);
 	for (size_t i = 0; i < nfiles; i++)

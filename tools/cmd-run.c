@@ -51,7 +51,7 @@ static const char usage[] =
 	"                  (a period of 1 ms or more, a detour of at most 90 % of it: each\n"
 	"                  detour also costs a timer signal, ~19 us here)\n"
 	"                  or trace=FILE (a trace from noisetool detour --trace, a regular\n"
-	"                  file of at most 64 MiB); see doc/environment.md, NOISETOOL_INJECT\n"
+	"                  file of at most 16 MiB); see doc/environment.md, NOISETOOL_INJECT\n"
 	"  --json FILE     also write the report as JSON (doc/report-json.md); - = stdout only.\n"
 	"                  Its path is checked before the job starts, by the rules of every\n"
 	"                  output: another user's symlink, or one out of its directory, is\n"
@@ -410,8 +410,12 @@ int cmd_run(int argc, char **argv)
 		} else if (cli_is(&c, "--inject")) {
 			inject = cli_value(&c);
 			struct nt_inject_spec spec;
-			char why[256];
+			char why[1536];
 			if (nt_inject_parse(inject, &spec, why, sizeof why) < 0)
+				cli_usage_error(&c, "--inject: %s", why);
+			/* Read here as each rank would inside MPI_Init: a trace the injector refuses
+			 * (a FIFO, a device, too large, out of bounds) is said before the job. */
+			if (spec.trace[0] && nt_inject_check_trace(spec.trace, why, sizeof why) < 0)
 				cli_usage_error(&c, "--inject: %s", why);
 		} else if (cli_is(&c, "--level")) {
 			level = cli_value(&c);

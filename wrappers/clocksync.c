@@ -1,4 +1,6 @@
 /* Ping-pong clock synchronization over a binomial tree. */
+#include <limits.h>
+#include <math.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -46,6 +48,42 @@ double nt_clocksync_local_ns(uint64_t cyc)
 	return t + hook_offset_ns + hook_rate * (t - hook_origin_ns);
 }
 
+/* The hook's bounds: a clock an hour off, or 1 % fast or slow (a hundred times a poor quartz's
+ * 100 ppm), is past any pair of real nodes' clocks, and keeps every time the log holds far
+ * inside its range; nan or inf there made every later time nan, written as garbage, and the
+ * report refused the log. */
+#define HOOK_MAX_OFFSET_NS 3.6e12
+#define HOOK_MAX_DRIFT_PPM 1e4
+
+/* One "RANK:OFFSET_NS:DRIFT_PPM" item of the hook, from s up to end. 0, or -1 when it is not
+ * that or a value is out of bounds. */
+static int parse_hook_item(const char *s, const char *end, int *rank, double *off, double *ppm)
+{
+	char buf[128];
+	if (end - s <= 0 || (size_t)(end - s) >= sizeof buf)
+		return -1;
+	memcpy(buf, s, (size_t)(end - s));
+	buf[end - s] = 0;
+	char *p = buf, *q;
+	long r = strtol(p, &q, 10);
+	if (q == p || *q != ':' || r < 0 || r > INT_MAX || *p == '-' || *p == '+')
+		return -1;
+	p = q + 1;
+	double v[2];
+	for (int i = 0; i < 2; i++) {
+		v[i] = strtod(p, &q);
+		if (q == p || *q != (i ? '\0' : ':') || !isfinite(v[i]))
+			return -1;
+		p = q + 1;
+	}
+	if (fabs(v[0]) > HOOK_MAX_OFFSET_NS || fabs(v[1]) > HOOK_MAX_DRIFT_PPM)
+		return -1;
+	*rank = (int)r;
+	*off = v[0];
+	*ppm = v[1];
+	return 0;
+}
+
 void nt_clocksync_hook(int rank, char *err, size_t errsz)
 {
 	const char *v = getenv("NOISETOOL_TEST_CLOCK");
@@ -53,10 +91,14 @@ void nt_clocksync_hook(int rank, char *err, size_t errsz)
 		return;
 	hook_origin_ns = nt_clocksync_true_ns(nt_clock_now_cyc());
 	for (const char *p = v; p && *p; p = strchr(p, ';') ? strchr(p, ';') + 1 : NULL) {
+		const char *end = strchr(p, ';');
 		int r;
 		double off, ppm;
-		if (sscanf(p, "%d:%lf:%lf", &r, &off, &ppm) != 3) {
-			snprintf(err, errsz, "NOISETOOL_TEST_CLOCK='%s': expected RANK:OFFSET_NS:DRIFT_PPM[;...]", v);
+		if (parse_hook_item(p, end ? end : p + strlen(p), &r, &off, &ppm) != 0) {
+			snprintf(err, errsz,
+				 "NOISETOOL_TEST_CLOCK='%s': expected RANK:OFFSET_NS:DRIFT_PPM[;...], "
+				 "finite numbers with |OFFSET_NS| <= %.1e and |DRIFT_PPM| <= %.0f",
+				 v, HOOK_MAX_OFFSET_NS, HOOK_MAX_DRIFT_PPM);
 			hook_offset_ns = hook_rate = 0;
 			return;
 		}

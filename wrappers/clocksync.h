@@ -31,7 +31,8 @@ void nt_clocksync_params(struct nt_clock_params *p);
 /* The local clock of a rank with parameters p, of a counter value (one node: one counter). */
 double nt_clocksync_local_ns_with(const struct nt_clock_params *p, uint64_t cyc);
 
-/* Read the test hook for this rank (a malformed hook is ignored and reported in err). */
+/* Read the test hook for this rank. A malformed hook, or one with a value that is not finite or
+ * out of its bounds (an hour's offset, 10^4 ppm), is ignored whole and reported in err. */
 void nt_clocksync_hook(int rank, char *err, size_t errsz);
 
 /* This rank's local clock, in ns, of a counter value (the test hook applied). */

@@ -3,6 +3,7 @@
  * and passes every call through; it never changes results or return codes. */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -54,7 +55,7 @@ static void clock_start(void)
 	char err[256] = "";
 	nt_clocksync_hook(nt_rt.rank, err, sizeof err);
 	const char *hook = getenv("NOISETOOL_TEST_CLOCK");
-	nt_rt.clock_hook = hook && *hook;
+	nt_rt.clock_hook = hook && *hook && !err[0]; /* a refused hook is no hook */
 	if (err[0] && nt_rt.rank == 0)
 		fprintf(stderr, "noisetool: %s; ignored\n", err);
 	nt_clocksync_measure(nt_rt.comm, &nt_rt.sync_init);
@@ -92,6 +93,22 @@ static void inject_start(void)
 	if (first == nt_rt.rank)
 		fprintf(stderr, "noisetool: NOISETOOL_INJECT on rank %d: %s; injection is off\n",
 			nt_rt.rank, why);
+}
+
+/* At MPI_Finalize, after nt_inject_stop on every rank: the lowest rank whose injector's signal
+ * got a handler of the application's says so (injection stopped there when it was seen, and
+ * that handler stays). */
+static void inject_report_displaced(int sig)
+{
+	int mine = nt_inject_displaced() ? nt_rt.rank : INT_MAX, first = INT_MAX;
+	MPI_Request q;
+	PMPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, nt_rt.comm, &q);
+	nt_toolwait(&q, MPI_STATUS_IGNORE, NT_TOOLWAIT_SPIN_NS);
+	if (first == nt_rt.rank)
+		fprintf(stderr, "noisetool: NOISETOOL_INJECT on rank %d: the application installed "
+			"its own handler on signal %d (SIGRTMIN+%d), the injector's; injection "
+			"stopped there and the handler is left in place\n",
+			nt_rt.rank, sig, sig - SIGRTMIN);
 }
 
 /* The settings that decide a rank's collective path at init and finalize, which every rank
@@ -475,9 +492,12 @@ static void finish_live(bool written)
 void nt_finalize_begin(void)
 {
 	set_active(0);
+	int inject_sig = nt_inject_signal();
 	nt_inject_stop();
 	if (nt_rt.started) {
 		nt_rt.started = 0;
+		if (nt_rt.env.inject)
+			inject_report_displaced(inject_sig);
 		nt_rt.finalize_cyc = nt_clock_now_cyc();
 		nt_comms_shadows_finish();
 		nt_clocksync_measure(nt_rt.comm, &nt_rt.sync_fin);

@@ -134,6 +134,14 @@ for out in "$tmp/t.tsv" "$tmp/t-hard.tsv" "$tmp/t-soft.tsv"; do
 done
 run_checks expect_status 1 "$NT" run --mpi "${run_mpi:-}" --inject "trace=$tmp/t.tsv" --json "$tmp/t-soft.tsv" -- touch "$tmp/marker-inject"
 run_checks test ! -e "$tmp/marker-inject" && ok || fail "run --json INJECTED-TRACE started the job"
+# A trace the injector would refuse inside MPI_Init (a FIFO without a writer blocked its open,
+# /dev/zero never ended): refused before the job starts, in one line.
+mkfifo "$tmp/trace-fifo"
+for t in "$tmp/trace-fifo" /dev/zero; do
+	run_checks expect_status 2 timeout -k 2 20 "$NT" run --mpi "${run_mpi:-}" --inject "trace=$t" -- touch "$tmp/marker-trace"
+	run_checks grep -q "trace '$t': not a regular file" "$tmp/err" && ok || { fail "run --inject trace=$t: message"; cat "$tmp/err"; }
+done
+run_checks test ! -e "$tmp/marker-trace" && ok || fail "run --inject trace=FIFO started the job"
 cmp -s "$tmp/t.tsv" "$tmp/t.orig" && [ -L "$tmp/t-soft.tsv" ] && ok || fail "the input trace changed"
 cmp -s "$log" "$tmp/job.orig" && ok || fail "the log changed"
 # Two outputs of one command renamed over one file: refused, nothing written.

@@ -13,10 +13,12 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <noisetool/clock.h>
 #include <noisetool/inject.h>
@@ -209,57 +211,6 @@ TEST_CASE("inject bounds: the period floor and the duty")
 		CHECK(start_refused(s, &why) == 0);
 		CHECK(why.empty());
 	}
-}
-
-// start_refused in a child bounded by an alarm, so that a start that blocks or reads forever
-// fails this test instead of hanging it: the child exits 0 when the start was refused with
-// -EINVAL and a reason holding want.
-static bool refused_in_time(const nt_inject_spec &s, const char *want)
-{
-	pid_t pid = fork();
-	REQUIRE(pid >= 0);
-	if (pid == 0) {
-		alarm(20);
-		std::string why;
-		int rc = start_refused(s, &why);
-		_exit(rc == -EINVAL && why.find(want) != std::string::npos ? 0 : 1);
-	}
-	int st = 0;
-	REQUIRE(waitpid(pid, &st, 0) == pid);
-	INFO("child status " << st);
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
-}
-
-TEST_CASE("inject: a trace that would block or never end is refused at once")
-{
-	nt_clock_init();
-	nt_inject_spec s;
-	char dir[] = "/tmp/nt-inject-XXXXXX";
-	REQUIRE(mkdtemp(dir) != nullptr);
-	std::string fifo = std::string(dir) + "/fifo", big = std::string(dir) + "/big";
-	SECTION("a FIFO that no one writes: not waited for")
-	{
-		REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
-		REQUIRE(parse(("trace=" + fifo).c_str(), &s) == 0);
-		CHECK(refused_in_time(s, "not a regular file"));
-	}
-	SECTION("a device (/dev/zero): never read")
-	{
-		REQUIRE(parse("trace=/dev/zero", &s) == 0);
-		CHECK(refused_in_time(s, "not a regular file"));
-	}
-	SECTION("a regular file larger than 64 MiB: refused unread (sparse, no disk used)")
-	{
-		int fd = open(big.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
-		REQUIRE(fd >= 0);
-		REQUIRE(ftruncate(fd, (off_t)65 << 20) == 0);
-		close(fd);
-		REQUIRE(parse(("trace=" + big).c_str(), &s) == 0);
-		CHECK(refused_in_time(s, "larger than 64 MiB"));
-	}
-	unlink(fifo.c_str());
-	unlink(big.c_str());
-	rmdir(dir);
 }
 
 TEST_CASE("inject ranks a job does not have")
@@ -527,5 +478,168 @@ TEST_CASE("trace replay")
 		REQUIRE(parse("trace=/nonexistent/t", &s) == 0);
 		CHECK(nt_inject_start(&s, 0, 0, err, sizeof err) == -ENOENT);
 		CHECK(std::string(err).find("/nonexistent/t") != std::string::npos);
+	}
+}
+
+namespace {
+
+// Removes a path at the end of a test section.
+struct removed_at_end {
+	std::string path;
+	~removed_at_end() { std::remove(path.c_str()); }
+};
+
+} // namespace
+
+TEST_CASE("a trace that is no regular file, or too large, is refused unread")
+{
+	// A regression blocks inside open() or reads forever: SIGALRM then kills the test (fails
+	// it) instead of hanging the suite. Each refusal takes no time at all.
+	alarm(30);
+	nt_clock_init();
+	char dir[] = "/tmp/nt-inject-XXXXXX";
+	REQUIRE(mkdtemp(dir));
+	std::string fifo = std::string(dir) + "/fifo", big = std::string(dir) + "/big";
+	removed_at_end r3{ dir }, r1{ fifo }, r2{ big }; // files first, then the folder
+	REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+	// Past the limit by one byte, sparse: a large trace is refused before it is read.
+	int fd = open(big.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+	REQUIRE(fd >= 0);
+	REQUIRE(ftruncate(fd, (off_t)NT_INJECT_MAX_TRACE_BYTES + 1) == 0);
+	close(fd);
+	const struct {
+		std::string path;
+		int rc;
+		const char *why;
+	} cases[] = {
+		{ fifo, -EINVAL, "not a regular file" },   // no writer: open() waited forever
+		{ "/dev/zero", -EINVAL, "not a regular file" }, // never ends
+		{ dir, -EINVAL, "not a regular file" },
+		{ big, -EFBIG, "larger than the 16 MiB" },
+	};
+	for (const auto &c : cases) {
+		nt_inject_spec s;
+		REQUIRE(parse(("trace=" + c.path).c_str(), &s) == 0);
+		char err[512] = "";
+		int rc = nt_inject_start(&s, 0, 0, err, sizeof err);
+		if (rc == 0)
+			nt_inject_stop();
+		INFO(c.path << ": " << err);
+		CHECK(rc == c.rc);
+		CHECK(std::string(err).find("trace '" + c.path + "'") != std::string::npos);
+		CHECK(std::string(err).find(c.why) != std::string::npos);
+		CHECK(std::strchr(err, '\n') == nullptr);
+	}
+	alarm(0);
+}
+
+namespace {
+
+volatile sig_atomic_t app_signals;
+void app_handler(int) { app_signals++; }
+
+// The handler of sig now.
+void (*handler_of(int sig))(int)
+{
+	struct sigaction cur;
+	REQUIRE(sigaction(sig, nullptr, &cur) == 0);
+	return (cur.sa_flags & SA_SIGINFO) ? nullptr : cur.sa_handler;
+}
+
+void install_app_handler(int sig)
+{
+	struct sigaction sa = {};
+	sa.sa_handler = app_handler;
+	sigemptyset(&sa.sa_mask);
+	REQUIRE(sigaction(sig, &sa, nullptr) == 0);
+}
+
+// Spin for ns on this thread (the injector's signals come while it runs).
+void spin_ns(uint64_t ns)
+{
+	uint64_t end = nt_clock_monotonic_ns() + ns;
+	while (nt_clock_monotonic_ns() < end)
+		;
+}
+
+} // namespace
+
+TEST_CASE("the injector never takes or resets an application's signal handler")
+{
+	nt_clock_init();
+	nt_inject_spec s;
+	REQUIRE(parse("period=2ms,detour=100us", &s) == 0);
+	char err[256] = "";
+	const int first = SIGRTMIN + NT_INJECT_SIGNAL_FIRST;
+	REQUIRE(handler_of(first) == SIG_DFL);
+	SECTION("a handler installed before: another signal is taken, the handler stays")
+	{
+		install_app_handler(first);
+		app_signals = 0;
+		REQUIRE(nt_inject_start(&s, 0, 0, err, sizeof err) == 0);
+		const int sig = nt_inject_signal();
+		CHECK(sig > first);
+		CHECK(sig <= SIGRTMAX);
+		CHECK(handler_of(first) == app_handler);
+		const uint64_t n0 = nt_inject_count();
+		raise(first);
+		spin_ns(20000000); // ~10 periods
+		CHECK(app_signals == 1); // its own signal, and only that
+		CHECK(nt_inject_count() > n0);
+		nt_inject_stop();
+		CHECK(!nt_inject_displaced());
+		CHECK(handler_of(first) == app_handler);
+		CHECK(handler_of(sig) == SIG_DFL); // given back
+		raise(first);
+		CHECK(app_signals == 2);
+		signal(first, SIG_DFL);
+	}
+	SECTION("a blocked signal is not taken")
+	{
+		sigset_t set, old;
+		sigemptyset(&set);
+		sigaddset(&set, first);
+		REQUIRE(pthread_sigmask(SIG_BLOCK, &set, &old) == 0);
+		REQUIRE(nt_inject_start(&s, 0, 0, err, sizeof err) == 0);
+		CHECK(nt_inject_signal() > first);
+		nt_inject_stop();
+		REQUIRE(pthread_sigmask(SIG_SETMASK, &old, nullptr) == 0);
+	}
+	SECTION("a handler installed after: injection stops, the handler stays")
+	{
+		REQUIRE(nt_inject_start(&s, 0, 0, err, sizeof err) == 0);
+		const int sig = nt_inject_signal();
+		CHECK(sig == first);
+		spin_ns(10000000);
+		app_signals = 0;
+		install_app_handler(sig);
+		spin_ns(20000000); // ~10 periods: at most one of the injector's reaches the handler
+		const uint64_t n = nt_inject_count();
+		CHECK(app_signals <= 1);
+		spin_ns(10000000);
+		CHECK(nt_inject_count() == n); // stopped
+		raise(sig);
+		nt_inject_stop();
+		CHECK(nt_inject_displaced());
+		CHECK(handler_of(sig) == app_handler); // not reset to the default
+		raise(sig); // once killed the process
+		CHECK(app_signals >= 2);
+		signal(sig, SIG_DFL);
+	}
+	SECTION("no free signal: refused in one line")
+	{
+		std::vector<int> taken;
+		for (int sig = first; sig <= SIGRTMAX; sig++)
+			if (handler_of(sig) == SIG_DFL) {
+				install_app_handler(sig);
+				taken.push_back(sig);
+			}
+		CHECK(nt_inject_start(&s, 0, 0, err, sizeof err) == -EBUSY);
+		CHECK(std::string(err).find("no real-time signal") != std::string::npos);
+		CHECK(nt_inject_signal() == -EBUSY);
+		for (int sig : taken)
+			CHECK(handler_of(sig) == app_handler);
+		for (int sig : taken)
+			signal(sig, SIG_DFL);
 	}
 }

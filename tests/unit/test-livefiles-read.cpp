@@ -362,3 +362,44 @@ TEST_CASE("the job's command line, MPI and tool version are read from the live f
 		nt_log_free(&log);
 	}
 }
+
+TEST_CASE("the header's job size is believed only as far as the directory's files", "[live]")
+{
+	// A job of 10^7 ranks claimed by one file took 51 s and 1.9 GB of a report; 2x10^8 failed
+	// with an empty message. Refused now before anything is allocated for the ranks, naming the
+	// file and the field.
+	nt_log log;
+	char err[512] = "";
+	for (uint32_t size : { 10000000u, 200000000u, UINT32_MAX, NT_LIVE_RANKS_PER_FILE + 1 }) {
+		DYNAMIC_SECTION("one file claims " << size << " ranks")
+		{
+			tmpdir d;
+			d.put("rank-0", make(0, size));
+			CHECK(nt_live_read_job(d.path.c_str(), &log, err, sizeof err) == -EINVAL);
+			INFO(err);
+			CHECK(std::string(err).find("rank-0") != std::string::npos);
+			CHECK(std::string(err).find("field size") != std::string::npos);
+			CHECK(std::string(err).find(std::to_string(size) + " ranks") != std::string::npos);
+		}
+	}
+	SECTION("two files, each believed for its share")
+	{
+		tmpdir d;
+		d.put("rank-0", make(0, 2 * NT_LIVE_RANKS_PER_FILE + 1));
+		d.put("rank-7", make(7, 2 * NT_LIVE_RANKS_PER_FILE + 1));
+		CHECK(nt_live_read_job(d.path.c_str(), &log, err, sizeof err) == -EINVAL);
+		CHECK(std::string(err).find("2 rank files") != std::string::npos);
+	}
+	SECTION("at the bound the job is read, the ranks without a file missing")
+	{
+		tmpdir d;
+		d.put("rank-3", make(3, NT_LIVE_RANKS_PER_FILE));
+		REQUIRE(nt_live_read_job(d.path.c_str(), &log, err, sizeof err) == 0);
+		CHECK(log.nranks == NT_LIVE_RANKS_PER_FILE);
+		CHECK(log.ranks[0].flags == (NT_LOG_FLAG_PARTIAL | NT_LOG_FLAG_MISSING));
+		CHECK(log.ranks[3].nsites == 1);
+		CHECK(log.ranks[NT_LIVE_RANKS_PER_FILE - 1].flags ==
+		      (NT_LOG_FLAG_PARTIAL | NT_LOG_FLAG_MISSING));
+		nt_log_free(&log);
+	}
+}

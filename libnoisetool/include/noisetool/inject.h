@@ -36,6 +36,16 @@ extern "C" {
  * signal costs, between detours. */
 #define NT_INJECT_MAX_DUTY_PCT 90u
 
+/* The largest trace the injector reads: 16 MiB, some 800,000 detours of `noisetool detour
+ * --trace` (about 20 bytes a line), which at the injector's 1 ms floor between detours replay
+ * for 13 minutes before they loop; every rank it targets reads it inside MPI_Init. */
+#define NT_INJECT_MAX_TRACE_BYTES (16u << 20)
+
+/* The injector's signal: the first real-time signal from SIGRTMIN + 4 up to SIGRTMAX whose
+ * disposition is the default and which the injecting thread does not block. SIGRTMIN + 0..3
+ * are left alone: those are the ones programs and libraries take first. */
+#define NT_INJECT_SIGNAL_FIRST 4
+
 enum nt_inject_mode {
 	NT_INJECT_UNSYNC = 0, /* each rank its own phase, drawn from the seed and the rank */
 	NT_INJECT_SYNC = 1,   /* every rank at the same global times (multiples of the period) */
@@ -77,14 +87,35 @@ NT_API bool nt_inject_any_target(const struct nt_inject_spec *s, int size);
  * global time minus this process's CLOCK_MONOTONIC, for the synchronized phase (0 on one node).
  * A trace replays in a loop; on average its detours must start at least NT_INJECT_MIN_PERIOD_NS
  * apart and cover at most NT_INJECT_MAX_DUTY_PCT of the time, as a period and a detour must.
+ * The trace must be a regular file of at most NT_INJECT_MAX_TRACE_BYTES: it is opened without
+ * blocking and anything else (a FIFO, a device, a directory) is refused unread.
  * Returns 0; -EBUSY when already running; -EINVAL with a reason in err (a period or detour out
- * of those bounds, set without nt_inject_parse); -ENOENT, -EIO or -EINVAL with a reason in err
- * when the trace cannot be read or breaks those bounds; -errno from timer_create or sigaction. */
+ * of those bounds, set without nt_inject_parse); -ENOENT, -EIO, -EFBIG or -EINVAL with a reason
+ * in err when the trace cannot be read, is no regular file, is too large or breaks those
+ * bounds; -EBUSY with a reason in err when no signal is free (NT_INJECT_SIGNAL_FIRST); -errno
+ * from timer_create. */
 NT_API int nt_inject_start(const struct nt_inject_spec *s, int rank, int64_t global_minus_local_ns,
 			   char *err, size_t errsz);
 
-/* Stop the timer and restore the signal handler. Safe to call when not running. */
+/* Read and check the trace at path as nt_inject_start would (a regular file of at most
+ * NT_INJECT_MAX_TRACE_BYTES, its lines, its average bounds), without injecting: for a command
+ * that starts a job replaying it, so that a bad trace is said before the job starts. Returns 0;
+ * -EINVAL (path NULL); -EBUSY while an injector runs in this process; else what
+ * nt_inject_start returns for the trace, with the reason in err. */
+NT_API int nt_inject_check_trace(const char *path, char *err, size_t errsz);
+
+/* Stop the timer and give the signal back: what it had before nt_inject_start when its handler
+ * is still the injector's, else (the application installed its own since) leave the
+ * application's in place and note it for nt_inject_displaced(). Safe to call when not
+ * running. */
 NT_API void nt_inject_stop(void);
+
+/* Whether the application put its own handler on the injector's signal while the injector ran
+ * (seen at a detour or at nt_inject_stop). Injection stopped when it was seen: the handler that
+ * runs on the next expiry re-arms the timer only when it is the injector's, so at most one of
+ * the injector's signals reached the application's handler, and the application's handler is
+ * left in place. Cleared by nt_inject_start. */
+NT_API bool nt_inject_displaced(void);
 
 /* Counter cycles spun by the injector in this process so far, and the number of detours. The
  * spun time is what the handler actually spun: a detour's wall length less the time the thread
@@ -95,7 +126,8 @@ NT_API uint64_t nt_inject_spun_cyc(void);
 NT_API uint64_t nt_inject_lost_cyc(void);
 NT_API uint64_t nt_inject_count(void);
 
-/* The signal the injector uses (SIGRTMIN + 4). */
+/* The signal the running injector took, or the one nt_inject_start would take now from this
+ * thread (NT_INJECT_SIGNAL_FIRST), or -EBUSY when every one has a handler or is blocked. */
 NT_API int nt_inject_signal(void);
 
 #ifdef __cplusplus

@@ -34,6 +34,15 @@ extern "C" {
 #define NT_LIVE_FNS 256            /* wrapped functions the header can name */
 #define NT_LIVE_FN_NAME 32         /* bytes of a function's name, with its NUL */
 #define NT_LIVE_PATH 232           /* bytes of a module's path, with its NUL */
+/* The most ranks a job's live directory may claim for each rank file it holds. Every rank
+ * creates its own file at MPI_Init, so a claim past the files is believed only this far: a
+ * rank without a file costs the reader 200 bytes (its struct nt_log_rank and a pointer) and
+ * each file is at least 1 MiB (NOISETOOL_MEM), so the blocks of the missing (800 KiB a file)
+ * stay smaller than the files read, and 10^7 ranks claimed
+ * by one file (1.9 GB and 51 s of a report, measured) are refused at once. 4096 still reads a
+ * job whose live files only one node's ranks could write (node-local NOISETOOL_OUT: 128 ranks
+ * of a 524,288-rank job). */
+#define NT_LIVE_RANKS_PER_FILE 4096u
 
 enum nt_live_state {
 	NT_LIVE_RUNNING = 1,    /* between MPI_Init and MPI_Finalize */
@@ -136,8 +145,11 @@ struct nt_live_header {
  * finished MPI_Finalize is marked NT_LOG_FLAG_UNFINISHED (and NT_LOG_FLAG_RUNNING while its
  * process still runs: nt_live_process_runs), a rank whose MPI_Finalize could not write the log
  * NT_LOG_FLAG_UNWRITTEN (with its log_errno), a rank without a file NT_LOG_FLAG_MISSING
- * (no sites, no records); all make the log partial. On error err says what and where. Returns
- * 0, -ENOENT (no rank file), -EINVAL (a file that is not a live file: err names it), -ENOMEM. */
+ * (no sites, no records); all make the log partial. The job's size the headers give is checked
+ * against the files found (at most NT_LIVE_RANKS_PER_FILE ranks for each) before anything is
+ * allocated for it, every table against its file's size. On error err says what and where.
+ * Returns 0, -ENOENT (no rank file), -EINVAL (a file that is not a live file, or a header field
+ * out of bounds: err names the file and the field), -ENOMEM (err says so). */
 int nt_live_read_job(const char *dir, struct nt_log *log, char *err, size_t errsz);
 
 /* Whether the process that writes a live file still runs: it is on this host (h->host), its
