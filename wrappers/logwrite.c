@@ -190,21 +190,28 @@ static int convert_records(const struct nt_runtime *rt, struct nt_log_rank *r)
 	static struct nt_log_record none;
 	size_t nrec = nt_records_count();
 	r->records = nrec ? nt_records_reuse() : &none;
-	r->nrecords = nrec;
 	/* The log's site index of each table position (at most 2^16 + NT_FN_COUNT of them). */
 	size_t cap = nt_sites_slots(), it = 0;
-	uint32_t *log_index = calloc(cap ? cap : 1, sizeof *log_index);
+	uint32_t *log_index = malloc((cap ? cap : 1) * sizeof *log_index);
 	if (!log_index)
 		return -ENOMEM;
+	/* A site without calls is not in the log (a site with none since MPI_Pcontrol(2)): a
+	 * record of it was made before the reset, or while another thread reset it, and is
+	 * left out with the records the reset forgot (flags 0), never given to another site. */
+	for (size_t k = 0; k < cap; k++)
+		log_index[k] = UINT32_MAX;
 	uint32_t n = 0;
 	it = 0;
 	for (struct nt_site *s; (s = nt_sites_next(&it));)
 		if (s->calls > 0)
 			log_index[nt_sites_index(s)] = n++;
+	size_t kept = 0; /* log record kept <= record i: its place ends before record i + 1's */
 	struct global_base g = global_base(rt);
 	double worst = 0; /* with NOISETOOL_TEST_CLOCK: the largest error of a global time */
 	for (size_t i = 0; i < nrec; i++) {
 		const struct nt_record copy = *nt_records_get(i), *x = &copy;
+		if (!x->flags || x->site >= cap || log_index[x->site] == UINT32_MAX)
+			continue;
 		if (rt->clock_hook) {
 			/* One node, one counter: the truth is rank 0's clock read at our counter. */
 			double truth = nt_clocksync_local_ns_with(&rt->rank0, x->t0_cyc) - rt->origin_ns;
@@ -213,7 +220,7 @@ static int convert_records(const struct nt_runtime *rt, struct nt_log_rank *r)
 			if (fabs(est - truth) > worst)
 				worst = fabs(est - truth);
 		}
-		r->records[i] = (struct nt_log_record){
+		r->records[kept] = (struct nt_log_record){
 			.comm_id = x->comm_id,
 			.seq = x->seq,
 			.site = log_index[x->site],
@@ -224,7 +231,7 @@ static int convert_records(const struct nt_runtime *rt, struct nt_log_rank *r)
 			.interval_ns = (uint64_t)nt_clock_cyc_to_ns(x->interval_cyc),
 			.p2p_ns = (uint64_t)nt_clock_cyc_to_ns(x->p2p_cyc),
 		};
-		struct nt_log_window *w = &r->records[i].win;
+		struct nt_log_window *w = &r->records[kept++].win;
 #define WIN_VALUE_NS(v) (v)
 #define WIN_VALUE_CYC(v) (uint64_t)nt_clock_cyc_to_ns(v)
 #define WIN_VALUE_COUNT(v) (v)
@@ -237,6 +244,7 @@ static int convert_records(const struct nt_runtime *rt, struct nt_log_rank *r)
 #undef WIN_VALUE_COUNT
 		w->valid = x->win.valid;
 	}
+	r->nrecords = kept;
 	r->clock_test_error_ns = (uint64_t)ceil(worst);
 	free(log_index);
 	return 0;
