@@ -15,6 +15,7 @@
 struct nt_comm nt_comm_none_ = { .id = NT_COMM_ID_UNKNOWN, .shadow = -1 };
 NT_TLS struct nt_thread nt_thread_ = NT_THREAD_INIT;
 int nt_active_;
+int nt_paused_;
 union nt_gate nt_gate_ = { .b = { .generic = 1 } };
 int nt_slow_extras_;
 unsigned nt_comm_gen_;
@@ -23,6 +24,7 @@ static volatile uintptr_t walk_sink; /* keeps the every-call stack walk from bei
 void nt_gate_update(void)
 {
 	bool generic = !__atomic_load_n(&nt_active_, __ATOMIC_RELAXED) ||
+		       __atomic_load_n(&nt_paused_, __ATOMIC_RELAXED) ||
 		       !nt_clock_use_counter_ || nt_wait_mode_ || nt_slow_extras_ ||
 		       nt_sites_threaded_ || nt_comms_threaded_;
 	__atomic_store_n(&nt_gate_.b.generic, generic, __ATOMIC_RELAXED);
@@ -81,6 +83,37 @@ void nt_call_slow_extras(void)
 		uintptr_t ips[NT_STACK_DEPTH];
 		walk_sink += (uintptr_t)nt_stack_walk(ips, 4);
 	}
+}
+
+void nt_call_paused_end(const struct nt_call *c, unsigned fn, void *ret, MPI_Comm comm,
+			const MPI_Request *nb_request, const MPI_Request *p_request, uint64_t count,
+			MPI_Datatype type, int rc)
+{
+	struct nt_thread *t = &nt_thread_;
+	t->last_exit_cyc = c->t1_cyc; /* the phase after a resume is the program's own */
+	if (p_request) {
+		/* Registered all the same: its starts after a resume are numbered (and timed). */
+		if (rc == MPI_SUCCESS && *p_request != MPI_REQUEST_NULL) {
+			struct nt_site *s = nt_call_site_miss(t, fn, ret);
+			if (s != NULL && s->binding)
+				s = nt_call_binding_site(fn, s);
+			if (s != NULL) {
+				nt_thread_comm_miss(t, comm);
+				nt_persistent_add(*p_request, s, comm, nt_sites_bytes(s, count, type));
+			}
+		}
+	} else if (comm != MPI_COMM_NULL && rc == MPI_SUCCESS) {
+		/* Numbered as on every member, so that (comm id, seq) still names one instance
+		 * after a resume; a nonblocking one is not tracked (nothing times it). */
+		struct nt_comm *cs = nt_thread_comm(t, comm);
+		if (cs)
+			nt_comms_next_seq(cs);
+		if (!nb_request)
+			nt_call_interval_done(t, c->t1_cyc);
+	}
+	if (nt_slow_extras_)
+		nt_call_slow_extras();
+	t->depth = 0;
 }
 
 void nt_call_interval_record(struct nt_thread *t, struct nt_site *s, uint64_t comm_id,

@@ -133,6 +133,14 @@ static inline __attribute__((always_inline)) bool nt_coll_blocking(MPI_Comm comm
 	return nt_mpiwait_coll_blocking(comm, t0_cyc);
 }
 
+/* The end of a call while recording is paused (MPI_Pcontrol(0)), out of line: what keeps the
+ * collective path the same on every member -- a collective instance numbered, a persistent
+ * collective registered -- and the thread's phase, but no aggregate, record or timed request.
+ * Clears the reentry guard. */
+void nt_call_paused_end(const struct nt_call *c, unsigned fn, void *ret, MPI_Comm comm,
+			const MPI_Request *nb_request, const MPI_Request *p_request, uint64_t count,
+			MPI_Datatype type, int rc);
+
 /* Book-keeping after the real call, which returned rc: the phase boundary and the call site's
  * aggregates (MPI time per rank is their sum, application time the rest of the wall time).
  * count elements of type are the call's bytes. A persistent collective's creation (p_request)
@@ -147,6 +155,10 @@ nt_call_end(const struct nt_call *c, unsigned fn, void *ret, MPI_Comm comm,
 	    MPI_Request *nb_request, MPI_Request *p_request, uint64_t count, MPI_Datatype type,
 	    int rc)
 {
+	if (NT_UNLIKELY(__atomic_load_n(&nt_paused_, __ATOMIC_RELAXED))) {
+		nt_call_paused_end(c, fn, ret, comm, nb_request, p_request, count, type, rc);
+		return;
+	}
 	struct nt_thread *t = &nt_thread_;
 	uint64_t d = c->t1_cyc - c->t0_cyc;
 	uint64_t phase = c->t0_cyc - t->last_exit_cyc;

@@ -10,6 +10,11 @@
 enum {
 	COUNTERS = 1024,  /* (members, tag) keys of group constructors, for their counts */
 	CHUNK = 256,      /* ranks translated at a time: bounded stack use at any size */
+	/* Twins held at once, the world's included: each takes a context id of the MPI, of
+	 * which the application's communicators take theirs too (MPICH 4.0.2: 2,046 for a
+	 * program, of which a twin for each halved it to 1,022). Past this, a communicator has
+	 * none and keeps the MPI's own waits: the application keeps all but 64 of its ids. */
+	TWINS_MAX = 64,
 };
 
 /* What a constructor's id derives from. */
@@ -29,6 +34,7 @@ static struct {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static MPI_Group world_group = MPI_GROUP_NULL;
 static bool shadows_on;
+static int twins; /* places in shadows taken (locked) */
 static uint64_t tokens; /* registrations so far (locked) */
 bool nt_comms_threaded_;
 
@@ -63,6 +69,7 @@ void nt_comms_init(void *mem, size_t n, int world_rank, bool is_threaded)
 {
 	table = mem;
 	capacity = n;
+	twins = 0;
 	shadows = (struct nt_comm_shadow *)(table + capacity);
 	nt_comms_threaded_ = is_threaded;
 	PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
@@ -81,14 +88,25 @@ void nt_comms_fini(void)
 		PMPI_Group_free(&world_group);
 }
 
+/* A place for a twin, or -1 (none free, or TWINS_MAX taken). Locked. */
 static int shadow_alloc(MPI_Comm comm)
 {
+	if (twins >= TWINS_MAX)
+		return -1;
 	for (size_t i = 0; i < capacity; i++)
 		if (!shadows[i].in_use) {
 			shadows[i] = (struct nt_comm_shadow){ comm, MPI_REQUEST_NULL, 0, 0, true };
+			twins++;
 			return (int)i;
 		}
 	return -1;
+}
+
+/* Give a twin's place back. Locked. */
+static void shadow_release(int slot)
+{
+	shadows[slot].in_use = false;
+	twins--;
 }
 
 void nt_comms_enable_shadows(MPI_Comm world_shadow)
@@ -226,31 +244,37 @@ static uint64_t finish_id(uint64_t h)
 
 /* The twin of a child made by a blocking constructor over parent: split from the parent's twin
  * (every member of the parent is in the constructor, so this collective cannot wait on anything
- * the application does), the children of one call told apart by their lowest world rank. The
- * members then agree, on the twin itself, that each of them has room to keep it (room: the
- * child is in this rank's table); if one has none, every member frees it. -1: no twin. */
+ * the application does), the children of one call told apart by their lowest world rank. First
+ * the parent's members agree, on the parent's twin, that each member of a child has room to
+ * keep one (room: the child is in this rank's table; and a place under TWINS_MAX): if one has
+ * none, no twin is made, and the child keeps the MPI's own waits on every member. -1: no
+ * twin. */
 static int make_shadow(struct nt_comm *p, MPI_Comm child, int lowest, bool room)
 {
+	MPI_Comm parent_twin = shadows[p->shadow].comm;
+	pthread_mutex_lock(&lock);
+	int slot = room ? shadow_alloc(MPI_COMM_NULL) : -1;
+	pthread_mutex_unlock(&lock);
+	int mine = child == MPI_COMM_NULL || slot >= 0, all = 0;
 	MPI_Comm twin = MPI_COMM_NULL;
 	int rank = 0;
 	if (child != MPI_COMM_NULL)
 		PMPI_Comm_rank(child, &rank);
 	int color = child == MPI_COMM_NULL ? MPI_UNDEFINED : lowest;
-	if (PMPI_Comm_split(shadows[p->shadow].comm, color, rank, &twin) != MPI_SUCCESS ||
-	    twin == MPI_COMM_NULL)
-		return -1;
-	pthread_mutex_lock(&lock);
-	int slot = room ? shadow_alloc(twin) : -1;
-	pthread_mutex_unlock(&lock);
-	int mine = slot >= 0, all = 0;
-	if (PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, twin) != MPI_SUCCESS || !all) {
+	if (PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, parent_twin) != MPI_SUCCESS || !all ||
+	    PMPI_Comm_split(parent_twin, color, rank, &twin) != MPI_SUCCESS ||
+	    twin == MPI_COMM_NULL || slot < 0) {
+		if (twin != MPI_COMM_NULL)
+			PMPI_Comm_free(&twin);
 		pthread_mutex_lock(&lock);
 		if (slot >= 0)
-			shadows[slot].in_use = false;
+			shadow_release(slot);
 		pthread_mutex_unlock(&lock);
-		PMPI_Comm_free(&twin);
 		return -1;
 	}
+	pthread_mutex_lock(&lock);
+	shadows[slot].comm = twin;
+	pthread_mutex_unlock(&lock);
 	return slot;
 }
 
@@ -366,7 +390,7 @@ void nt_comms_forget(MPI_Comm comm, struct nt_comm_ref ref)
 		MPI_Comm twin = shadows[ref.shadow].comm;
 		PMPI_Comm_free(&twin);
 		pthread_mutex_lock(&lock);
-		shadows[ref.shadow].in_use = false;
+		shadow_release(ref.shadow);
 		pthread_mutex_unlock(&lock);
 	}
 }

@@ -88,7 +88,10 @@ struct rank_block {
 	char host[256];
 	size_t site_it;        /* the site table position after the site last handed out */
 	uint32_t site_next;    /* the log index of the next site with calls */
-	uint32_t *log_index;   /* the log's site index of each table position */
+	uint32_t *log_index;   /* the log's site index of each table position (UINT32_MAX: none) */
+	size_t log_cap;        /* its positions */
+	size_t rec_pos;        /* the arena's record after the one last handed out */
+	uint64_t rec_next;     /* the log's index of the next record handed out */
 	struct global_base base;
 	struct nt_log_source src;
 	struct nt_log_block measured;
@@ -189,9 +192,15 @@ static void rank_fields(const struct nt_runtime *rt, struct rank_block *b)
 static int index_sites(struct rank_block *b)
 {
 	size_t cap = nt_sites_slots(), it = 0;
-	b->log_index = calloc(cap ? cap : 1, sizeof *b->log_index);
+	b->log_index = malloc((cap ? cap : 1) * sizeof *b->log_index);
 	if (!b->log_index)
 		return -ENOMEM;
+	b->log_cap = cap;
+	/* A site without calls is not in the log (a site with none since MPI_Pcontrol(2)): a
+	 * record of it was made before the reset, or while another thread reset it, and is
+	 * left out with the records the reset forgot (flags 0), never given to another site. */
+	for (size_t k = 0; k < cap; k++)
+		b->log_index[k] = UINT32_MAX;
 	uint32_t n = 0;
 	for (struct nt_site *s; (s = nt_sites_next(&it));)
 		if (s->calls > 0)
@@ -199,12 +208,22 @@ static int index_sites(struct rank_block *b)
 	return 0;
 }
 
+/* Whether the arena's record x goes into the log: one the reset did not forget, of a site in
+ * the log. */
+static bool record_kept(const struct rank_block *b, const struct nt_record *x)
+{
+	return x->flags && x->site < b->log_cap && b->log_index[x->site] != UINT32_MAX;
+}
+
 /* With NOISETOOL_TEST_CLOCK: the largest error of a record's global time. One node, one
  * counter: the truth is rank 0's clock read at our counter. */
-static uint64_t clock_test_error(const struct nt_runtime *rt, const struct global_base *g)
+static uint64_t clock_test_error(const struct nt_runtime *rt, const struct rank_block *b)
 {
+	const struct global_base *g = &b->base;
 	double worst = 0;
 	for (size_t i = 0; rt->clock_hook && i < nt_records_count(); i++) {
+		if (!record_kept(b, nt_records_get(i)))
+			continue;
 		uint64_t t0_cyc = nt_records_get(i)->t0_cyc;
 		double truth = nt_clocksync_local_ns_with(&rt->rank0, t0_cyc) - rt->origin_ns;
 		double est = g->init_global_ns +
@@ -215,15 +234,35 @@ static uint64_t clock_test_error(const struct nt_runtime *rt, const struct globa
 	return (uint64_t)ceil(worst);
 }
 
-/* The encoder's record source (nt_log_record_fn): record i in its log form, made from the
- * arena's record, which stays as it is (a copy of all of them would double MPI_Finalize's
- * peak: +12 MiB with a full default arena). */
+/* The records the log keeps (record_kept). */
+static uint64_t kept_records(const struct rank_block *b)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < nt_records_count(); i++)
+		n += record_kept(b, nt_records_get(i));
+	return n;
+}
+
+/* The encoder's record source (nt_log_record_fn): the log's record i in its log form, made from
+ * the arena's record, which stays as it is (a copy of all of them would double MPI_Finalize's
+ * peak: +12 MiB with a full default arena). The log's records are the arena's kept ones, in
+ * order; the encoder asks for them in order (once to measure the block, once to stream it), so
+ * the next one is found from where the last one was. */
 static int record_at(void *ctx, uint64_t i, struct nt_log_record *o)
 {
-	const struct rank_block *b = ctx;
-	const struct nt_record *x = nt_records_get((size_t)i);
-	if (!x)
-		return -EIO; /* fewer records than counted */
+	struct rank_block *b = ctx;
+	if (i != b->rec_next) { /* from the start: skip i kept records */
+		b->rec_pos = 0;
+		b->rec_next = 0;
+	}
+	const struct nt_record *x;
+	for (;;) {
+		x = nt_records_get(b->rec_pos++);
+		if (!x)
+			return -EIO; /* fewer records than counted */
+		if (record_kept(b, x) && b->rec_next++ == i)
+			break;
+	}
 	const struct global_base *g = &b->base;
 	*o = (struct nt_log_record){
 		.comm_id = x->comm_id,
@@ -269,8 +308,8 @@ static int prepare_block(const struct nt_runtime *rt, struct rank_block *b)
 	if (rc)
 		return rc;
 	b->base = global_base(rt);
-	b->rank.clock_test_error_ns = clock_test_error(rt, &b->base);
-	b->rank.nrecords = nt_records_count();
+	b->rank.clock_test_error_ns = clock_test_error(rt, b);
+	b->rank.nrecords = kept_records(b);
 	b->src = (struct nt_log_source){ .rank = &b->rank, .site = site_at, .site_ctx = b,
 					 .record = record_at, .record_ctx = b };
 	rc = nt_log_rank_measure(&b->src, &b->measured);

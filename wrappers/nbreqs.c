@@ -174,6 +174,8 @@ void nt_start_persistent(const MPI_Request *reqs, int n, uint64_t t0_cyc, uint64
 		 * they are numbered on the communicator like any other instance. */
 		struct nt_comm *cs = nt_comms_find(x.comm);
 		uint64_t seq = cs ? nt_comms_next_seq(cs) : 0;
+		if (__atomic_load_n(&nt_paused_, __ATOMIC_RELAXED))
+			continue; /* numbered, not timed: recording is paused */
 		nt_nb_track(reqs[i], x.site, t0_cyc, cs ? cs->id : NT_COMM_ID_UNKNOWN, seq,
 			    phase_cyc, x.bytes);
 	}
@@ -218,9 +220,12 @@ static int reported_done(const struct nt_done *done, int rc, int idx)
 	return 0;
 }
 
-/* The instance p completed at t1_cyc: its time joins its site, and a record when it matters. */
+/* The instance p completed at t1_cyc: its time joins its site, and a record when it matters
+ * (none while recording is paused: it leaves the table all the same). */
 static void completed(const struct entry *p, uint64_t t1_cyc)
 {
+	if (__atomic_load_n(&nt_paused_, __ATOMIC_RELAXED))
+		return;
 	uint64_t d = t1_cyc - p->t0_cyc;
 	nt_sites_add(p->site, d, p->bytes);
 	uint64_t calls = nt_sites_calls(p->site);

@@ -73,6 +73,15 @@ size_t nt_records_count(void)
 	return used < capacity ? used : capacity;
 }
 
+void nt_records_reset(bool threaded)
+{
+	size_t n = nt_records_count();
+	for (size_t i = 0; i < n; i++)
+		__atomic_store_n(&arena[i].flags, 0, __ATOMIC_RELEASE);
+	if (!threaded)
+		used = 0;
+}
+
 uint64_t nt_records_dropped(void)
 {
 	return dropped;

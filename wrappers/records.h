@@ -4,6 +4,7 @@
 #ifndef WRAPPERS_RECORDS_H
 #define WRAPPERS_RECORDS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,6 +41,12 @@ void nt_records_fini(void);
 void nt_records_add(const struct nt_record *r);
 
 size_t nt_records_count(void);
+
+/* Forget the records kept so far (MPI_Pcontrol(2): they belong to the aggregates it resets).
+ * Their flags are cleared, so that neither the log nor a live file's reader takes them; with
+ * one thread calling MPI (threaded false) their places are reused, else (another thread may be
+ * writing one) they stay taken. Losses counted so far stay counted. */
+void nt_records_reset(bool threaded);
 
 uint64_t nt_records_dropped(void);
 const struct nt_record *nt_records_get(size_t i);

@@ -568,16 +568,20 @@ NT_MPI_API int MPI_Abort(MPI_Comm comm, int errorcode)
 	return PMPI_Abort(comm, errorcode);
 }
 
-/* mpiP's levels: 0 stops recording, 1 resumes it, 2 resets the aggregates. */
+/* mpiP's levels: 0 pauses recording, 1 resumes it, 2 resets the aggregates and forgets the
+ * records (doc/environment.md). MPI_Pcontrol is local: some ranks may pause while others do
+ * not, so a pause keeps the collective path -- instance numbers, wait votes, twins -- as it
+ * was, and only this rank's books stop (nt_paused_). */
 void nt_pcontrol(int level)
 {
-	if (nt_rt.started) {
-		if (level == 0)
-			set_active(0);
-		else if (level == 1)
-			set_active(1);
-		else if (level == 2)
-			nt_sites_reset();
+	if (!nt_rt.started)
+		return;
+	if (level == 0 || level == 1) {
+		__atomic_store_n(&nt_paused_, level == 0, __ATOMIC_RELAXED);
+		nt_gate_update();
+	} else if (level == 2) {
+		nt_sites_reset();
+		nt_records_reset(nt_sites_threaded_);
 	}
 }
 

@@ -75,9 +75,14 @@ struct nt_thread {
 	  .rec = NT_REC_THREAD_NONE }
 
 extern NT_HIDDEN NT_TLS struct nt_thread nt_thread_;
-extern NT_HIDDEN int nt_active_; /* recording on: after init, not disabled, not paused (atomic) */
+extern NT_HIDDEN int nt_active_; /* the tool on: after init, not disabled, not finalized (atomic) */
+/* Recording paused by MPI_Pcontrol(0) (atomic). A local call on some ranks only: calls still
+ * take the generic path, which numbers collective instances, votes and waits as while
+ * recording (the collective path must stay the same on every member), and keeps no aggregate
+ * or record (nt_call_paused_end). */
+extern NT_HIDDEN int nt_paused_;
 
-/* The fast path's gate: 0 when a call may take the fast path (call.h): recording on, the
+/* The fast path's gate: 0 when a call may take the fast path (call.h): recording on and not paused, the
  * counter is the clock, no adaptive waits, no every-call extras, one thread calling MPI (the
  * byte generic), and, for wait and test calls, no nonblocking collective outstanding (the byte
  * requests). Two bytes: a wait or test call reads both as one 16-bit word, every other call the
