@@ -15,6 +15,7 @@
 
 #include "addr2line.h"
 #include "debuglink.h"
+#include "elfsyms.h"
 #include "symbolize.h"
 
 /* A module addr2line died on this many times is given up (a crash on one address costs that
@@ -27,6 +28,7 @@
 struct module {
 	char *path;
 	uint64_t bias;  /* added to an offset: addr2line's file address */
+	struct elfsyms *syms; /* its function symbols; NULL: none read (not ELF, or no memory) */
 	bool given_up;  /* not a regular file, refused by addr2line, dying or too slow */
 	int slot;       /* its coprocess in slots[], or -1 */
 	unsigned deaths;
@@ -136,8 +138,10 @@ void symbolizer_close(struct symbolizer *s)
 			stop_slot(s, &s->slots[i], 0, NULL);
 	for (size_t i = 0; i < s->answers_cap; i++)
 		free(s->answers[i].text);
-	for (size_t i = 0; i < s->nmodules; i++)
+	for (size_t i = 0; i < s->nmodules; i++) {
 		free(s->modules[i].path);
+		elfsyms_free(s->modules[i].syms);
+	}
 	free(s->answers);
 	free(s->module_index);
 	free(s->modules);
@@ -156,9 +160,10 @@ void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *s
  * stat() first and O_NONBLOCK: a FIFO or a device named as a module is never opened. Nor is
  * one that the module names as its separate debug file, which addr2line would open blocking
  * (debuglink.h): such a module is not given to addr2line. */
-static bool inspect(const char *path, uint64_t *bias)
+static bool inspect(const char *path, uint64_t *bias, struct elfsyms **syms)
 {
 	*bias = 0;
+	*syms = NULL;
 	struct stat st;
 	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
 		return false;
@@ -182,6 +187,9 @@ static bool inspect(const char *path, uint64_t *bias)
 			}
 		}
 	}
+	/* Its function symbols, to check addr2line's function names (format_answer). */
+	if (ok && elfsyms_load(fd, syms) != 0)
+		*syms = NULL;
 	close(fd);
 	return ok;
 }
@@ -226,11 +234,12 @@ static long module_get(struct symbolizer *s, const char *path)
 	*m = (struct module){ .path = strdup(path), .slot = -1 };
 	if (!m->path)
 		return -ENOMEM;
-	m->given_up = !inspect(path, &m->bias);
+	m->given_up = !inspect(path, &m->bias, &m->syms);
 	s->nmodules++;
 	if (2 * s->nmodules > s->index_cap) {
 		if (grow_module_index(s) != 0) {
 			free(m->path);
+			elfsyms_free(m->syms);
 			s->nmodules--;
 			return -ENOMEM;
 		}
@@ -359,9 +368,15 @@ static int ask(struct symbolizer *s, uint32_t m, uint64_t addr, char *fn, size_t
 	return -1;
 }
 
-/* The name from addr2line's two lines: the file's base name and line without its
- * discriminator, else the function. 0, or -1 when neither is known. */
-static int format_answer(char *fn, char *loc, char *out, size_t size)
+/* The name from addr2line's two lines for the file address addr of a module with the function
+ * symbols syms: the file's base name and line without its discriminator, else the function, but
+ * only when addr lies inside it. addr2line -f names the nearest symbol before the address however
+ * far away; in a stripped program (.dynsym alone) that is an exported function that does not
+ * contain it (BAGEL, Debian: std::ctype<char>::do_narrow, 3 bytes long, for an address 140 KB
+ * past it), so a function name is taken only when syms has the symbol and addr is inside it.
+ * 0, or -1 when neither is known. */
+static int format_answer(char *fn, char *loc, const struct elfsyms *syms, uint64_t addr,
+			 char *out, size_t size)
 {
 	char *disc = strstr(loc, " (discriminator");
 	if (disc)
@@ -371,7 +386,7 @@ static int format_answer(char *fn, char *loc, char *out, size_t size)
 		snprintf(out, size, "%s", base);
 		return 0;
 	}
-	if (fn[0] && strcmp(fn, "??") != 0) {
+	if (fn[0] && strcmp(fn, "??") != 0 && elfsyms_contains(syms, addr, NULL)) {
 		snprintf(out, size, "%s", fn);
 		return 0;
 	}
@@ -398,9 +413,10 @@ static int lookup(struct symbolizer *s, const char *module, uint64_t offset, cha
 	if (s->modules[m].given_up || s->no_program)
 		return -1;
 	char fn[512], loc[512], name[512];
-	int rc = ask(s, (uint32_t)m, offset + s->modules[m].bias, fn, sizeof fn, loc, sizeof loc);
+	uint64_t addr = offset + s->modules[m].bias;
+	int rc = ask(s, (uint32_t)m, addr, fn, sizeof fn, loc, sizeof loc);
 	if (rc == 0)
-		rc = format_answer(fn, loc, name, sizeof name);
+		rc = format_answer(fn, loc, s->modules[m].syms, addr, name, sizeof name);
 	answer_put(s, (uint32_t)m, offset, rc == 0 ? name : NULL);
 	if (rc == 0)
 		snprintf(out, size, "%s", name);

@@ -7,7 +7,9 @@
                                             modules without symbols. "FUNCTION OFFSET MODULE".
   symbols-expect.py check REPORT.JSON K
                                             every site's location in the report equals the name
-                                            addr2line gives by hand (one addr2line per module
+                                            addr2line gives by hand, its function taken only
+                                            when the address lies inside the symbol nearest
+                                            before it (readelf -s) (one addr2line per module
                                             with all its addresses as arguments), and K of them
                                             also with one addr2line per address.
 """
@@ -72,12 +74,35 @@ def cmd_sites(out, n, modules):
         f.write("\n".join(lines) + "\n")
 
 
-def name(fn, loc):
-    """The report's name from addr2line's two lines (tools/symbolize.c), or None."""
+def function_ranges(path):
+    """The (start, size) of the module's defined, sized FUNC and IFUNC symbols (.symtab and
+    .dynsym, readelf), sorted, one per start: the largest."""
+    out = subprocess.run(["readelf", "-sW", path], capture_output=True, text=True).stdout
+    best = {}
+    for line in out.splitlines():
+        w = line.split()
+        if len(w) < 8 or not w[0].endswith(":") or w[3] not in ("FUNC", "IFUNC") or w[6] == "UND":
+            continue
+        start, size = int(w[1], 16), int(w[2], 0)
+        if size:
+            best[start] = max(size, best.get(start, 0))
+    return sorted(best.items())
+
+
+def inside(ranges, addr):
+    """Whether addr lies inside the function symbol nearest before it (tools/elfsyms.c)."""
+    import bisect
+    i = bisect.bisect_right(ranges, (addr, float("inf"))) - 1
+    return i >= 0 and addr - ranges[i][0] < ranges[i][1]
+
+
+def name(fn, loc, in_function):
+    """The report's name from addr2line's two lines (tools/symbolize.c), or None: a function
+    only when the address lies inside it (in_function)."""
     loc = loc.split(" (discriminator")[0]
     if loc and not loc.startswith("??") and ":?" not in loc and ":0" not in loc:
         return loc.rsplit("/", 1)[-1]
-    if fn and fn != "??":
+    if fn and fn != "??" and in_function:
         return fn
     return None
 
@@ -91,7 +116,9 @@ def addr2line(module, addrs):
     lines = r.stdout.split("\n")
     if r.returncode != 0 or len(lines) < 2 * len(addrs):
         return [None] * len(addrs)
-    return [name(lines[2 * i], lines[2 * i + 1]) for i in range(len(addrs))]
+    ranges = function_ranges(module)
+    return [name(lines[2 * i], lines[2 * i + 1], inside(ranges, addrs[i]))
+            for i in range(len(addrs))]
 
 
 def cmd_check(report, k):
