@@ -5,6 +5,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 
 struct module {
 	char *path;
+	char *debug_path; /* its debug file under cfg.debug_dir, given to addr2line; NULL: path */
 	uint64_t bias;  /* added to an offset: addr2line's file address */
 	struct elfsyms *syms; /* its function symbols; NULL: none read (not ELF, or no memory) */
 	bool given_up;  /* not a regular file, refused by addr2line, dying or too slow */
@@ -140,6 +142,7 @@ void symbolizer_close(struct symbolizer *s)
 		free(s->answers[i].text);
 	for (size_t i = 0; i < s->nmodules; i++) {
 		free(s->modules[i].path);
+		free(s->modules[i].debug_path);
 		elfsyms_free(s->modules[i].syms);
 	}
 	free(s->answers);
@@ -160,10 +163,45 @@ void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *s
  * stat() first and O_NONBLOCK: a FIFO or a device named as a module is never opened. Nor is
  * one that the module names as its separate debug file, which addr2line would open blocking
  * (debuglink.h): such a module is not given to addr2line. */
-static bool inspect(const char *path, uint64_t *bias, struct elfsyms **syms)
+/* The debug file of the module open as fd (a regular file) under dir, by its build ID: when the
+ * module has no DWARF of its own and the file is a regular file with the same build ID and
+ * DWARF, true with its path in out and its function symbols (a stripped module has its
+ * exported ones alone; the debug file keeps .symtab) put in *syms. */
+static bool find_debug_file(const char *dir, int fd, char *out, size_t size, struct elfsyms **syms)
+{
+	unsigned char id[DEBUGLINK_MAX_BUILD_ID], dbg_id[DEBUGLINK_MAX_BUILD_ID];
+	bool dwarf;
+	int len = debuglink_build_id(fd, id, &dwarf);
+	if (len < 2 || dwarf || !debuglink_build_id_path(dir, id, (size_t)len, out, size))
+		return false;
+	struct stat st;
+	if (stat(out, &st) != 0 || !S_ISREG(st.st_mode))
+		return false;
+	int dfd = open(out, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (dfd < 0)
+		return false;
+	bool ok = fstat(dfd, &st) == 0 && S_ISREG(st.st_mode) &&
+		  debuglink_build_id(dfd, dbg_id, &dwarf) == len && dwarf &&
+		  !memcmp(id, dbg_id, (size_t)len) && debuglink_files_safe(dfd, out);
+	struct elfsyms *full;
+	if (ok && elfsyms_load(dfd, &full) == 0) {
+		if (elfsyms_count(full) > elfsyms_count(*syms)) {
+			elfsyms_free(*syms);
+			*syms = full;
+		} else {
+			elfsyms_free(full);
+		}
+	}
+	close(dfd);
+	return ok;
+}
+
+static bool inspect(const struct symbolizer *s, const char *path, uint64_t *bias,
+		    struct elfsyms **syms, char **debug_path)
 {
 	*bias = 0;
 	*syms = NULL;
+	*debug_path = NULL;
 	struct stat st;
 	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
 		return false;
@@ -190,6 +228,9 @@ static bool inspect(const char *path, uint64_t *bias, struct elfsyms **syms)
 	/* Its function symbols, to check addr2line's function names (format_answer). */
 	if (ok && elfsyms_load(fd, syms) != 0)
 		*syms = NULL;
+	char dbg[PATH_MAX];
+	if (ok && s->cfg.debug_dir && find_debug_file(s->cfg.debug_dir, fd, dbg, sizeof dbg, syms))
+		*debug_path = strdup(dbg); /* NULL (no memory): the module itself, as before */
 	close(fd);
 	return ok;
 }
@@ -234,11 +275,12 @@ static long module_get(struct symbolizer *s, const char *path)
 	*m = (struct module){ .path = strdup(path), .slot = -1 };
 	if (!m->path)
 		return -ENOMEM;
-	m->given_up = !inspect(path, &m->bias, &m->syms);
+	m->given_up = !inspect(s, path, &m->bias, &m->syms, &m->debug_path);
 	s->nmodules++;
 	if (2 * s->nmodules > s->index_cap) {
 		if (grow_module_index(s) != 0) {
 			free(m->path);
+			free(m->debug_path);
 			elfsyms_free(m->syms);
 			s->nmodules--;
 			return -ENOMEM;
@@ -302,7 +344,8 @@ static struct slot *slot_for(struct symbolizer *s, uint32_t m)
 	}
 	if (sl->live)
 		stop_slot(s, sl, 0, NULL);
-	int rc = addr2line_start(&sl->proc, s->cfg.program, mod->path);
+	int rc = addr2line_start(&sl->proc, s->cfg.program,
+				 mod->debug_path ? mod->debug_path : mod->path);
 	if (rc) {
 		warn_once(s, "cannot run %s (binutils): %s", s->cfg.program, strerror(-rc));
 		s->no_program = true;

@@ -23,6 +23,10 @@ struct symbolizer_config {
 	unsigned max_procs;   /* 0: SYMBOLIZE_MAX_PROCS */
 	int timeout_ms;       /* 0: SYMBOLIZE_TIMEOUT_MS */
 	FILE *warn;           /* NULL: stderr */
+	/* A debug directory laid out as /usr/lib/debug (DIR/.build-id/xx/rest.debug), looked in
+	 * for the debug file of a module without DWARF of its own; NULL: only where addr2line
+	 * looks by itself (.gnu_debuglink, /usr/lib/debug). */
+	const char *debug_dir;
 };
 
 struct symbolizer_stats {

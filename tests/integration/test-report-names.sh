@@ -3,7 +3,8 @@
 # PIE keeps only its exported symbols (.dynsym), and addr2line -f gives the nearest one before
 # an address however far away: the site in names-prog's static names_site, just past its small
 # exported names_tiny, was reported as names_tiny. Now: module+offset without a debug file,
-# file:line with one (beside it, through .gnu_debuglink), names_tiny for a site inside it.
+# file:line with one (beside it, through .gnu_debuglink, or by its build ID under
+# --debug-dir DIR), names_tiny for a site inside it.
 set -u
 NT=${1:?usage: test-report-names.sh NOISETOOL MAKE-NTLOG NAMES-PROG PYTHON3}
 MAKE=${2:?} PROG=${3:?} PY=${4:?}
@@ -41,13 +42,14 @@ nm "$tmp/plain/names-stripped" 2>&1 | grep -q names_site && fail "names_site sti
 addr2line -f -e "$tmp/plain/names-stripped" $(printf '0x%x' $addr) | head -1 | grep -qx names_tiny ||
 	echo "note: addr2line does not name the site names_tiny here (the case the test is about)"
 
-# name MODULE OFFSET: the report's name of one MPI_Allreduce site at OFFSET in MODULE (a PIE:
-# the offset is the file address).
+# name MODULE OFFSET [OPTION...]: the report's name of one MPI_Allreduce site at OFFSET in
+# MODULE (a PIE: the offset is the file address).
 name() {
 	printf 'MPI_Allreduce 0x%x %s\n' "$2" "$1" >"$tmp/sites"
+	local opts=("${@:3}")
 	"$MAKE" "$tmp/n.ntlog.tmp" 2 "$tmp/sites" >/dev/null && mv "$tmp/n.ntlog.tmp" "$tmp/n.ntlog" ||
 		{ echo "(no log)"; return; }
-	timeout -k 5 60 "$NT" report "$tmp/n.ntlog" --top 0 --late 0 --json "$tmp/n.json" \
+	timeout -k 5 60 "$NT" report "$tmp/n.ntlog" --top 0 --late 0 --json "$tmp/n.json" "${opts[@]}" \
 		>/dev/null 2>"$tmp/n.err" || { echo "(report failed: $(head -c 200 "$tmp/n.err"))"; rm -f "$tmp/n.ntlog"; return; }
 	rm -f "$tmp/n.ntlog"
 	"$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["sites"][0]["location"])' "$tmp/n.json"
@@ -66,5 +68,32 @@ expect "stripped, the site past names_tiny" "$(name "$tmp/plain/names-stripped" 
 expect "stripped, a site inside names_tiny" "$(name "$tmp/plain/names-stripped" $inside)" "names_tiny"
 expect "stripped, its .gnu_debuglink file beside it" "$(name "$tmp/linked/names-linked" $addr)" \
 	"$src:[1-9]*"
+
+# A debug directory given with --debug-dir, laid out as /usr/lib/debug by Debian's -dbgsym
+# packages: the stripped copy (no .gnu_debuglink) finds its debug file by its build ID.
+id=$(readelf -n "$PROG" | awk '/Build ID:/ { print $3 }')
+if [ -z "$id" ]; then
+	echo "note: $PROG has no build ID (linker without --build-id): --debug-dir not checked"
+else
+	mkdir -p "$tmp/debug/.build-id/${id:0:2}"
+	cp "$tmp/linked/names-prog.debug" "$tmp/debug/.build-id/${id:0:2}/${id:2}.debug"
+	expect "stripped, --debug-dir with its build ID's file" \
+		"$(name "$tmp/plain/names-stripped" $addr --debug-dir "$tmp/debug")" "$src:[1-9]*"
+	expect "stripped, --debug-dir without its file" \
+		"$(name "$tmp/plain/names-stripped" $addr --debug-dir "$tmp/linked")" \
+		"$(printf 'names-stripped+0x%x' $addr)"
+	# A debug file of another build under the module's build ID is not taken.
+	mkdir -p "$tmp/other/.build-id/${id:0:2}"
+	objcopy --only-keep-debug "$MAKE" "$tmp/other/.build-id/${id:0:2}/${id:2}.debug"
+	expect "stripped, --debug-dir with another build's file" \
+		"$(name "$tmp/plain/names-stripped" $addr --debug-dir "$tmp/other")" \
+		"$(printf 'names-stripped+0x%x' $addr)"
+	# A FIFO in its place is not opened (the report would wait for a writer).
+	mkdir -p "$tmp/fifo/.build-id/${id:0:2}"
+	mkfifo "$tmp/fifo/.build-id/${id:0:2}/${id:2}.debug"
+	expect "stripped, --debug-dir with a FIFO as its file" \
+		"$(name "$tmp/plain/names-stripped" $addr --debug-dir "$tmp/fifo")" \
+		"$(printf 'names-stripped+0x%x' $addr)"
+fi
 
 summary
