@@ -412,8 +412,8 @@ static int ask(struct symbolizer *s, uint32_t m, uint64_t addr, char *fn, size_t
 }
 
 /* The name from addr2line's two lines for the file address addr of a module with the function
- * symbols syms: the file's base name and line without its discriminator, else the function, but
- * only when addr lies inside it. addr2line -f names the nearest symbol before the address however
+ * symbols syms: the file's base name and line without its discriminator, else the function and
+ * the offset of addr in it ("fn+0x1a"), but only when addr lies inside it. addr2line -f names the nearest symbol before the address however
  * far away; in a stripped program (.dynsym alone) that is an exported function that does not
  * contain it (BAGEL, Debian: std::ctype<char>::do_narrow, 3 bytes long, for an address 140 KB
  * past it), so a function name is taken only when syms has the symbol and addr is inside it.
@@ -429,8 +429,11 @@ static int format_answer(char *fn, char *loc, const struct elfsyms *syms, uint64
 		snprintf(out, size, "%s", base);
 		return 0;
 	}
-	if (fn[0] && strcmp(fn, "??") != 0 && elfsyms_contains(syms, addr, NULL)) {
-		snprintf(out, size, "%s", fn);
+	uint64_t start;
+	if (fn[0] && strcmp(fn, "??") != 0 && elfsyms_contains(syms, addr, &start)) {
+		/* With the call's offset in it, as perf and gdb write it: two sites of one function
+		 * without line information stay two names. */
+		snprintf(out, size, "%s+0x%llx", fn, (unsigned long long)(addr - start));
 		return 0;
 	}
 	return -1;

@@ -7,9 +7,10 @@
                                             modules without symbols. "FUNCTION OFFSET MODULE".
   symbols-expect.py check REPORT.JSON K
                                             every site's location in the report equals the name
-                                            addr2line gives by hand, its function taken only
-                                            when the address lies inside the symbol nearest
-                                            before it (readelf -s) (one addr2line per module
+                                            addr2line gives by hand, its function (and the
+                                            offset in it) taken only when the address lies
+                                            inside the symbol nearest before it (readelf -s)
+                                            (one addr2line per module
                                             with all its addresses as arguments), and K of them
                                             also with one addr2line per address.
 """
@@ -90,20 +91,23 @@ def function_ranges(path):
 
 
 def inside(ranges, addr):
-    """Whether addr lies inside the function symbol nearest before it (tools/elfsyms.c)."""
+    """The offset of addr in the function symbol nearest before it when it lies inside it
+    (tools/elfsyms.c), else None."""
     import bisect
     i = bisect.bisect_right(ranges, (addr, float("inf"))) - 1
-    return i >= 0 and addr - ranges[i][0] < ranges[i][1]
+    if i >= 0 and addr - ranges[i][0] < ranges[i][1]:
+        return addr - ranges[i][0]
+    return None
 
 
 def name(fn, loc, in_function):
     """The report's name from addr2line's two lines (tools/symbolize.c), or None: a function
-    only when the address lies inside it (in_function)."""
+    and the offset in it only when the address lies inside it (in_function: the offset)."""
     loc = loc.split(" (discriminator")[0]
     if loc and not loc.startswith("??") and ":?" not in loc and ":0" not in loc:
         return loc.rsplit("/", 1)[-1]
-    if fn and fn != "??" and in_function:
-        return fn
+    if fn and fn != "??" and in_function is not None:
+        return "%s+0x%x" % (fn, in_function)
     return None
 
 
@@ -156,7 +160,8 @@ def cmd_check(report, k):
         print("FAIL: %s+0x%x: report says %r, addr2line %r (alone %r)" % b)
     # A few by hand, literally: one addr2line per address.
     rnd = random.Random(2)
-    named = [s for s in sites if "+0x" not in s["location"]]
+    named = [s for s in sites
+             if s["location"] != "%s+0x%x" % (s["module"].rsplit("/", 1)[-1], s["offset"])]
     for s in rnd.sample(named, min(k, len(named))):
         one = addr2line(s["module"], [s["offset"] + elf_info(s["module"])[1]])[0]
         if one != s["location"]:

@@ -65,7 +65,8 @@ src=names-prog.c
 expect "unstripped, the site" "$(name "$PROG" $addr)" "$src:[1-9]*"
 expect "stripped, the site past names_tiny" "$(name "$tmp/plain/names-stripped" $addr)" \
 	"$(printf 'names-stripped+0x%x' $addr)"
-expect "stripped, a site inside names_tiny" "$(name "$tmp/plain/names-stripped" $inside)" "names_tiny"
+expect "stripped, a site inside names_tiny" "$(name "$tmp/plain/names-stripped" $inside)" \
+	"$(printf 'names_tiny+0x%x' $((inside - tiny)))"
 expect "stripped, its .gnu_debuglink file beside it" "$(name "$tmp/linked/names-linked" $addr)" \
 	"$src:[1-9]*"
 
