@@ -439,6 +439,29 @@ static int format_answer(char *fn, char *loc, const struct elfsyms *syms, uint64
 	return -1;
 }
 
+/* Bytes of a name's end kept when it is cut ("...const+0x1a", "...long_file_name.c:1234"). */
+#define KEPT_END 24
+
+/* name into out: whole when it fits, else its start and its last KEPT_END bytes around "...":
+ * the report's names are 255 bytes, C++ functions run longer, and their end (the offset in the
+ * function) is what tells two sites apart. */
+static void copy_name(char *out, size_t size, const char *name)
+{
+	size_t len = strlen(name);
+	if (len < size || size <= KEPT_END + 4) {
+		snprintf(out, size, "%s", name);
+		return;
+	}
+	size_t head = size - 1 - 3 - KEPT_END, tail = len - KEPT_END;
+	while (head > 0 && ((unsigned char)name[head] & 0xc0) == 0x80)
+		head--; /* neither cut inside a UTF-8 sequence */
+	while (tail < len && ((unsigned char)name[tail] & 0xc0) == 0x80)
+		tail++;
+	memcpy(out, name, head);
+	memcpy(out + head, "...", 3);
+	memcpy(out + head + 3, name + tail, len - tail + 1);
+}
+
 static int lookup(struct symbolizer *s, const char *module, uint64_t offset, char *out,
 		  size_t size)
 {
@@ -452,20 +475,20 @@ static int lookup(struct symbolizer *s, const char *module, uint64_t offset, cha
 			s->stats.cached++;
 			if (!a->text)
 				return -1;
-			snprintf(out, size, "%s", a->text);
+			copy_name(out, size, a->text);
 			return 0;
 		}
 	}
 	if (s->modules[m].given_up || s->no_program)
 		return -1;
-	char fn[512], loc[512], name[512];
+	char fn[512], loc[512], name[512 + 32]; /* fn and its offset */
 	uint64_t addr = offset + s->modules[m].bias;
 	int rc = ask(s, (uint32_t)m, addr, fn, sizeof fn, loc, sizeof loc);
 	if (rc == 0)
 		rc = format_answer(fn, loc, s->modules[m].syms, addr, name, sizeof name);
 	answer_put(s, (uint32_t)m, offset, rc == 0 ? name : NULL);
 	if (rc == 0)
-		snprintf(out, size, "%s", name);
+		copy_name(out, size, name);
 	return rc;
 }
 
