@@ -267,8 +267,8 @@ int nt_report_write_late(FILE *f, const struct nt_report *rep, size_t n)
 	if (!n)
 		return 0;
 	fprintf(f, "\nThe %zu latest instances (causes in %% of the delay)\n", n);
-	fprintf(f, "%10s %-22s %-*s %5s %9s", "at ms", "comm:seq", LATE_WIDTH, "function at location", "last",
-		"delay us");
+	fprintf(f, "%10s %-22s %-*s %5s %9s", "at ms", "comm:seq", LATE_WIDTH, "function at location",
+		"last", "delay us");
 	cause_columns(f);
 	for (size_t i = 0; i < n; i++) {
 		const struct nt_late *l = &a->late[i];
@@ -282,8 +282,8 @@ int nt_report_write_late(FILE *f, const struct nt_report *rep, size_t n)
 		printable(l->site ? l->site->function : "?", fn, sizeof fn);
 		snprintf(where, sizeof where, "%s %s", fn,
 			 elide(s ? s->location : "?", loc, sizeof loc, LATE_WIDTH - 1 - strlen(fn)));
-		fprintf(f, "%10.3f %-22s %-*s %5u %9.1f", (double)l->start_ns / 1e6, inst, LATE_WIDTH, where,
-			l->rank, (double)l->delay_ns / 1e3);
+		fprintf(f, "%10.3f %-22s %-*s %5u %9.1f", (double)l->start_ns / 1e6, inst,
+			LATE_WIDTH, where, l->rank, (double)l->delay_ns / 1e3);
 		for (int k = 0; k < NT_CAUSE_COUNT; k++)
 			fprintf(f, " %5.1f", l->delay_ns ? 100.0 * (double)l->causes.ns[k] /
 								 (double)l->delay_ns : 0.0);

@@ -413,11 +413,12 @@ static int ask(struct symbolizer *s, uint32_t m, uint64_t addr, char *fn, size_t
 
 /* The name from addr2line's two lines for the file address addr of a module with the function
  * symbols syms: the file's base name and line without its discriminator, else the function and
- * the offset of addr in it ("fn+0x1a"), but only when addr lies inside it. addr2line -f names the nearest symbol before the address however
- * far away; in a stripped program (.dynsym alone) that is an exported function that does not
- * contain it (BAGEL, Debian: std::ctype<char>::do_narrow, 3 bytes long, for an address 140 KB
- * past it), so a function name is taken only when syms has the symbol and addr is inside it.
- * 0, or -1 when neither is known. */
+ * the offset of addr in it ("fn+0x1a"), but only when addr lies inside it. addr2line -f names
+ * the nearest symbol before the address however far away; in a stripped program (.dynsym
+ * alone) that is an exported function that does not contain it (BAGEL, Debian:
+ * std::ctype<char>::do_narrow, 3 bytes long, for an address 140 KB past it), so a function name
+ * is taken only when syms has the symbol and addr is inside it. 0, or -1 when neither is
+ * known. */
 static int format_answer(char *fn, char *loc, const struct elfsyms *syms, uint64_t addr,
 			 char *out, size_t size)
 {
