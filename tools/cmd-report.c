@@ -589,6 +589,10 @@ int cmd_report(int argc, char **argv)
 	}
 	if (!nlogs)
 		cli_usage_error(&c, "no log given");
+	/* A mistyped directory would only leave sites unnamed, without a word. */
+	struct stat dst;
+	if (o.debug_dir && (stat(o.debug_dir, &dst) != 0 || !S_ISDIR(dst.st_mode)))
+		cli_usage_error(&c, "--debug-dir '%s' is not a directory", o.debug_dir);
 	bool compare = nlogs == 2 && !o.each;
 	if (nlogs > 1 && !compare && (o.html_path || o.perfetto_path || o.csv_dir))
 		cli_usage_error(&c, "--html, --perfetto and --csv take one log (or two to compare)");

@@ -96,5 +96,11 @@ else
 		"$(name "$tmp/plain/names-stripped" $addr --debug-dir "$tmp/fifo")" \
 		"$(printf 'names-stripped+0x%x' $addr)"
 fi
+# A --debug-dir that is not a directory is refused before the report (status 2, one line).
+printf 'MPI_Allreduce 0x%x %s\n' $addr "$PROG" >"$tmp/sites"
+"$MAKE" "$tmp/d.ntlog" 2 "$tmp/sites" >/dev/null || fail "making the log"
+expect_status 2 "$NT" report "$tmp/d.ntlog" --debug-dir "$tmp/missing"
+grep -q "debug-dir '$tmp/missing' is not a directory" "$tmp/err" && ok || fail "--debug-dir missing: $(cat "$tmp/err")"
+expect_status 2 "$NT" report "$tmp/d.ntlog" --debug-dir "$tmp/sites"
 
 summary
