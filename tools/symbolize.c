@@ -157,12 +157,6 @@ void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *s
 	*st = s->stats;
 }
 
-/* Whether module is a regular file addr2line may read, and its bias: addr2line wants file
- * addresses, which for a PIE or a shared object are the offsets from the load base, and for a
- * fixed-address executable (ET_EXEC) the offsets plus its first loadable segment's address.
- * stat() first and O_NONBLOCK: a FIFO or a device named as a module is never opened. Nor is
- * one that the module names as its separate debug file, which addr2line would open blocking
- * (debuglink.h): such a module is not given to addr2line. */
 /* The debug file of the module open as fd (a regular file) under dir, by its build ID: when the
  * module has no DWARF of its own and the file is a regular file with the same build ID and
  * DWARF, true with its path in out and its function symbols (a stripped module has its
@@ -196,6 +190,13 @@ static bool find_debug_file(const char *dir, int fd, char *out, size_t size, str
 	return ok;
 }
 
+/* Whether module is a regular file addr2line may read, and its bias: addr2line wants file
+ * addresses, which for a PIE or a shared object are the offsets from the load base, and for a
+ * fixed-address executable (ET_EXEC) the offsets plus its first loadable segment's address.
+ * stat() first and O_NONBLOCK: a FIFO or a device named as a module is never opened. Nor is
+ * one that the module names as its separate debug file, which addr2line would open blocking
+ * (debuglink.h): such a module is not given to addr2line. *syms gets its function symbols
+ * (NULL: none read), *debug_path its debug file under cfg.debug_dir (NULL: none there). */
 static bool inspect(const struct symbolizer *s, const char *path, uint64_t *bias,
 		    struct elfsyms **syms, char **debug_path)
 {
