@@ -12,6 +12,10 @@
 #include "report-merge.h"
 #include "utf8.h"
 
+/* The widths of the "function at location" columns of the culprit and late-instance tables, and
+ * the most the site table's location column grows to: a longer name is elided (elide). */
+enum { CULPRIT_WIDTH = 36, LATE_WIDTH = 30, SITE_LOCATION_MAX = 80 };
+
 /* s for a terminal: each byte that is a control character (an escape sequence in a host or
  * function name would drive the terminal), a C1 control or not UTF-8 becomes '?'. At most
  * size - 1 bytes, never a sequence cut in two. Returns buf. */
@@ -57,9 +61,88 @@ static void write_job_text(FILE *f, const struct nt_log *log)
 	}
 }
 
+/* The characters of the printable string s (its UTF-8 sequences counted once). */
+static size_t chars(const char *s)
+{
+	size_t n = 0;
+	for (size_t len; *s; s += len ? len : 1, n++)
+		len = nt_utf8_length(s);
+	return n;
+}
+
+/* in with the contents of each outermost open ... close pair put as "...": "f<int, T<x> >"
+ * becomes "f<...>". "(anonymous namespace)" stays. false, out undefined, when the brackets do
+ * not pair (an operator<, operator>> or a name cut short): the name is then left whole. */
+static bool collapse(const char *in, char open, char close, char *out, size_t size)
+{
+	static const char anon[] = "(anonymous namespace)";
+	size_t n = 0;
+	int depth = 0;
+	for (const char *p = in; *p; p++) {
+		if (depth == 0 && open == '(' && !strncmp(p, anon, sizeof anon - 1)) {
+			if (n + sizeof anon >= size)
+				return false;
+			memcpy(out + n, anon, sizeof anon - 1);
+			n += sizeof anon - 1;
+			p += sizeof anon - 2;
+			continue;
+		}
+		if (*p == open && depth++ == 0) {
+			if (n + 4 >= size)
+				return false;
+			memcpy(out + n, (char[]){ open, '.', '.', '.' }, 4);
+			n += 4;
+			continue;
+		}
+		if (*p == close && --depth < 0)
+			return false;
+		if (depth == 0) {
+			if (n + 1 >= size)
+				return false;
+			out[n++] = *p;
+		}
+	}
+	out[n] = '\0';
+	return depth == 0;
+}
+
+/* s made printable in at most width characters. A longer one (a C++ function with its template
+ * arguments and parameters runs to hundreds: "bagel::SpinFreeMethod<std::complex<double> >::
+ * compute_residual(std::shared_ptr<...>, ...) const+0x1a") first loses its template arguments,
+ * then its parameters ("bagel::SpinFreeMethod<...>::compute_residual(...) const+0x1a"); what is
+ * still too long keeps its start and its end, which holds what tells two sites apart (":123",
+ * "+0x1a"), around "...". The JSON and HTML reports keep the whole name. Returns buf, which
+ * holds at least width + 1 bytes. */
+static const char *elide(const char *s, char *buf, size_t size, size_t width)
+{
+	char whole[1024], shorter[1024];
+	printable(s, whole, sizeof whole);
+	if (chars(whole) > width && collapse(whole, '<', '>', shorter, sizeof shorter)) {
+		snprintf(whole, sizeof whole, "%s", shorter);
+		if (chars(whole) > width && collapse(whole, '(', ')', shorter, sizeof shorter))
+			snprintf(whole, sizeof whole, "%s", shorter);
+	}
+	size_t n = strlen(whole);
+	if (chars(whole) <= width || width < 8) {
+		snprintf(buf, size, "%.*s", (int)width, whole); /* width < 8: cut */
+		return buf;
+	}
+	/* Characters, not bytes: cut at sequence boundaries, the tail a little longer. */
+	size_t head = (width - 3) / 2, tail = width - 3 - head, h = 0, t = n;
+	for (size_t k = 0; k < head; k++)
+		h += nt_utf8_length(whole + h) ? nt_utf8_length(whole + h) : 1;
+	for (size_t k = 0; k < tail && t > h; k++) {
+		do
+			t--;
+		while (t > h && ((unsigned char)whole[t] & 0xc0) == 0x80);
+	}
+	snprintf(buf, size, "%.*s...%s", (int)h, whole, whole + t);
+	return buf;
+}
+
 static void culprit_row(FILE *f, const char *who, const struct nt_culprit *c)
 {
-	fprintf(f, "%-36s %10.3f %8llu", who, (double)c->delay_ns / 1e6,
+	fprintf(f, "%-*s %10.3f %8llu", CULPRIT_WIDTH, who, (double)c->delay_ns / 1e6,
 		(unsigned long long)c->instances);
 	for (int k = 0; k < NT_CAUSE_COUNT; k++)
 		fprintf(f, " %5.1f", c->delay_ns ? 100.0 * (double)c->causes.ns[k] /
@@ -77,7 +160,7 @@ static void cause_columns(FILE *f)
 
 static void culprit_header(FILE *f, const char *what)
 {
-	fprintf(f, "%-36s %10s %8s", what, "delay ms", "late");
+	fprintf(f, "%-*s %10s %8s", CULPRIT_WIDTH, what, "delay ms", "late");
 	cause_columns(f);
 }
 
@@ -166,9 +249,10 @@ static void write_culprits_text(FILE *f, const struct nt_report *rep)
 	culprit_header(f, "function at location");
 	for (size_t i = 0; i < a->nsites && i < 10; i++) {
 		const struct nt_report_site *s = nt_report_merged_site(rep, a->sites[i].site);
-		char who[96], fn[21], loc[61];
-		snprintf(who, sizeof who, "%s %s", printable(a->sites[i].site->function, fn, sizeof fn),
-			 printable(s ? s->location : "?", loc, sizeof loc));
+		char who[4 * CULPRIT_WIDTH], fn[21], loc[4 * CULPRIT_WIDTH];
+		printable(a->sites[i].site->function, fn, sizeof fn);
+		snprintf(who, sizeof who, "%s %s", fn,
+			 elide(s ? s->location : "?", loc, sizeof loc, CULPRIT_WIDTH - 1 - strlen(fn)));
 		culprit_row(f, who, &a->sites[i]);
 	}
 }
@@ -183,23 +267,23 @@ int nt_report_write_late(FILE *f, const struct nt_report *rep, size_t n)
 	if (!n)
 		return 0;
 	fprintf(f, "\nThe %zu latest instances (causes in %% of the delay)\n", n);
-	fprintf(f, "%10s %-22s %-30s %5s %9s", "at ms", "comm:seq", "function at location", "last",
-		"delay us");
+	fprintf(f, "%10s %-22s %-*s %5s %9s", "at ms", "comm:seq", LATE_WIDTH, "function at location",
+		"last", "delay us");
 	cause_columns(f);
 	for (size_t i = 0; i < n; i++) {
 		const struct nt_late *l = &a->late[i];
 		const struct nt_report_site *s = nt_report_merged_site(rep, l->site);
-		char inst[48], where[96], fn[15], loc[41];
+		char inst[48], where[4 * LATE_WIDTH], fn[15], loc[4 * LATE_WIDTH];
 		if (l->comm_id == 0)
 			snprintf(inst, sizeof inst, "world:%llu", (unsigned long long)l->seq);
 		else
 			snprintf(inst, sizeof inst, "%llx:%llu", (unsigned long long)l->comm_id,
 				 (unsigned long long)l->seq);
-		snprintf(where, sizeof where, "%s %s",
-			 printable(l->site ? l->site->function : "?", fn, sizeof fn),
-			 printable(s ? s->location : "?", loc, sizeof loc));
-		fprintf(f, "%10.3f %-22s %-30s %5u %9.1f", (double)l->start_ns / 1e6, inst, where,
-			l->rank, (double)l->delay_ns / 1e3);
+		printable(l->site ? l->site->function : "?", fn, sizeof fn);
+		snprintf(where, sizeof where, "%s %s", fn,
+			 elide(s ? s->location : "?", loc, sizeof loc, LATE_WIDTH - 1 - strlen(fn)));
+		fprintf(f, "%10.3f %-22s %-*s %5u %9.1f", (double)l->start_ns / 1e6, inst,
+			LATE_WIDTH, where, l->rank, (double)l->delay_ns / 1e3);
 		for (int k = 0; k < NT_CAUSE_COUNT; k++)
 			fprintf(f, " %5.1f", l->delay_ns ? 100.0 * (double)l->causes.ns[k] /
 								 (double)l->delay_ns : 0.0);
@@ -344,21 +428,25 @@ int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_p
 	}
 	size_t n = top && top < rep->nsites ? top : rep->nsites;
 	fprintf(f, "\nCall sites by MPI time (cov: spread of the per-rank time across ranks)\n");
-	/* The location column fits its longest entry (a Python site adds its call), up to 80. */
+	/* The location column fits its longest entry (a Python site adds its call), up to
+	 * SITE_LOCATION_MAX characters; a longer one is elided in its middle. */
 	int loc_w = 36;
 	for (size_t i = 0; i < n; i++) {
 		const struct nt_report_site *s = &rep->sites[i];
 		char loc[sizeof s->location + sizeof s->python_call + 1];
-		int len = (int)strlen(site_location(s, loc, sizeof loc));
-		loc_w = len > loc_w ? (len < 80 ? len : 80) : loc_w;
+		int len = (int)chars(site_location(s, loc, sizeof loc));
+		loc_w = len > loc_w ? (len < SITE_LOCATION_MAX ? len : SITE_LOCATION_MAX) : loc_w;
 	}
 	fprintf(f, "%-24s %-*s %12s %12s %12s %12s %6s %12s\n", "function", loc_w, "location",
 		"calls", "total ms", "max/rank ms", "max call us", "cov", "bytes/call");
 	for (size_t i = 0; i < n; i++) {
 		const struct nt_report_site *s = &rep->sites[i];
 		char fn[256], loc[sizeof s->location + sizeof s->python_call + 1];
-		fprintf(f, "%-24s %-*s %12llu %12.3f %12.3f %12.1f %6.3f %12.0f\n",
-			printable(s->function, fn, sizeof fn), loc_w, site_location(s, loc, sizeof loc),
+		char shown[4 * SITE_LOCATION_MAX];
+		elide(site_location(s, loc, sizeof loc), shown, sizeof shown, (size_t)loc_w);
+		fprintf(f, "%-24s %s%*s %12llu %12.3f %12.3f %12.1f %6.3f %12.0f\n",
+			printable(s->function, fn, sizeof fn), shown,
+			loc_w - (int)chars(shown), "",
 			(unsigned long long)s->calls, (double)s->time_ns_total / 1e6,
 			(double)s->time_ns_max_rank / 1e6, (double)s->time_ns_max / 1e3, s->cov,
 			s->calls ? (double)s->bytes / (double)s->calls : 0.0);

@@ -23,7 +23,7 @@
 
 static const char usage[] =
 	"Usage: noisetool report LOG [--json FILE] [--html FILE] [--perfetto FILE] [--csv DIR]\n"
-	"                        [--top N] [--late N] [--no-symbols]\n"
+	"                        [--top N] [--late N] [--no-symbols] [--debug-dir DIR]\n"
 	"       noisetool report A B [--json FILE] [--html FILE] [--csv DIR] ...\n"
 	"       noisetool report LOG... --each [--json FILE] ...\n"
 	"\n"
@@ -34,8 +34,11 @@ static const char usage[] =
 	"spread across ranks; then the late arrivals: which ranks made collectives late and why\n"
 	"(preemption, blocked, page faults, extra work, injected noise, unexplained;\n"
 	"doc/attribution.md). Call sites are named file.c:line when the program has debug\n"
-	"information, else function or module+offset: one addr2line (binutils) per module,\n"
-	"reading the module file named in the log (doc/noisetool.md, \"noisetool report\").\n"
+	"information (its own, or a separate debug file), else function+0xoffset in the function\n"
+	"that contains them, else module+0xoffset (in a stripped program the nearest exported\n"
+	"symbol before a site is not taken for its function): one addr2line (binutils) per\n"
+	"module, reading the module file named in the log (doc/noisetool.md, \"noisetool\n"
+	"report\").\n"
 	"\n"
 	"Two logs A B (two runs of one program: before, after) are compared: per call site and per\n"
 	"rank what changed (time, calls, spread, culprits), each change against the runs' own\n"
@@ -61,6 +64,9 @@ static const char usage[] =
 	"  --top N          print the N largest call sites (default 20, 0 = all)\n"
 	"  --late N         print the N latest collective instances (default 10, 0 = none)\n"
 	"  --no-symbols     do not run addr2line: every call site is named module+offset\n"
+	"  --debug-dir DIR  also look for a module's debug file by its build ID in\n"
+	"                   DIR/.build-id/xx/rest.debug (as /usr/lib/debug, where addr2line\n"
+	"                   looks by itself: -dbgsym packages unpacked elsewhere)\n"
 	"  -h, --help       this text\n"
 	"\n"
 	"Every output is checked before any log is read; a FILE is never one of the logs; '-' is\n"
@@ -78,6 +84,7 @@ struct report_opts {
 	const char *html_path;     /* NULL: no page */
 	const char *perfetto_path; /* NULL: no timeline */
 	const char *csv_dir;       /* NULL: no CSV */
+	const char *debug_dir;     /* --debug-dir: NULL, none beside addr2line's own */
 	size_t top, late;
 	bool symbols, each;
 };
@@ -118,7 +125,8 @@ static int read_job(const char *path, struct nt_log *log, char *err, size_t errs
 static struct symbolizer *open_symbols(const struct report_opts *o)
 {
 	struct symbolizer *sym = NULL;
-	if (o->symbols && symbolizer_open(&sym, &(struct symbolizer_config){ .who = o->cmd }) != 0)
+	if (o->symbols && symbolizer_open(&sym, &(struct symbolizer_config){
+				      .who = o->cmd, .debug_dir = o->debug_dir }) != 0)
 		fprintf(stderr, "%s: out of memory for symbols; call sites are named module+offset\n",
 			o->cmd);
 	return sym;
@@ -543,7 +551,8 @@ int cmd_report(int argc, char **argv)
 		} else if (argv[i][1] == '-' && strchr(argv[i], '=') == NULL &&
 			   (!strcmp(argv[i], "--json") || !strcmp(argv[i], "--top") ||
 			    !strcmp(argv[i], "--late") || !strcmp(argv[i], "--html") ||
-			    !strcmp(argv[i], "--perfetto") || !strcmp(argv[i], "--csv")) &&
+			    !strcmp(argv[i], "--perfetto") || !strcmp(argv[i], "--csv") ||
+			    !strcmp(argv[i], "--debug-dir")) &&
 			   i + 1 < argc) {
 			i++; /* skip the option's value */
 		}
@@ -569,6 +578,8 @@ int cmd_report(int argc, char **argv)
 			o.top = (size_t)cli_u64(&c, 0, 1000000);
 		} else if (cli_is(&c, "--late")) {
 			o.late = (size_t)cli_u64(&c, 0, 1000000);
+		} else if (cli_is(&c, "--debug-dir")) {
+			o.debug_dir = cli_value(&c);
 		} else if (cli_is(&c, "--no-symbols")) {
 			cli_flag(&c);
 			o.symbols = false;
@@ -578,6 +589,10 @@ int cmd_report(int argc, char **argv)
 	}
 	if (!nlogs)
 		cli_usage_error(&c, "no log given");
+	/* A mistyped directory would only leave sites unnamed, without a word. */
+	struct stat dst;
+	if (o.debug_dir && (stat(o.debug_dir, &dst) != 0 || !S_ISDIR(dst.st_mode)))
+		cli_usage_error(&c, "--debug-dir '%s' is not a directory", o.debug_dir);
 	bool compare = nlogs == 2 && !o.each;
 	if (nlogs > 1 && !compare && (o.html_path || o.perfetto_path || o.csv_dir))
 		cli_usage_error(&c, "--html, --perfetto and --csv take one log (or two to compare)");

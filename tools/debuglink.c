@@ -15,7 +15,7 @@
 
 enum {
 	MAX_NAME_BYTES = 4096, /* of a section name table, a link, a note */
-	MAX_BUILD_ID = 64,
+	MAX_BUILD_ID = DEBUGLINK_MAX_BUILD_ID,
 };
 
 /* What a module names. */
@@ -24,6 +24,7 @@ struct links {
 	char altlink[MAX_NAME_BYTES];    /* .gnu_debugaltlink's path, "" for none */
 	unsigned char build_id[MAX_BUILD_ID], alt_build_id[MAX_BUILD_ID];
 	size_t build_id_len, alt_build_id_len;
+	bool debug_info;                 /* a .debug_info section with contents */
 };
 
 static bool read_at(int fd, void *buf, size_t n, uint64_t off)
@@ -42,16 +43,25 @@ static bool safe(const char *a, const char *b, const char *c)
 	return stat(path, &st) != 0 || S_ISREG(st.st_mode);
 }
 
-/* The build-id path: DEBUGLINK_GLOBAL_DIR/.build-id/xx/rest.debug. */
-static bool safe_build_id(const unsigned char *id, size_t len)
+bool debuglink_build_id_path(const char *dir, const unsigned char *id, size_t len, char *out,
+			     size_t size)
 {
-	if (len < 2)
-		return true;
+	if (len < 2 || len > MAX_BUILD_ID)
+		return false;
 	char hex[2 * MAX_BUILD_ID + 16];
 	size_t n = (size_t)snprintf(hex, sizeof hex, "/.build-id/%02x/", id[0]);
 	for (size_t i = 1; i < len; i++)
 		n += (size_t)snprintf(hex + n, sizeof hex - n, "%02x", id[i]);
-	return safe(DEBUGLINK_GLOBAL_DIR, hex, ".debug");
+	return (size_t)snprintf(out, size, "%s%s.debug", dir, hex) < size;
+}
+
+/* The build-id path: DEBUGLINK_GLOBAL_DIR/.build-id/xx/rest.debug. */
+static bool safe_build_id(const unsigned char *id, size_t len)
+{
+	char path[PATH_MAX];
+	if (!debuglink_build_id_path(DEBUGLINK_GLOBAL_DIR, id, len, path, sizeof path))
+		return true;
+	return safe(path, "", "");
 }
 
 /* A section's contents as a NUL-terminated string in out (false when it is larger or does not
@@ -113,6 +123,8 @@ static int read_links(int fd, struct links *out)
 		if (sh.sh_name >= names_len)
 			continue;
 		const char *name = names + sh.sh_name;
+		if (!strcmp(name, ".debug_info") && sh.sh_type != SHT_NOBITS && sh.sh_size)
+			out->debug_info = true;
 		if (!strcmp(name, ".gnu_debuglink") && section_bytes(fd, &sh, buf, sizeof buf, &len)) {
 			memcpy(out->debuglink, buf, strlen(buf) + 1);
 		} else if (!strcmp(name, ".gnu_debugaltlink") &&
@@ -179,4 +191,15 @@ bool debuglink_files_safe(int fd, const char *path)
 			ok = safe_in(dir, name) && (!canon_dir[0] || safe_in(canon_dir, name));
 	}
 	return ok;
+}
+
+int debuglink_build_id(int fd, unsigned char *id, bool *debug_info)
+{
+	struct links l;
+	*debug_info = false;
+	if (read_links(fd, &l) != 0)
+		return -1;
+	memcpy(id, l.build_id, l.build_id_len);
+	*debug_info = l.debug_info;
+	return (int)l.build_id_len;
 }

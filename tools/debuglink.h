@@ -5,6 +5,7 @@
 #define TOOLS_DEBUGLINK_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* The directory BFD looks in for separate debug files (Debian's binutils: --with-separate-
  * debug-dir). */
@@ -19,5 +20,20 @@
  * when one of them is anything else (a FIFO, a device, a directory, a socket), or when the
  * module is 64-bit ELF whose section headers cannot be read. */
 bool debuglink_files_safe(int fd, const char *path);
+
+/* Build IDs are at most this long (GNU ld writes 20 bytes, SHA-1). */
+#define DEBUGLINK_MAX_BUILD_ID 64
+
+/* What the 64-bit ELF file open as fd says of its debug information: its GNU build ID into id
+ * (DEBUGLINK_MAX_BUILD_ID bytes), and in *debug_info whether it holds DWARF of its own (a
+ * .debug_info section with contents). The build ID's length (0: none), or -1 when fd is not
+ * 64-bit ELF or its section headers cannot be read (pread alone, bounded as above). */
+int debuglink_build_id(int fd, unsigned char *id, bool *debug_info);
+
+/* The path of the debug file of build ID id under the debug directory dir, as Debian's -dbgsym
+ * packages install them: DIR/.build-id/xx/rest.debug (xx the first byte in hex, rest the
+ * others). false when len < 2 or it does not fit size. */
+bool debuglink_build_id_path(const char *dir, const unsigned char *id, size_t len, char *out,
+			     size_t size);
 
 #endif /* TOOLS_DEBUGLINK_H */

@@ -5,6 +5,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 
 #include "addr2line.h"
 #include "debuglink.h"
+#include "elfsyms.h"
 #include "symbolize.h"
 
 /* A module addr2line died on this many times is given up (a crash on one address costs that
@@ -26,7 +28,9 @@
 
 struct module {
 	char *path;
+	char *debug_path; /* its debug file under cfg.debug_dir, given to addr2line; NULL: path */
 	uint64_t bias;  /* added to an offset: addr2line's file address */
+	struct elfsyms *syms; /* its function symbols; NULL: none read (not ELF, or no memory) */
 	bool given_up;  /* not a regular file, refused by addr2line, dying or too slow */
 	int slot;       /* its coprocess in slots[], or -1 */
 	unsigned deaths;
@@ -136,8 +140,11 @@ void symbolizer_close(struct symbolizer *s)
 			stop_slot(s, &s->slots[i], 0, NULL);
 	for (size_t i = 0; i < s->answers_cap; i++)
 		free(s->answers[i].text);
-	for (size_t i = 0; i < s->nmodules; i++)
+	for (size_t i = 0; i < s->nmodules; i++) {
 		free(s->modules[i].path);
+		free(s->modules[i].debug_path);
+		elfsyms_free(s->modules[i].syms);
+	}
 	free(s->answers);
 	free(s->module_index);
 	free(s->modules);
@@ -150,15 +157,52 @@ void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *s
 	*st = s->stats;
 }
 
+/* The debug file of the module open as fd (a regular file) under dir, by its build ID: when the
+ * module has no DWARF of its own and the file is a regular file with the same build ID and
+ * DWARF, true with its path in out and its function symbols (a stripped module has its
+ * exported ones alone; the debug file keeps .symtab) put in *syms. */
+static bool find_debug_file(const char *dir, int fd, char *out, size_t size, struct elfsyms **syms)
+{
+	unsigned char id[DEBUGLINK_MAX_BUILD_ID], dbg_id[DEBUGLINK_MAX_BUILD_ID];
+	bool dwarf;
+	int len = debuglink_build_id(fd, id, &dwarf);
+	if (len < 2 || dwarf || !debuglink_build_id_path(dir, id, (size_t)len, out, size))
+		return false;
+	struct stat st;
+	if (stat(out, &st) != 0 || !S_ISREG(st.st_mode))
+		return false;
+	int dfd = open(out, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (dfd < 0)
+		return false;
+	bool ok = fstat(dfd, &st) == 0 && S_ISREG(st.st_mode) &&
+		  debuglink_build_id(dfd, dbg_id, &dwarf) == len && dwarf &&
+		  !memcmp(id, dbg_id, (size_t)len) && debuglink_files_safe(dfd, out);
+	struct elfsyms *full;
+	if (ok && elfsyms_load(dfd, &full) == 0) {
+		if (elfsyms_count(full) > elfsyms_count(*syms)) {
+			elfsyms_free(*syms);
+			*syms = full;
+		} else {
+			elfsyms_free(full);
+		}
+	}
+	close(dfd);
+	return ok;
+}
+
 /* Whether module is a regular file addr2line may read, and its bias: addr2line wants file
  * addresses, which for a PIE or a shared object are the offsets from the load base, and for a
  * fixed-address executable (ET_EXEC) the offsets plus its first loadable segment's address.
  * stat() first and O_NONBLOCK: a FIFO or a device named as a module is never opened. Nor is
  * one that the module names as its separate debug file, which addr2line would open blocking
- * (debuglink.h): such a module is not given to addr2line. */
-static bool inspect(const char *path, uint64_t *bias)
+ * (debuglink.h): such a module is not given to addr2line. *syms gets its function symbols
+ * (NULL: none read), *debug_path its debug file under cfg.debug_dir (NULL: none there). */
+static bool inspect(const struct symbolizer *s, const char *path, uint64_t *bias,
+		    struct elfsyms **syms, char **debug_path)
 {
 	*bias = 0;
+	*syms = NULL;
+	*debug_path = NULL;
 	struct stat st;
 	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
 		return false;
@@ -182,6 +226,12 @@ static bool inspect(const char *path, uint64_t *bias)
 			}
 		}
 	}
+	/* Its function symbols, to check addr2line's function names (format_answer). */
+	if (ok && elfsyms_load(fd, syms) != 0)
+		*syms = NULL;
+	char dbg[PATH_MAX];
+	if (ok && s->cfg.debug_dir && find_debug_file(s->cfg.debug_dir, fd, dbg, sizeof dbg, syms))
+		*debug_path = strdup(dbg); /* NULL (no memory): the module itself, as before */
 	close(fd);
 	return ok;
 }
@@ -226,11 +276,13 @@ static long module_get(struct symbolizer *s, const char *path)
 	*m = (struct module){ .path = strdup(path), .slot = -1 };
 	if (!m->path)
 		return -ENOMEM;
-	m->given_up = !inspect(path, &m->bias);
+	m->given_up = !inspect(s, path, &m->bias, &m->syms, &m->debug_path);
 	s->nmodules++;
 	if (2 * s->nmodules > s->index_cap) {
 		if (grow_module_index(s) != 0) {
 			free(m->path);
+			free(m->debug_path);
+			elfsyms_free(m->syms);
 			s->nmodules--;
 			return -ENOMEM;
 		}
@@ -293,7 +345,8 @@ static struct slot *slot_for(struct symbolizer *s, uint32_t m)
 	}
 	if (sl->live)
 		stop_slot(s, sl, 0, NULL);
-	int rc = addr2line_start(&sl->proc, s->cfg.program, mod->path);
+	int rc = addr2line_start(&sl->proc, s->cfg.program,
+				 mod->debug_path ? mod->debug_path : mod->path);
 	if (rc) {
 		warn_once(s, "cannot run %s (binutils): %s", s->cfg.program, strerror(-rc));
 		s->no_program = true;
@@ -359,9 +412,16 @@ static int ask(struct symbolizer *s, uint32_t m, uint64_t addr, char *fn, size_t
 	return -1;
 }
 
-/* The name from addr2line's two lines: the file's base name and line without its
- * discriminator, else the function. 0, or -1 when neither is known. */
-static int format_answer(char *fn, char *loc, char *out, size_t size)
+/* The name from addr2line's two lines for the file address addr of a module with the function
+ * symbols syms: the file's base name and line without its discriminator, else the function and
+ * the offset of addr in it ("fn+0x1a"), but only when addr lies inside it. addr2line -f names
+ * the nearest symbol before the address however far away; in a stripped program (.dynsym
+ * alone) that is an exported function that does not contain it (BAGEL, Debian:
+ * std::ctype<char>::do_narrow, 3 bytes long, for an address 140 KB past it), so a function name
+ * is taken only when syms has the symbol and addr is inside it. 0, or -1 when neither is
+ * known. */
+static int format_answer(char *fn, char *loc, const struct elfsyms *syms, uint64_t addr,
+			 char *out, size_t size)
 {
 	char *disc = strstr(loc, " (discriminator");
 	if (disc)
@@ -371,11 +431,37 @@ static int format_answer(char *fn, char *loc, char *out, size_t size)
 		snprintf(out, size, "%s", base);
 		return 0;
 	}
-	if (fn[0] && strcmp(fn, "??") != 0) {
-		snprintf(out, size, "%s", fn);
+	uint64_t start;
+	if (fn[0] && strcmp(fn, "??") != 0 && elfsyms_contains(syms, addr, &start)) {
+		/* With the call's offset in it, as perf and gdb write it: two sites of one function
+		 * without line information stay two names. */
+		snprintf(out, size, "%s+0x%llx", fn, (unsigned long long)(addr - start));
 		return 0;
 	}
 	return -1;
+}
+
+/* Bytes of a name's end kept when it is cut ("...const+0x1a", "...long_file_name.c:1234"). */
+#define KEPT_END 24
+
+/* name into out: whole when it fits, else its start and its last KEPT_END bytes around "...":
+ * the report's names are 255 bytes, C++ functions run longer, and their end (the offset in the
+ * function) is what tells two sites apart. */
+static void copy_name(char *out, size_t size, const char *name)
+{
+	size_t len = strlen(name);
+	if (len < size || size <= KEPT_END + 4) {
+		snprintf(out, size, "%s", name);
+		return;
+	}
+	size_t head = size - 1 - 3 - KEPT_END, tail = len - KEPT_END;
+	while (head > 0 && ((unsigned char)name[head] & 0xc0) == 0x80)
+		head--; /* neither cut inside a UTF-8 sequence */
+	while (tail < len && ((unsigned char)name[tail] & 0xc0) == 0x80)
+		tail++;
+	memcpy(out, name, head);
+	memcpy(out + head, "...", 3);
+	memcpy(out + head + 3, name + tail, len - tail + 1);
 }
 
 static int lookup(struct symbolizer *s, const char *module, uint64_t offset, char *out,
@@ -391,19 +477,20 @@ static int lookup(struct symbolizer *s, const char *module, uint64_t offset, cha
 			s->stats.cached++;
 			if (!a->text)
 				return -1;
-			snprintf(out, size, "%s", a->text);
+			copy_name(out, size, a->text);
 			return 0;
 		}
 	}
 	if (s->modules[m].given_up || s->no_program)
 		return -1;
-	char fn[512], loc[512], name[512];
-	int rc = ask(s, (uint32_t)m, offset + s->modules[m].bias, fn, sizeof fn, loc, sizeof loc);
+	char fn[512], loc[512], name[512 + 32]; /* fn and its offset */
+	uint64_t addr = offset + s->modules[m].bias;
+	int rc = ask(s, (uint32_t)m, addr, fn, sizeof fn, loc, sizeof loc);
 	if (rc == 0)
-		rc = format_answer(fn, loc, name, sizeof name);
+		rc = format_answer(fn, loc, s->modules[m].syms, addr, name, sizeof name);
 	answer_put(s, (uint32_t)m, offset, rc == 0 ? name : NULL);
 	if (rc == 0)
-		snprintf(out, size, "%s", name);
+		copy_name(out, size, name);
 	return rc;
 }
 

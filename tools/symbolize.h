@@ -1,5 +1,6 @@
-/* Symbolization of (module, offset) to "file.c:line" or "function" with addr2line (binutils),
- * run after the job, never inside it: one long-lived addr2line per module, answers cached. */
+/* Symbolization of (module, offset) to "file.c:line" or "function+0xoffset" with addr2line
+ * (binutils), run after the job, never inside it: one long-lived addr2line per module, answers
+ * cached; a function only when the address lies inside its symbol (elfsyms.h). */
 #ifndef TOOLS_SYMBOLIZE_H
 #define TOOLS_SYMBOLIZE_H
 
@@ -23,6 +24,10 @@ struct symbolizer_config {
 	unsigned max_procs;   /* 0: SYMBOLIZE_MAX_PROCS */
 	int timeout_ms;       /* 0: SYMBOLIZE_TIMEOUT_MS */
 	FILE *warn;           /* NULL: stderr */
+	/* A debug directory laid out as /usr/lib/debug (DIR/.build-id/xx/rest.debug), looked in
+	 * for the debug file of a module without DWARF of its own; NULL: only where addr2line
+	 * looks by itself (.gnu_debuglink, /usr/lib/debug). */
+	const char *debug_dir;
 };
 
 struct symbolizer_stats {
@@ -47,9 +52,11 @@ void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *s
 
 /* nt_symbolize_fn for nt_report_build. ctx: a struct symbolizer, or NULL for a one-off
  * symbolizer for this call alone (one addr2line process per call: slow). Returns 0 and the name
- * in out when addr2line found one, else -1 and out untouched: no module, a module that is not
- * a regular file addr2line reads, addr2line missing (one warning), dying or not answering in
- * time (one warning; its module is given up). Never opens a FIFO or device, never blocks past
+ * in out when addr2line found one: file.c:line, else function+0xoffset when the address lies
+ * inside that function's symbol (a name longer than size keeps its start and its last 24 bytes
+ * around "..."). Else -1 and out untouched: an address in no function symbol, no module, a
+ * module that is not a regular file addr2line reads, addr2line missing (one warning), dying or
+ * not answering in time (one warning; its module is given up). Never opens a FIFO or device, never blocks past
  * the timeout. */
 int symbolize_addr2line(void *ctx, const char *module, uint64_t offset, char *out, size_t size);
 

@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include <noisetool/report.h>
 
@@ -36,5 +38,76 @@ TEST_CASE("report: a log's strings never reach the terminal as control character
 	CHECK(t.find("MPI_?[2JBarrier") != std::string::npos);
 	CHECK(t.find("file.c?[1m:12?") != std::string::npos);
 	CHECK(t.find('\x9b') == std::string::npos);
+	nt_report_free(&rep);
+}
+
+// Each line of the table under the line starting with title, up to the first empty line.
+static std::vector<std::string> table(const std::string &t, const std::string &title)
+{
+	std::vector<std::string> rows;
+	size_t at = t.find("\n" + title);
+	REQUIRE(at != std::string::npos);
+	at = t.find('\n', at + 1) + 1;
+	while (at < t.size() && t[at] != '\n') {
+		size_t end = t.find('\n', at);
+		rows.push_back(t.substr(at, end - at));
+		at = end + 1;
+	}
+	return rows;
+}
+
+TEST_CASE("report: long C++ names are elided in their middle, the tables keep their columns",
+	  "[report]")
+{
+	mem_log m(2);
+	for (uint32_t r = 0; r < 2; r++) {
+		m.site(r, "MPI_Allreduce", "/bin/app", 0x20).total_ns = 100;
+		m.site(r, "MPI_Allreduce", "/bin/app", 0x90).total_ns = 90;
+	}
+	for (uint64_t k = 1; k <= 4; k++) {
+		m.record(0, k, k * 10000000, (uint32_t)(k % 2));
+		m.record(1, k, k * 10000000 + 5000000, (uint32_t)(k % 2));
+	}
+	// Two sites of one long C++ function without line information, told apart by the offset
+	// at the end of their names.
+	auto sym = [](void *, const char *, uint64_t offset, char *out, size_t size) {
+		std::snprintf(out, size,
+			      "bagel::SpinFreeMethod<std::complex<double> >::compute_residual(std::"
+			      "shared_ptr<bagel::MultiTensor_<std::complex<double> > >, std::"
+			      "shared_ptr<bagel::MultiTensor_<std::complex<double> > > const&) const"
+			      "+0x%llx",
+			      (unsigned long long)offset);
+		return 0;
+	};
+	nt_report rep;
+	REQUIRE(nt_report_build(m.get(), sym, nullptr, &rep) == 0);
+	CHECK(strlen(rep.sites[0].location) > 200); // the report itself (JSON, HTML) keeps it whole
+	std::string t = text_of(rep);
+	for (const char *title : { "Call sites by MPI time", "Culprits by call site",
+				   "The 4 latest instances" }) {
+		INFO(title);
+		std::vector<std::string> rows = table(t, title);
+		REQUIRE(rows.size() >= 3); // the head and both sites
+		for (const std::string &row : rows) {
+			INFO(row);
+			CHECK(row.size() == rows[0].size()); // every column where the head has it
+		}
+		bool a = false, b = false;
+		for (const std::string &row : rows) {
+			a = a || row.find("+0x20 ") != std::string::npos;
+			b = b || row.find("+0x90 ") != std::string::npos;
+			if (row.find("+0x") != std::string::npos) {
+				CHECK(row.find("bagel") != std::string::npos);
+				CHECK(row.find("...") != std::string::npos);
+			}
+			// Where it fits, the name without its template arguments and parameters.
+			if (row.find("+0x") != std::string::npos &&
+			    std::string(title) == "Call sites by MPI time")
+				CHECK(row.find("bagel::SpinFreeMethod<...>::compute_residual(...) const+0x") !=
+				      std::string::npos);
+		}
+		CHECK(a);
+		CHECK(b);
+	}
 	nt_report_free(&rep);
 }

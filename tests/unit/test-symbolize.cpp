@@ -377,6 +377,49 @@ TEST_CASE("symbolize: a module whose separate debug file is not a regular file")
 	}
 }
 
+TEST_CASE("symbolize: a function only for an address inside it, with the offset in it")
+{
+	scratch tmp;
+	const std::string exe = self_exe();
+	const uint64_t off = offset_of(sym_site_a);
+	symbolizer_config cfg = {};
+
+	SECTION("addr2line's function outside every symbol is not taken")
+	{
+		// addr2line without line information names the nearest symbol before any address;
+		// offset 0x10 is in the ELF header, inside no function.
+		std::string program = tmp.script(
+			"addr2line", "while read a; do echo sym_site_a; echo '??:0'; done");
+		cfg.program = program.c_str();
+		{
+			sym s(cfg);
+			CHECK(s.name(exe, 0x10) == "");
+			CHECK(s.name(exe, off + 1) == "sym_site_a+0x1");
+			CHECK(s.name(exe, off) == "sym_site_a+0x0");
+		}
+		CHECK(no_children());
+	}
+	SECTION("a name longer than the report's keeps its end, the offset")
+	{
+		std::string program = tmp.script(
+			"addr2line", ("while read a; do echo 'ns::f<" + std::string(400, 'x') +
+				      ">(int) const'; echo '??:0'; done").c_str());
+		cfg.program = program.c_str();
+		{
+			sym s(cfg);
+			for (int pass = 0; pass < 2; pass++) { // the second from the cache
+				std::string n = s.name(exe, off + 2);
+				INFO(n);
+				CHECK(n.size() == 255);
+				CHECK(n.compare(0, 8, "ns::f<xx") == 0);
+				REQUIRE(n.size() > 30);
+				CHECK(n.substr(n.size() - 27) == "...xxxxxxxx>(int) const+0x2");
+			}
+		}
+		CHECK(no_children());
+	}
+}
+
 TEST_CASE("symbolize: addr2line missing, dying or hanging")
 {
 	scratch tmp;
