@@ -27,6 +27,16 @@ nt_skip() {
 	exit $NT_SKIP
 }
 
+# nt_launch SECONDS RUN ARGS...: mpiexec ARGS under timeout (a hang is a failure: rc 124) into
+# $tmp/RUN.out, RUN.err and RUN.rc; stdin from /dev/null: mpiexec forwards its stdin to rank 0
+# and would eat a caller's here-document. Needs $tmp (nt_tmpdir).
+nt_launch() {
+	local limit=$1 run=$2
+	shift 2
+	timeout -k 10 "$limit" mpiexec "$@" </dev/null >"$tmp/$run.out" 2>"$tmp/$run.err"
+	echo $? >"$tmp/$run.rc"
+}
+
 # nt_tmpdir: a scratch directory in $tmp, removed at exit.
 nt_tmpdir() {
 	tmp=$(mktemp -d) || exit 1

@@ -17,12 +17,7 @@ N=1500
 fail=0
 
 # launch RUN ARGS...: a 2-rank job into $tmp/RUN.out, .err and .rc (a hang is a failure).
-launch() {
-	local run=$1
-	shift
-	timeout -k 10 240 mpiexec -n 2 $(nt_bind 2) "$@" </dev/null >"$tmp/$run.out" 2>"$tmp/$run.err"
-	echo $? >"$tmp/$run.rc"
-}
+launch() { nt_launch 240 "$1" -n 2 $(nt_bind 2) "${@:2}"; }
 
 launch plain "$PROG" $N
 if [ "$(cat "$tmp/plain.rc")" -ne 0 ]; then

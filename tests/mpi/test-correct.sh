@@ -40,14 +40,8 @@ else
 	MIXED=$(prog_of nb-order)
 fi
 
-# launch RUN ARGS...: mpiexec ARGS under timeout, into $tmp/RUN.out, RUN.err and RUN.rc (stdin
-# from /dev/null: mpiexec forwards its stdin to rank 0 and would eat a caller's here-document).
-launch() {
-	local run=$1
-	shift
-	timeout -k 10 "$LIMIT_S" mpiexec "$@" </dev/null >"$tmp/$run.out" 2>"$tmp/$run.err"
-	echo $? >"$tmp/$run.rc"
-}
+# launch RUN ARGS...: mpiexec ARGS under timeout (nt_launch).
+launch() { nt_launch "$LIMIT_S" "$@"; }
 
 rc_of() { cat "$tmp/$1.rc"; }
 

@@ -24,12 +24,7 @@ N=3000 M=10 K=10 L=10
 fail=0
 
 # launch RUN ARGS...: a 2-rank job into $tmp/RUN.out, .err and .rc (a hang is a failure).
-launch() {
-	local run=$1
-	shift
-	timeout -k 10 60 mpiexec -n 2 $(nt_bind 2) "$@" </dev/null >"$tmp/$run.out" 2>"$tmp/$run.err"
-	echo $? >"$tmp/$run.rc"
-}
+launch() { nt_launch 60 "$1" -n 2 $(nt_bind 2) "${@:2}"; }
 
 # check CASE A B WAIT: pcontrol CASE A B without the library and with it at NOISETOOL_WAIT=WAIT;
 # the checks of CASE on its report and timeline.

@@ -24,12 +24,7 @@ N=50
 fail=0
 
 # launch RUN ARGS...: a 2-rank job into $tmp/RUN.out, .err and .rc.
-launch() {
-	local run=$1
-	shift
-	timeout -k 10 60 mpiexec -n 2 $(nt_bind 2) "$@" </dev/null >"$tmp/$run.out" 2>"$tmp/$run.err"
-	echo $? >"$tmp/$run.rc"
-}
+launch() { nt_launch 60 "$1" -n 2 $(nt_bind 2) "${@:2}"; }
 
 # check NAME WANT CMD...: CMD without the library, then preloaded in every wait mode; WANT is
 # a JSON object of the calls each rank makes, by function (refused calls included: each is MPI
