@@ -374,7 +374,7 @@ int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 				least = &m[q];
 		out->crosscheck_agree += least == late;
 		struct nt_causes c;
-		uint64_t delay_ns = ns_from_double(delay);
+		uint64_t delay_ns = ns_from_double(delay), no_window = out->instances_no_window;
 		split(late->rec, med->rec, delay, &c, &out->instances_no_window);
 		out->total_delay_ns = add_sat(out->total_delay_ns, delay_ns);
 		const struct nt_log_rank *lr = &log->ranks[late->rank];
@@ -388,7 +388,8 @@ int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 			.site = late->rec->site < lr->nsites && lr->sites ? &lr->sites[late->rec->site]
 									  : NULL,
 			.start_ns = ns_from_double(med->arrival_ns), .delay_ns = delay_ns,
-			.causes = c, .host = lr->host ? lr->host : "" };
+			.causes = c, .host = lr->host ? lr->host : "",
+			.os_data = out->instances_no_window == no_window };
 	}
 	free(m);
 	free(busy);

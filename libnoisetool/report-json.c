@@ -165,6 +165,7 @@ static void write_json(struct nt_json *j, const struct nt_report *rep, const cha
 		for (int k = 0; k < NT_CAUSE_COUNT; k++)
 			nt_json_uint(j, nt_cause_key((enum nt_cause)k), l->causes.ns[k]);
 		nt_json_object_end(j);
+		nt_json_bool(j, "os_data", l->os_data);
 		nt_json_object_end(j);
 	}
 	nt_json_array_end(j);

@@ -80,10 +80,18 @@ def hog(rep, hogged):
     c = next((c for c in rep["culprits"] if c["rank"] == hogged), None)
     check(c is not None and c["delay_ns"] >= 1000000,
           f"rank {hogged}, beside a hog, imposed under 1 ms of delay")
-    if c is not None:
-        check(c["causes"]["preemption_ns"] >= 0.5 * c["delay_ns"],
-              f"rank {hogged}: preemption {c['causes']['preemption_ns']} ns of "
-              f"{c['delay_ns']} ns of delay")
+    # Judged on the instances the tool measured (os_data): one without a probe window is
+    # unexplained for want of data, which says how much the read budget let it see, not what
+    # the cause was (reads beside a hog are dear: the budget widens the grid of reads).
+    mine = [x for x in rep["late_instances"] if x["last_rank"] == hogged]
+    seen = [x for x in mine if x["os_data"]]
+    delay = sum(x["delay_ns"] for x in seen)
+    preempted = sum(x["causes"]["preemption_ns"] for x in seen)
+    print(f"rank {hogged}: {len(seen)} of its {len(mine)} late instances listed have OS data: "
+          f"preemption {preempted / 1e6:.1f} of their {delay / 1e6:.1f} ms")
+    check(len(seen) > 0, f"rank {hogged}: none of its late instances has OS data")
+    check(preempted >= 0.5 * delay,
+          f"rank {hogged}: preemption {preempted} ns of {delay} ns of delay measured")
     causes_add_up(rep)
 
 

@@ -6,6 +6,7 @@
 #ifndef NOISETOOL_ATTRIB_H
 #define NOISETOOL_ATTRIB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -85,6 +86,9 @@ struct nt_late {
 	uint64_t start_ns;              /* the median arrival, global time */
 	uint64_t delay_ns;
 	struct nt_causes causes;
+	bool os_data;                   /* the last arriver's record had a probe window; else its
+					 * whole delay is unexplained for want of OS data (counted in
+					 * instances_no_window) */
 };
 
 struct nt_attrib {
