@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <noisetool/clock.h>
 #include <noisetool/common.h>
 
 #include <mpi.h>
@@ -148,12 +149,13 @@ void nt_call_paused_end(const struct nt_call *c, unsigned fn, void *ret, MPI_Com
  * MPI time at its site and nothing more: no bytes (its count may be anything), no collective
  * instance is numbered (the next one
  * matches what MPI matches it with), no request tracked or registered (*nb_request and
- * *p_request may hold anything). Clears the reentry guard. Inline: out of line it cost ~8 ns
- * per call here, most of the budget. */
+ * *p_request may hold anything). A test call that found nothing (polled) is a poll at its site
+ * (nt_sites_add_poll). Clears the reentry guard. Inline: out of line it cost ~8 ns per call
+ * here, most of the budget. */
 static inline __attribute__((always_inline)) void
 nt_call_end(const struct nt_call *c, unsigned fn, void *ret, MPI_Comm comm,
 	    MPI_Request *nb_request, MPI_Request *p_request, uint64_t count, MPI_Datatype type,
-	    int rc)
+	    int rc, bool polled)
 {
 	if (NT_UNLIKELY(__atomic_load_n(&nt_paused_, __ATOMIC_RELAXED))) {
 		nt_call_paused_end(c, fn, ret, comm, nb_request, p_request, count, type, rc);
@@ -181,6 +183,9 @@ nt_call_end(const struct nt_call *c, unsigned fn, void *ret, MPI_Comm comm,
 			}
 		} else if (comm != MPI_COMM_NULL && rc == MPI_SUCCESS) {
 			nt_call_instance(t, s, comm, nb_request, c, d, phase, bytes);
+		} else if (polled) {
+			nt_sites_add_polled(s, d);
+			t->p2p_cyc += d;
 		} else {
 			nt_sites_add(s, d, rc == MPI_SUCCESS ? bytes : 0);
 			t->p2p_cyc += d;
@@ -211,9 +216,28 @@ static inline __attribute__((always_inline)) bool nt_fast_open(const struct nt_t
 	return NT_LIKELY(!(gate | (unsigned)t->depth));
 }
 
+/* The first counter read of a fast-path call, its entry. A collective's books, and a test
+ * call's (polls; poll_at: its flag or count; s: its site), need more registers after the real
+ * call than a point-to-point call's: what they need from before it waits in the thread's state
+ * (a store, and a load folded into its use), which saves pushes and pops (collective and polls
+ * are constants). */
+static inline __attribute__((always_inline)) uint64_t
+nt_fast_entry(struct nt_thread *t, struct nt_site *s, bool collective, bool polls,
+	      const int *poll_at)
+{
+	uint64_t t0 = nt_clock_raw_cyc();
+	if (collective || polls)
+		t->t0_cyc = t0;
+	if (polls) {
+		t->poll_at = poll_at;
+		t->poll_site = s;
+	}
+	return t0;
+}
+
 /* The site of a fast-path call of (fn, ret) in the thread's memo (fast: fn's place there) or its
  * cache, with, for a collective, the state of its communicator in the site's one-entry cache
- * (*csp), and for a call with a buffer (typed) its datatype's size in the site's: then the
+ * (s->comm, where its books find it again), and for a call with a buffer (typed) its datatype's size in the site's: then the
  * call's bytes join the site, and its count waits in the thread's state, where the end of a
  * refused call finds it to take them back (nt_fast_refused_end). NULL when a cache misses.
  * collective and typed are constants. A collective's site is in the thread's caches only once
@@ -221,11 +245,13 @@ static inline __attribute__((always_inline)) bool nt_fast_open(const struct nt_t
  * blocking collective instance returned before. */
 static inline __attribute__((always_inline)) struct nt_site *
 nt_fast_find(struct nt_thread *t, unsigned fast, bool collective, bool typed, unsigned fn,
-	     void *ret, MPI_Comm comm, uint64_t count, MPI_Datatype type, struct nt_comm **csp)
+	     void *ret, MPI_Comm comm, uint64_t count, MPI_Datatype type)
 {
 	struct nt_site *s;
 	if (NT_LIKELY(t->memo_rets[fast] == (uintptr_t)ret)) {
 		s = t->memo_sites[fast];
+		if (s == NULL) /* never: the memo holds a site with its return address */
+			__builtin_unreachable();
 	} else {
 		unsigned i = nt_thread_site_index(ret);
 		s = t->sites[i];
@@ -234,9 +260,7 @@ nt_fast_find(struct nt_thread *t, unsigned fast, bool collective, bool typed, un
 	}
 	if (NT_UNLIKELY(typed && type != s->type))
 		return NULL;
-	struct nt_comm *cs = collective ? s->comm : NULL;
-	*csp = cs;
-	if (NT_UNLIKELY(collective && cs->handle != comm))
+	if (NT_UNLIKELY(collective && s->comm->handle != comm))
 		return NULL;
 	if (typed) {
 		t->count = (int64_t)count;
@@ -256,11 +280,14 @@ int nt_fast_record_end(struct nt_site *s, struct nt_comm *cs, uint64_t seq, uint
 		       uint64_t t1, int rc);
 
 /* The books of a blocking collective that took the fast path, as nt_call_end keeps them: the
- * call's time at its site, the instance numbered, its interval (nt_call_interval). */
+ * call's time at its site, the instance numbered, its interval (nt_call_interval). Its entry
+ * and its communicator's state are read again from where they waited (nt_fast_entry,
+ * nt_fast_find). */
 static inline __attribute__((always_inline)) int
-nt_fast_coll_end(struct nt_thread *t, struct nt_site *s, struct nt_comm *cs, bool typed,
-		 uint64_t t0, uint64_t t1, int rc)
+nt_fast_coll_end(struct nt_thread *t, struct nt_site *s, bool typed, uint64_t t1, int rc)
 {
+	uint64_t t0 = t->t0_cyc;
+	struct nt_comm *cs = s->comm;
 	if (NT_UNLIKELY(rc != MPI_SUCCESS))
 		return nt_fast_refused_end(s, typed, t0, t1, rc);
 	uint64_t d = t1 - t0;
@@ -284,6 +311,26 @@ nt_fast_p2p_end(struct nt_thread *t, struct nt_site *s, bool typed, uint64_t t0,
 		return nt_fast_refused_end(s, typed, t0, t1, rc);
 	uint64_t d = t1 - t0;
 	nt_sites_add_one(s, d);
+	t->p2p_cyc += d;
+	t->last_exit_cyc = t1;
+	t->depth = 0;
+	return rc;
+}
+
+/* The books of a test call that took the fast path: a poll when MPI accepted the call and it
+ * found nothing (its flag or count, t->poll_at, is 0): its time at its site
+ * (nt_sites_add_poll) and in the thread's interval, a few instructions (issue 37: polling
+ * loops call millions of them); else those of any other call (nt_fast_p2p_end's), out of line,
+ * which leaves the poll's path fewer registers to save. */
+static inline __attribute__((always_inline)) int
+nt_fast_poll_end(struct nt_thread *t, uint64_t t1, int rc)
+{
+	uint64_t t0 = t->t0_cyc;
+	struct nt_site *s = t->poll_site;
+	if (NT_UNLIKELY(rc != MPI_SUCCESS || *t->poll_at != 0))
+		return nt_fast_refused_end(s, false, t0, t1, rc); /* out of line: the books above */
+	uint64_t d = t1 - t0;
+	nt_sites_add_poll(s, d);
 	t->p2p_cyc += d;
 	t->last_exit_cyc = t1;
 	t->depth = 0;

@@ -58,6 +58,8 @@ class Traits:
     done: str = ""
     # A blocking wait: the adaptive loop (mpiwait.h) that waits for it under NOISETOOL_WAIT.
     wait_loop: str = ""
+    # A test call, which may find nothing: a poll (polled) when its flag, else its count, is 0.
+    polls: bool = False
     # A start of persistent requests: how many it starts ("one", or "array" after their count).
     starts: str = ""
     # A communicator constructor with a tag, which the standard puts after every other int.
@@ -78,10 +80,10 @@ TRAITS = {
     "Waitall": Traits(completes="array", ints=(), done="all", wait_loop="nt_mpiwait_waitall"),
     "Waitany": Traits(completes="array", ints=("index",), done="index"),
     "Waitsome": Traits(completes="array", ints=("outcount", "indices"), done="some"),
-    "Test": Traits(completes="one", ints=("flag",), done="flag"),
-    "Testall": Traits(completes="array", ints=("flag",), done="flag"),
-    "Testany": Traits(completes="array", ints=("index", "flag"), done="index"),
-    "Testsome": Traits(completes="array", ints=("outcount", "indices"), done="some"),
+    "Test": Traits(completes="one", ints=("flag",), done="flag", polls=True),
+    "Testall": Traits(completes="array", ints=("flag",), done="flag", polls=True),
+    "Testany": Traits(completes="array", ints=("index", "flag"), done="index", polls=True),
+    "Testsome": Traits(completes="array", ints=("outcount", "indices"), done="some", polls=True),
     # The starts of persistent requests.
     "Start": Traits(starts="one"),
     "Startall": Traits(starts="array"),
@@ -353,6 +355,25 @@ def completed(fn):
     return f"(struct nt_done){{ .outcount = {r['outcount']}, .indices = {r['indices']} }}"
 
 
+def poll_at(fn):
+    """A test call's flag, else its count: where it says whether it found something; NULL for
+    every other call."""
+    if not fn.traits.polls:
+        return "NULL"
+    r = wait_ints(fn)
+    return r["flag"] if "flag" in r else r["outcount"]
+
+
+def polled(fn, rc, fortran=False):
+    """Whether a test call that returned rc found nothing (a poll: call.h, nt_fast_p2p_end), as
+    a C expression; "false" for every other call. Its flag or count is read only once MPI
+    accepted the call (a refused call may have been given NULL)."""
+    if not fn.traits.polls:
+        return "false"
+    cast = "(const MPI_Fint *)" if fortran else ""
+    return f"({rc} == MPI_SUCCESS && *{cast}{poll_at(fn)} == 0)"
+
+
 def twin_call(fn):
     """The call of fn's nonblocking twin (find_twin) on nt_req, and the adaptive loop's wait
     for it."""
@@ -526,6 +547,7 @@ def fortran_values(fn, c):
                                          ["MPI_Fint *", "MPI_Fint *"])))
     values = {"NAME": fn.name, "KIND": fn.kind, "FNAME": lname, "FPARAMS": fparams,
               "FARGS": fargs, "CREATED": created_call,
+              "POLLED": polled(fn, "(int)*ierr", fortran=True),
               "F2C_BEFORE": "".join(line + "\n\t" for line in before),
               "WAITREQS": waitreqs, "WAITN": waitn, "CHOICE": choice_expr, "REALCALL": real,
               "F2C_AFTER": "".join(line + "\n\t" for line in after), "DONE": done,
@@ -575,15 +597,18 @@ def template_values(fn, fast_index):
         WAITREQS=waitreqs, WAITN=waitn, DONE=completed(fn),
         STARTREQS=startreqs, STARTN=startn,
         CHOICE=choice(fn), REALCALL=real_call(fn),
-        CREATED=created(fn, "rc"), CREATED_PAUSED=created(fn, "prc"))}
+        CREATED=created(fn, "rc"), CREATED_PAUSED=created(fn, "prc"),
+        POLLED=polled(fn, "rc"))}
     if fast:
         collective = comm != "MPI_COMM_NULL"
         typed = c_bool(dtype != "MPI_DATATYPE_NULL")
         values["fast"] = dict(
             common, WAITS=c_bool(fn.kind == "wait"), FAST_INDEX=str(fast_index[name]),
             COLLECTIVE=c_bool(collective), TYPED=typed,
-            FAST_END=(f"nt_fast_coll_end(nt_t, nt_s, nt_cs, {typed}, t0, t1, frc)" if collective
-                      else f"nt_fast_p2p_end(nt_t, nt_s, {typed}, t0, t1, frc)"))
+            POLLS=c_bool(fn.traits.polls), POLL_AT=poll_at(fn),
+            FAST_END=(f"nt_fast_coll_end(nt_t, nt_s, {typed}, t1, frc)" if collective else
+                      "nt_fast_poll_end(nt_t, t1, frc)" if fn.traits.polls else
+                      f"nt_fast_p2p_end(nt_t, nt_s, {typed}, t0, t1, frc)"))
     if fortran_ok(fn):
         values["fortran"], values["binding"] = fortran_values(fn, values["wrapper"])
     return values

@@ -114,7 +114,9 @@ static void describe_site(const struct nt_site *s, struct nt_log_site *o)
 	}
 	o->calls = s->calls;
 	o->total_ns = (uint64_t)nt_clock_cyc_to_ns(s->total_cyc);
-	o->min_ns = (uint64_t)nt_clock_cyc_to_ns(s->min_cyc);
+	/* min, max and histogram are of the calls that did something: a site of polls alone has
+	 * none (sites.h, nt_sites_add_poll), and 0 for both, as the live files' reader says */
+	o->min_ns = s->min_cyc == UINT64_MAX ? 0 : (uint64_t)nt_clock_cyc_to_ns(s->min_cyc);
 	o->max_ns = (uint64_t)nt_clock_cyc_to_ns(s->max_cyc);
 	o->bytes = s->bytes;
 	/* The log's last bin takes every longer call (sites.h). */

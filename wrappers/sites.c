@@ -256,6 +256,12 @@ void nt_sites_add_atomic(struct nt_site *s, uint64_t d, uint64_t bytes)
 		;
 }
 
+void nt_sites_add_poll_atomic(struct nt_site *s, uint64_t d)
+{
+	__atomic_fetch_add(&s->calls, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->total_cyc, d, __ATOMIC_RELAXED);
+}
+
 /* MPI_Pcontrol(2), which another thread may make while others call: atomic stores, under the
  * lock that adds sites. */
 void nt_sites_reset(void)

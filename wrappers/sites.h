@@ -136,8 +136,20 @@ static inline __attribute__((always_inline)) void nt_sites_add_one(struct nt_sit
 	s->hist[nt_sites_bin(d)]++;
 }
 
+/* Add a poll of d cycles to s: a test call that found nothing (call.h) counts and adds its
+ * time, and stays out of the site's minimum, maximum and histogram, which describe its calls
+ * that did something: a polling loop's millions of empty tests would bury the one that
+ * completed, and each costs the tool no more than a few instructions (issue 37). One thread
+ * only. */
+static inline __attribute__((always_inline)) void nt_sites_add_poll(struct nt_site *s, uint64_t d)
+{
+	s->calls++;
+	s->total_cyc += d;
+}
+
 extern bool nt_sites_threaded_;
 void nt_sites_add_atomic(struct nt_site *s, uint64_t d_cyc, uint64_t bytes);
+void nt_sites_add_poll_atomic(struct nt_site *s, uint64_t d_cyc);
 
 /* Add one call of d_cyc cycles and bytes (atomically when several threads may call MPI at
  * once). */
@@ -150,6 +162,16 @@ static inline __attribute__((always_inline)) void nt_sites_add(struct nt_site *s
 	}
 	s->bytes += bytes;
 	nt_sites_add_one(s, d);
+}
+
+/* Add one poll of d_cyc cycles (nt_sites_add_poll; atomically when several threads may call MPI
+ * at once). */
+static inline __attribute__((always_inline)) void nt_sites_add_polled(struct nt_site *s, uint64_t d)
+{
+	if (NT_UNLIKELY(nt_sites_threaded_))
+		nt_sites_add_poll_atomic(s, d);
+	else
+		nt_sites_add_poll(s, d);
 }
 
 /* The site's calls so far (another thread of a shared site may be adding to them). */

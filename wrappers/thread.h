@@ -58,7 +58,13 @@ struct nt_thread {
 	/* The recording policy's state for this thread: its grid of probe reads (read on every
 	 * collective instance), what reads cost (only when one is done). */
 	struct nt_rec_thread rec;
-	int64_t count;     /* a fast-path call's count of elements (a refused call's bytes) */
+	/* What a fast-path call needs after the real call, where it waits (call.h: nt_fast_entry,
+	 * nt_fast_find): a collective's or test call's entry, a test call's flag or count and its
+	 * site, a call's count of elements (a refused call's bytes). */
+	uint64_t t0_cyc;
+	const int *poll_at;
+	struct nt_site *poll_site;
+	int64_t count;
 	void *generic_ret; /* the return address of a call the fast path hands to the generic
 			    * one (call.h) */
 	struct nt_comm *comms[1u << NT_COMM_CACHE_BITS];

@@ -1,12 +1,14 @@
 // The wrappers' two per-call paths keep the same books (wrappers/call.h): one sequence of
-// made-up calls -- collectives with and without a buffer, sends, receives, waits, refused
-// calls, short and long durations and phases, several sites and both predefined
-// communicators -- booked once by the fast path where it applies (the generic path filling the
-// caches before) and once by the generic path alone, must leave the same sites (calls, total,
-// minimum, maximum, histogram, bytes, spans), the same instance numbers, the same thread state
-// (interval, point-to-point time, last exit) and the same records (flags, interval,
-// point-to-point time, phase). Made-up times, no MPI job: a singleton MPI_Init for the
-// datatypes' sizes and the communicators' handles; the library's internals linked statically.
+// made-up calls -- collectives with and without a buffer, sends, receives, waits, tests that
+// found nothing (polls) or something, refused calls, short and long durations and phases,
+// several sites and both predefined communicators -- booked once by the fast path where it
+// applies (the generic path filling the caches before) and once by the generic path alone, must
+// leave the same sites (calls, total, minimum, maximum, histogram, bytes, spans), the same
+// instance numbers, the same thread state (interval, point-to-point time, last exit) and the
+// same records (flags, interval, point-to-point time, phase); a poll counts and adds its time
+// but stays out of its site's histogram. Made-up times, no MPI job: a singleton MPI_Init for
+// the datatypes' sizes and the communicators' handles; the library's internals linked
+// statically.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -37,6 +39,7 @@ struct made_up_call {
 	MPI_Datatype type; // MPI_DATATYPE_NULL: no buffer
 	uint64_t gap_cyc, d_cyc;
 	int rc;
+	int flag = 1; // MPI_Test's: 0 a poll
 };
 
 struct site_books {
@@ -113,14 +116,19 @@ books run(const std::vector<made_up_call> &calls, bool fast)
 		struct nt_thread *t = &nt_thread_;
 		bool collective = x.comm != MPI_COMM_NULL, typed = x.type != MPI_DATATYPE_NULL;
 		void *ret = (void *)x.ret;
+		bool test = x.fn == NT_FN_MPI_Test;
 		if (nt_fast_open(t, nt_fn_kind[x.fn] == NT_KIND_WAIT)) {
-			struct nt_comm *cs;
 			struct nt_site *s = nt_fast_find(t, (unsigned)nt_fn_fast[x.fn], collective, typed,
 							 x.fn, ret, x.comm, (uint64_t)x.count,
-							 x.type, &cs);
+							 x.type);
 			if (s) {
 				t->depth = 1;
-				int rc = collective ? nt_fast_coll_end(t, s, cs, typed, t0, t1, x.rc)
+				// what nt_fast_entry keeps for the books, with the made-up entry
+				t->t0_cyc = t0;
+				t->poll_at = &x.flag;
+				t->poll_site = s;
+				int rc = collective ? nt_fast_coll_end(t, s, typed, t1, x.rc)
+					 : test	    ? nt_fast_poll_end(t, t1, x.rc)
 						    : nt_fast_p2p_end(t, s, typed, t0, t1, x.rc);
 				REQUIRE(rc == x.rc);
 				REQUIRE(t->depth == 0);
@@ -132,7 +140,8 @@ books run(const std::vector<made_up_call> &calls, bool fast)
 		REQUIRE(nt_call_begin(&c));
 		c.t0_cyc = t0;
 		c.t1_cyc = t1;
-		nt_call_end(&c, x.fn, ret, x.comm, NULL, NULL, (uint64_t)x.count, x.type, x.rc);
+		nt_call_end(&c, x.fn, ret, x.comm, NULL, NULL, (uint64_t)x.count, x.type, x.rc,
+			    test && x.rc == MPI_SUCCESS && x.flag == 0);
 		REQUIRE(nt_thread_.depth == 0);
 	}
 	size_t i = 0;
@@ -207,6 +216,13 @@ std::vector<made_up_call> halo_exchange(int steps, uint64_t seed)
 			      dur(900), MPI_SUCCESS });
 		v.push_back({ NT_FN_MPI_Wait, 0x4010c0, MPI_COMM_NULL, 0, MPI_DATATYPE_NULL,
 			      gap(), dur(1500), MPI_SUCCESS });
+		// a polling loop: tests that find nothing, then one that completes; now and then a
+		// refused one
+		for (int k = 0, polls = (int)(rng() % 6); k <= polls; k++) {
+			int test_rc = rng() % 50 == 0 ? MPI_ERR_REQUEST : MPI_SUCCESS;
+			v.push_back({ NT_FN_MPI_Test, 0x401180, MPI_COMM_NULL, 0, MPI_DATATYPE_NULL,
+				      gap(), dur(40), test_rc, k == polls });
+		}
 		int bad_op = rng() % 60 == 0 ? MPI_ERR_OP : MPI_SUCCESS;
 		v.push_back({ NT_FN_MPI_Allreduce, 0x401100, MPI_COMM_WORLD, 1, MPI_DOUBLE, gap(),
 			      dur(1200), bad_op });
@@ -269,5 +285,21 @@ TEST_CASE("the fast and the generic path keep the same books")
 			with_p2p += r.p2p > 0;
 		CHECK(with_p2p > 10);
 		check_same(fast, generic);
+		// Polls (tests that MPI accepted and that found nothing) are out of the histogram.
+		uint64_t tests = 0, polls = 0;
+		for (const made_up_call &x : calls)
+			if (x.fn == NT_FN_MPI_Test) {
+				tests++;
+				polls += x.rc == MPI_SUCCESS && x.flag == 0;
+			}
+		REQUIRE(polls > 0);
+		for (const site_books &sb : generic.sites)
+			if (sb.fn == NT_FN_MPI_Test) {
+				uint64_t in_hist = 0;
+				for (uint64_t n : sb.hist)
+					in_hist += n;
+				CHECK(sb.calls == tests);
+				CHECK(in_hist == tests - polls);
+			}
 	}
 }
