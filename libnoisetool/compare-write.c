@@ -128,9 +128,10 @@ static void run_line(FILE *f, const char *name, const char *path, const struct n
 		     uint64_t wall_ns)
 {
 	char p[4096], w[32], d[32];
-	fprintf(f, "%s: %s (%u rank%s, level %s, wall %s, late arrivals %s%s)\n", name,
+	fprintf(f, "%s: %s (%u rank%s, level %s, waits %s, wall %s, late arrivals %s%s)\n", name,
 		plain(path, p, sizeof p), rep->nranks, rep->nranks == 1 ? "" : "s",
-		nt_report_level_name(rep->level), dur((double)wall_ns, false, w, sizeof w),
+		nt_report_level_name(rep->level), nt_report_wait_name(rep->log->wait_mode),
+		dur((double)wall_ns, false, w, sizeof w),
 		dur((double)rep->attrib.total_delay_ns, false, d, sizeof d),
 		rep->partial ? ", PARTIAL" : "");
 }
@@ -231,6 +232,7 @@ static void run_json(struct nt_json *j, const char *key, const char *path,
 	nt_json_string(j, "log", path ? path : "");
 	nt_json_uint(j, "ranks", rep->nranks);
 	nt_json_string(j, "level", nt_report_level_name(rep->level));
+	nt_json_string(j, "wait_mode", nt_report_wait_name(rep->log->wait_mode));
 	nt_json_bool(j, "partial", rep->partial);
 	nt_json_uint(j, "wall_ns", wall_ns);
 	nt_json_uint(j, "instances_late", rep->attrib.instances_late);

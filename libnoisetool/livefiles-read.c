@@ -555,6 +555,13 @@ int nt_live_read_job(const char *dir, struct nt_log *log, char *err, size_t errs
 		log->version = NT_LOG_VERSION;
 		log->nranks = size;
 		log->level = first->level;
+		log->wait_mode = first->wait_mode;
+		if (log->wait_mode >= NT_LOG_WAIT_COUNT) {
+			say(err, errsz, "%s: wait mode %" PRIu32 " is out of range (0 to %u)",
+			    by_rank[0] ? by_rank[0]->path : files[0].path, log->wait_mode,
+			    NT_LOG_WAIT_COUNT - 1);
+			rc = -EINVAL;
+		}
 		log->clock_hz = first->clock_hz;
 		log->created_unix_ns = first->created_unix_ns;
 		log->flags = NT_LOG_FLAG_PARTIAL;

@@ -668,12 +668,18 @@ static int decode(struct input *in, struct nt_log *log, char *err, size_t errsz)
 	log->nranks = nt_get32(h + 16);
 	log->flags = nt_get32(h + 20);
 	log->level = nt_get32(h + 24);
+	log->wait_mode = nt_get32(h + 28);
 	uint64_t hz_bits = nt_get64(h + 32);
 	memcpy(&log->clock_hz, &hz_bits, 8);
 	log->created_unix_ns = nt_get64(h + 40);
 	in->pos += NT_LOG_HEADER_BYTES;
 	if (log->level > 2) {
 		nt_err_set(err, errsz, "header: probe level %u is out of range (0 to 2)", log->level);
+		return -EINVAL;
+	}
+	if (log->wait_mode >= NT_LOG_WAIT_COUNT) {
+		nt_err_set(err, errsz, "header: wait mode %u is out of range (0 to %u)",
+			   log->wait_mode, NT_LOG_WAIT_COUNT - 1);
 		return -EINVAL;
 	}
 	if (!(log->clock_hz > 0) || !(log->clock_hz < 1e12)) {

@@ -47,7 +47,7 @@ uint32_t nt_crc32(uint32_t crc, const void *data, size_t len)
 }
 
 void nt_log_header(unsigned char out[NT_LOG_HEADER_BYTES], uint32_t nranks, uint32_t flags,
-		   uint32_t level, double clock_hz, uint64_t created_unix_ns)
+		   uint32_t level, uint32_t wait_mode, double clock_hz, uint64_t created_unix_ns)
 {
 	memset(out, 0, NT_LOG_HEADER_BYTES);
 	memcpy(out, NT_LOG_FILE_MAGIC, 8);
@@ -56,6 +56,7 @@ void nt_log_header(unsigned char out[NT_LOG_HEADER_BYTES], uint32_t nranks, uint
 	nt_put32(out + 16, nranks);
 	nt_put32(out + 20, flags);
 	nt_put32(out + 24, level);
+	nt_put32(out + 28, wait_mode);
 	uint64_t hz_bits;
 	memcpy(&hz_bits, &clock_hz, 8);
 	nt_put64(out + 32, hz_bits);

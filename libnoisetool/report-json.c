@@ -90,6 +90,7 @@ static void write_json(struct nt_json *j, const struct nt_report *rep, const cha
 		nt_json_array_end(j);
 	}
 	nt_json_string(j, "level", nt_report_level_name(rep->level));
+	nt_json_string(j, "wait_mode", nt_report_wait_name(rep->log->wait_mode));
 	struct nt_report_job job;
 	if (nt_report_job(rep->log, &job) != 0)
 		j->error = true; /* the document would lie by omission */

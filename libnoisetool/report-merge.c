@@ -341,6 +341,16 @@ const char *nt_report_level_name(uint32_t level)
 	return level == 0 ? "timing" : level == 1 ? "os" : level == 2 ? "full" : "?";
 }
 
+const char *nt_report_wait_name(uint32_t wait_mode)
+{
+	static const char *const names[] = {
+#define NT_WAIT_NAME_(id, code, name) [code] = name,
+		NT_LOG_WAIT_MODES(NT_WAIT_NAME_)
+#undef NT_WAIT_NAME_
+	};
+	return wait_mode < NT_LOG_WAIT_COUNT ? names[wait_mode] : "?";
+}
+
 double nt_report_probe_pct(const struct nt_log_rank *k)
 {
 	return k->wall_ns ? 100.0 * (double)k->probe_reads * (double)k->probe_cost_ns /

@@ -46,6 +46,9 @@ int nt_report_python_groups(const struct nt_report *rep, const struct nt_report_
 /* A probe level's name: "timing", "os", "full", "?" for any other. */
 const char *nt_report_level_name(uint32_t level);
 
+/* A wait mode's name (enum nt_log_wait_mode), "?" out of range. */
+const char *nt_report_wait_name(uint32_t wait_mode);
+
 /* Share of the rank's wall time spent reading OS counters, in % (budget 1 %). */
 double nt_report_probe_pct(const struct nt_log_rank *k);
 

@@ -551,6 +551,7 @@ int nt_perfetto_write(FILE *f, const struct nt_report *rep)
 	put_key_str(f, "version", NT_VERSION);
 	put_key_u64(f, "ranks", log->nranks);
 	put_key_str(f, "level", nt_report_level_name(log->level));
+	put_key_str(f, "wait_mode", nt_report_wait_name(log->wait_mode));
 	put_key_u64(f, "records", records);
 	fprintf(f, ",\"time_origin_ns\":%.0f", t.origin_ns);
 	put_key_u64(f, "clock_error_ns", a->clock_error_ns);

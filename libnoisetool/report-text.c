@@ -410,8 +410,8 @@ int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_p
 	char path[4096];
 	fprintf(f, "noisetool report: %s\n", printable(log_path, path, sizeof path));
 	write_job_text(f, log);
-	fprintf(f, "%u rank%s, level %s, ", rep->nranks, rep->nranks == 1 ? "" : "s",
-		nt_report_level_name(rep->level));
+	fprintf(f, "%u rank%s, level %s, waits %s, ", rep->nranks, rep->nranks == 1 ? "" : "s",
+		nt_report_level_name(rep->level), nt_report_wait_name(log->wait_mode));
 	write_losses_text(f, rep);
 	fputc('\n', f);
 	fprintf(f, "%6s  %-20s %12s %12s %8s %10s %8s %12s\n", "rank", "host", "wall s", "MPI s",

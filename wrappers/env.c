@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <noisetool/ntlog.h>
+
 #include "arena.h"
 #include "env.h"
 
@@ -73,8 +75,13 @@ int nt_env_parse(struct nt_env *env, const char *(*getenv_fn)(const char *), cha
 	/* "mpiio": the old name of "shared", which wrote through MPI-IO */
 	static const char *const logs[] = { "shared", "per-rank", "mpiio", NULL };
 	static const char *const callsites[] = { "cached", "every-call", NULL };
-	/* "mpich": the old name of "mpi", the MPI's own blocking calls */
-	static const char *const waits[] = { "mpi", "busy", "adaptive", "sleep", "mpich", NULL };
+	/* The log's names of wait modes (noisetool/ntlog.h), by code, then "mpich": the old name of
+	 * "mpi", the MPI's own blocking calls */
+#define NT_WAIT_NAME_(id, code, name) [code] = name,
+	static const char *const waits[] = { NT_LOG_WAIT_MODES(NT_WAIT_NAME_)[NT_LOG_WAIT_COUNT] =
+						     "mpich",
+					     NULL };
+#undef NT_WAIT_NAME_
 	if (errors && size)
 		errors[0] = '\0';
 	*env = (struct nt_env){ .level = NT_PROBE_OS, .mem_bytes = 16u << 20, .out_dir = ".",
@@ -87,7 +94,7 @@ int nt_env_parse(struct nt_env *env, const char *(*getenv_fn)(const char *), cha
 	bad += choice(getenv_fn, "NOISETOOL_LIVE", off_on, &live, errors, size);
 	bad += choice(getenv_fn, "NOISETOOL_CALLSITE", callsites, &callsite, errors, size);
 	bad += choice(getenv_fn, "NOISETOOL_WAIT", waits, &wait, errors, size);
-	env->wait = wait == 4 ? 0 : wait; /* mpich = mpi */
+	env->wait = wait == NT_LOG_WAIT_COUNT ? NT_LOG_WAIT_MPI : wait; /* mpich = mpi */
 	env->disable = disable;
 	env->level = (enum nt_probe_level)level;
 	env->log_per_rank = log == 1;

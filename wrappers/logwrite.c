@@ -597,7 +597,8 @@ int nt_logwrite(const struct nt_runtime *rt, char *path, size_t size)
 	unsigned char header[NT_LOG_HEADER_BYTES];
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	nt_log_header(header, (uint32_t)rt->size, flags, (uint32_t)rt->env.level, nt_clock_hz(),
+	nt_log_header(header, (uint32_t)rt->size, flags, (uint32_t)rt->env.level,
+		      (uint32_t)rt->env.wait, nt_clock_hz(),
 		      (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
 
 	int worst = -EIO;

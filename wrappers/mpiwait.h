@@ -14,12 +14,16 @@
 #include <mpi.h>
 
 #include <noisetool/common.h>
+#include <noisetool/ntlog.h>
 
+/* The log's codes (noisetool/ntlog.h, NT_LOG_WAIT_MODES), which the log and live files keep. */
 enum nt_wait_mode {
-	NT_WAIT_MPI = 0,      /* the MPI's own blocking calls (default; NOISETOOL_WAIT=mpi or mpich) */
-	NT_WAIT_BUSY = 1,     /* nonblocking call + a spinning test loop */
-	NT_WAIT_ADAPTIVE = 2, /* the adaptive choice */
-	NT_WAIT_SLEEP = 3,    /* nonblocking call + a test loop that naps between tests */
+	NT_WAIT_MPI = NT_LOG_WAIT_MPI,     /* the MPI's own blocking calls (default;
+					    * NOISETOOL_WAIT=mpi or mpich) */
+	NT_WAIT_BUSY = NT_LOG_WAIT_BUSY,   /* nonblocking call + a spinning test loop */
+	NT_WAIT_ADAPTIVE = NT_LOG_WAIT_ADAPTIVE, /* the adaptive choice */
+	NT_WAIT_SLEEP = NT_LOG_WAIT_SLEEP, /* nonblocking call + a test loop that naps between
+					    * tests */
 };
 
 extern int nt_wait_mode_;

@@ -211,7 +211,7 @@ static int reserve_arena(void)
 				      site_fields },
 			    records = { at.records, plan.records, sizeof(struct nt_record),
 					record_fields };
-	nt_live_describe(&sites, &records, (unsigned)nt_rt.env.level);
+	nt_live_describe(&sites, &records, (unsigned)nt_rt.env.level, (unsigned)nt_rt.env.wait);
 	char *base = p;
 	nt_sites_init(base + at.sites, plan.sites, nt_rt.threaded,
 		      (uint64_t)nt_clock_ns_to_cyc(NT_REC_ABS_FLOOR_NS), site_caller);

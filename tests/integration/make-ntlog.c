@@ -281,7 +281,7 @@ int main(int argc, char **argv)
 		unsigned char header[NT_LOG_HEADER_BYTES];
 		struct timespec now;
 		clock_gettime(CLOCK_REALTIME, &now);
-		nt_log_header(header, sh.nranks, dropped ? NT_LOG_FLAG_PARTIAL : 0, 1, 2.6e9,
+		nt_log_header(header, sh.nranks, dropped ? NT_LOG_FLAG_PARTIAL : 0, 1, 0, 2.6e9,
 			      (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
 		int status = fwrite(header, 1, sizeof header, f) == sizeof header ? 0 : 1;
 		if (status == 0)
@@ -311,7 +311,7 @@ int main(int argc, char **argv)
 	/* Made now, as a job's log is: a module modified later is reported as changed. */
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
-	nt_log_header(header, nranks, 0, 1, 2.6e9,
+	nt_log_header(header, nranks, 0, 1, 0, 2.6e9,
 		      (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
 	int status = fwrite(header, 1, sizeof header, f) == sizeof header ? 0 : 1;
 	for (unsigned r = 0; r < nranks && status == 0; r++) {

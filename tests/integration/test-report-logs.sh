@@ -28,13 +28,13 @@ grep -E '^(===|noisetool report:|[0-9]+ ranks?,)' "$tmp/out" >"$tmp/heads"
 cat >"$tmp/want" <<EOF
 === log 1 of 3: $a ===
 noisetool report: $a
-2 ranks, level os, complete
+2 ranks, level os, waits mpi, complete
 === log 2 of 3: $b ===
 noisetool report: $b
-1 rank, level os, complete
+1 rank, level os, waits mpi, complete
 === log 3 of 3: $c ===
 noisetool report: $c
-3 ranks, level os, complete
+3 ranks, level os, waits mpi, complete
 EOF
 cmp -s "$tmp/heads" "$tmp/want" && ok || { fail "headings and reports out of order"; diff "$tmp/want" "$tmp/heads"; }
 # Each report is the one its log gives alone.

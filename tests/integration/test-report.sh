@@ -158,7 +158,7 @@ edit "$tmp/v3-header.ntlog" set header version 3 &&
 for v in 1 2 3; do
 	edit "$tmp/old$v.ntlog" as-version $v &&
 		report "$tmp/old$v.ntlog" --json "$tmp/old$v.json" >"$tmp/out" 2>"$tmp/err" &&
-		grep -q "^2 ranks, level os, complete" "$tmp/out" &&
+		grep -q "^2 ranks, level os, waits mpi, complete" "$tmp/out" &&
 		"$PY" -c '
 import json, sys
 old, new = (json.load(open(p)) for p in sys.argv[1:3])

@@ -55,7 +55,7 @@ void append_rank(std::vector<unsigned char> &out, const nt_log_rank &rank)
 std::vector<unsigned char> make_log(uint32_t nranks, uint32_t flags = 0)
 {
 	std::vector<unsigned char> out(NT_LOG_HEADER_BYTES);
-	nt_log_header(out.data(), nranks, flags, 1, 2.6e9, 123456789);
+	nt_log_header(out.data(), nranks, flags, 1, 0, 2.6e9, 123456789);
 	for (uint32_t r = 0; r < nranks; r++) {
 		struct nt_log_site sites[2];
 		std::memset(sites, 0, sizeof sites);
@@ -364,8 +364,8 @@ struct fields {
 	std::vector<unsigned char> encode(uint32_t header_flags = 0)
 	{
 		std::vector<unsigned char> out(NT_LOG_HEADER_BYTES);
-		nt_log_header(out.data(), (uint32_t)ranks.size(), header_flags, 2, 3.123456789e9,
-			      0xfedcba9876543210ull);
+		nt_log_header(out.data(), (uint32_t)ranks.size(), header_flags, 2, NT_LOG_WAIT_ADAPTIVE,
+			      3.123456789e9, 0xfedcba9876543210ull);
 		for (const auto &k : ranks)
 			append_rank(out, k);
 		return out;
@@ -542,6 +542,7 @@ TEST_CASE("log v4: every field of every rank, site, record and window survives",
 	CHECK(log.nranks == 3);
 	CHECK(log.flags == NT_LOG_FLAG_PARTIAL); // rank 1's flag, none in the header
 	CHECK(log.level == 2);
+	CHECK(log.wait_mode == NT_LOG_WAIT_ADAPTIVE);
 	CHECK(log.clock_hz == 3.123456789e9);
 	CHECK(log.created_unix_ns == 0xfedcba9876543210ull);
 	for (uint32_t r = 0; r < 3; r++)
@@ -654,7 +655,7 @@ TEST_CASE("log v4: numbers out of range are refused, naming the field", "[ntlog]
 		CHECK(decode_error(f.encode()) ==
 		      "rank 0 record 3: call site 3 is out of range (the rank has 3)");
 	}
-	SECTION("the header's probe level and counter frequency")
+	SECTION("the header's probe level, wait mode and counter frequency")
 	{
 		auto set = [](std::vector<unsigned char> b, size_t at, const void *v, size_t n) {
 			std::memcpy(&b[at], v, n); // little-endian host, as the CI machines are
@@ -667,6 +668,11 @@ TEST_CASE("log v4: numbers out of range are refused, naming the field", "[ntlog]
 		uint32_t level = 3;
 		CHECK(decode_error(set(good, 24, &level, 4)) ==
 		      "header: probe level 3 is out of range (0 to 2)");
+		uint32_t wait = 4;
+		CHECK(decode_error(set(good, 28, &wait, 4)) ==
+		      "header: wait mode 4 is out of range (0 to 3)");
+		wait = 0; // every log before the field: the MPI's own waits
+		CHECK(decode_error(set(good, 28, &wait, 4)) == "");
 		for (double hz : { 0.0, -1.0, (double)NAN, (double)INFINITY, 1e12 }) {
 			INFO(hz);
 			CHECK(decode_error(set(good, 32, &hz, 8)).find("header: counter frequency") == 0);
@@ -800,8 +806,10 @@ struct spec_writer {
 					      uint32_t header_flags = 0)
 	{
 		std::vector<unsigned char> out(NT_LOG_HEADER_BYTES);
-		nt_log_header(out.data(), (uint32_t)ranks.size(), header_flags, 2, 3.123456789e9,
-			      0xfedcba9876543210ull);
+		// (the wait mode at offset 28: reserved, 0, in the builds before it, which read as
+		// the MPI's own waits)
+		nt_log_header(out.data(), (uint32_t)ranks.size(), header_flags, 2, NT_LOG_WAIT_ADAPTIVE,
+			      3.123456789e9, 0xfedcba9876543210ull);
 		out[8] = (unsigned char)version; // then the header checksum again
 		uint32_t crc = nt_crc32(0, out.data(), 60);
 		for (int i = 0; i < 4; i++)
@@ -1254,8 +1262,8 @@ TEST_CASE("the report names every kind of loss with its count over all ranks", "
 		return nt_report_write_text(out, r, "x.ntlog", 0);
 	});
 	CHECK(text.find(
-		      "2 ranks, level full, PARTIAL: 5 calls found the site table full (counted at "
-		      "the function's merged site; raise NOISETOOL_MEM)\n"
+		      "2 ranks, level full, waits adaptive, PARTIAL: 5 calls found the site table full "
+		      "(counted at the function's merged site; raise NOISETOOL_MEM)\n"
 		      "PARTIAL: 40 records were dropped (the record arena was full; raise "
 		      "NOISETOOL_MEM)\n"
 		      "PARTIAL: 12 nonblocking or persistent collective instances were not timed (the "
@@ -1304,9 +1312,11 @@ TEST_CASE("the report names every kind of loss with its count over all ranks", "
 		REQUIRE(nt_log_decode(b.data(), b.size(), &log, err, sizeof err) == 0);
 		REQUIRE(nt_report_build(&log, nullptr, nullptr, &rep) == 0);
 		CHECK_FALSE(rep.partial);
-		CHECK(text_of([](FILE *out, const struct nt_report *r) {
-			      return nt_report_write_text(out, r, "x.ntlog", 0);
-		      }).find("2 ranks, level full, complete\n\n") != std::string::npos);
+		std::string text = text_of([](FILE *out, const struct nt_report *r) {
+			return nt_report_write_text(out, r, "x.ntlog", 0);
+		});
+		CHECK(text.find("2 ranks, level full, waits adaptive, complete\n\n") !=
+		      std::string::npos);
 		nt_report_free(&rep);
 		nt_log_free(&log);
 	}
@@ -1357,7 +1367,7 @@ struct one_rank {
 		k.nrecords = 1;
 		k.records = &x;
 		bytes.resize(NT_LOG_HEADER_BYTES);
-		nt_log_header(bytes.data(), 1, 0, 1, 2.6e9, 0);
+		nt_log_header(bytes.data(), 1, 0, 1, 0, 2.6e9, 0);
 		append_rank(bytes, k);
 	}
 	// Payload offsets (doc/ntlog-format.md): flags 0, nsites 4, ..., host at 120 ("h": 5

@@ -29,6 +29,17 @@ extern "C" {
 #define NT_LOG_WINDOW_FIELDS_EXTRA(X)
 #endif
 #define NT_LOG_HEADER_BYTES 64
+/* How blocking MPI calls waited in the job (NOISETOOL_WAIT, doc/environment.md), the header's
+ * u32 at offset 28: its code, its name. 0 in every log before the field (it was reserved, 0),
+ * which is right: the MPI's own waits were the only ones then. */
+#define NT_LOG_WAIT_MODES(X) X(MPI, 0, "mpi") X(BUSY, 1, "busy") X(ADAPTIVE, 2, "adaptive") \
+	X(SLEEP, 3, "sleep")
+enum nt_log_wait_mode {
+#define NT_LOG_WAIT_ENUM_(id, code, name) NT_LOG_WAIT_##id = code,
+	NT_LOG_WAIT_MODES(NT_LOG_WAIT_ENUM_)
+#undef NT_LOG_WAIT_ENUM_
+	NT_LOG_WAIT_COUNT
+};
 #define NT_LOG_RANK_HEADER_BYTES 24 /* before each rank's payload */
 #define NT_LOG_CHUNK_BYTES 65536  /* the wrapper library's chunk (nt_log_rank_stream) */
 #define NT_LOG_HIST_BINS 48
@@ -192,15 +203,18 @@ struct nt_log {
 	uint32_t nranks;
 	uint32_t flags;         /* OR of the header flag and every rank's flags */
 	uint32_t level;         /* 0 timing, 1 os, 2 full */
+	uint32_t wait_mode;     /* enum nt_log_wait_mode */
 	double clock_hz;
 	uint64_t created_unix_ns;
 	struct nt_log_rank *ranks;
 	void *storage_;         /* private: the block of the strings (freed by nt_log_free) */
 };
 
-/* The 64-byte file header for a job of nranks. */
+/* The 64-byte file header for a job of nranks whose blocking calls waited in wait_mode (enum
+ * nt_log_wait_mode). */
 NT_API void nt_log_header(unsigned char out[NT_LOG_HEADER_BYTES], uint32_t nranks, uint32_t flags,
-			  uint32_t level, double clock_hz, uint64_t created_unix_ns);
+			  uint32_t level, uint32_t wait_mode, double clock_hz,
+			  uint64_t created_unix_ns);
 
 /* Site i of the rank being encoded, filled into *site (zeroed before the call); its strings
  * must stay valid until the next call. The encoder asks for 0 ... nsites - 1 in order, once per

@@ -138,6 +138,9 @@ struct nt_live_header {
 	/* With NT_LIVE_LOG_FAILED: the errno of the failed log write (0 in the files of builds
 	 * before it). */
 	int32_t log_error;
+	/* How the job's blocking calls waited (enum nt_log_wait_mode; 0, the MPI's own, in the
+	 * files of builds before it). */
+	uint32_t wait_mode;
 };
 
 /* Read the live files of a job (dir: NAME.live) into *log, as if it had written NAME.ntlog:

@@ -99,6 +99,7 @@ def _job_facts(doc, rep, page):
         ("MPI", job.get("mpi") or "not recorded in this log", "mpi"),
         ("command", command or "not recorded in this log", "command"),
         ("level", rep.get("level", "?"), "level"),
+        ("waits", rep.get("wait_mode", "mpi"), "wait-mode"),
         ("clock error", "\u2264 " + fmt_ns(rep.get("clock_sync", {}).get("max_error_ns", 0)),
          "clock-error"),
         ("created", when, "created"),
