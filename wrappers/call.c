@@ -74,10 +74,20 @@ struct nt_site *nt_call_binding_site(unsigned fn, struct nt_site *binding_site)
 	return s ? s : binding_site;
 }
 
-void nt_call_slow_extras(void)
+void nt_call_slow_extras(struct nt_thread *t, struct nt_site *s, bool polled, uint64_t phase)
 {
-	if (nt_wait_mode_)
+	if (nt_wait_mode_) {
 		nt_mpiwait_after();
+		uint64_t waited = nt_mpiwait_polled(polled, phase);
+		if (waited && s) {
+			if (nt_sites_threaded_)
+				__atomic_fetch_add(&s->total_cyc, waited, __ATOMIC_RELAXED);
+			else
+				s->total_cyc += waited;
+			t->p2p_cyc += waited;
+			t->last_exit_cyc += waited;
+		}
+	}
 	if (nt_slow_extras_ & NT_EXTRA_WALK) {
 		/* The mpiP way, for the overhead comparison: a stack walk on every call. */
 		uintptr_t ips[NT_STACK_DEPTH];
@@ -112,7 +122,7 @@ void nt_call_paused_end(const struct nt_call *c, unsigned fn, void *ret, MPI_Com
 			nt_call_interval_done(t, c->t1_cyc);
 	}
 	if (nt_slow_extras_)
-		nt_call_slow_extras();
+		nt_call_slow_extras(t, NULL, false, 0);
 	t->depth = 0;
 }
 

@@ -39,10 +39,12 @@ static inline bool nt_call_begin(struct nt_call *c)
 
 /* The slow parts, out of line (call.c): a call site not in the thread's cache, a call through
  * a language binding (the site of the program's own call, found on the stack: ~0.1 us, only for
- * such calls), the every-call extras (the benchmark's stack walk, adaptive waits). */
+ * such calls), the every-call extras (the benchmark's stack walk, adaptive waits) of a call at
+ * site s (NULL: none) after phase cycles of the program's own time, a poll (polled) or not: the
+ * time a wait between polls takes is the poll's, at s and in the thread's interval. */
 struct nt_site *nt_call_site_miss(struct nt_thread *t, unsigned fn, void *ret);
 struct nt_site *nt_call_binding_site(unsigned fn, struct nt_site *binding_site);
-void nt_call_slow_extras(void);
+void nt_call_slow_extras(struct nt_thread *t, struct nt_site *s, bool polled, uint64_t phase);
 extern int nt_slow_extras_; /* what every call does besides its books (NT_EXTRA_*) */
 #define NT_EXTRA_WAIT 1u    /* adaptive waits learn from each call (mpiwait.h) */
 #define NT_EXTRA_WALK 2u    /* the benchmark's stack walk on every call (NOISETOOL_CALLSITE) */
@@ -194,7 +196,7 @@ nt_call_end(const struct nt_call *c, unsigned fn, void *ret, MPI_Comm comm,
 			__atomic_store_n(&s->nonblocking, 1, __ATOMIC_RELAXED);
 	}
 	if (NT_UNLIKELY(nt_slow_extras_)) /* the benchmark's stack walk, adaptive waits */
-		nt_call_slow_extras();
+		nt_call_slow_extras(t, s, polled, phase);
 	t->depth = 0;
 }
 

@@ -130,6 +130,7 @@ bool nt_mpiwait_coll_blocking(MPI_Comm comm, uint64_t *t0_cyc)
 #define NAPS_MAX_NS 3200000000u
 
 static uint64_t naps, yields, long_yields; /* telemetry */
+static uint64_t poll_waits; /* of them, after a program's poll (nt_mpiwait_polled) */
 
 static void between_tests(void)
 {
@@ -209,6 +210,34 @@ void nt_mpiwait_after(void)
 		nt_poller_event(poller);
 }
 
+/* A program's own polling loop waits as the wait loop does (issue 37: BAGEL polls with
+ * MPI_Test, and gained nothing from waits that only blocking calls took): once the waiting
+ * thread has made POLL_RUN polls in a row (test calls that found nothing), each after less than
+ * POLL_GAP_NS of its own work, every further one is followed by what the wait loop does between
+ * two tests (between_tests: nothing on a free CPU; on a shared one a yield or a nap as the
+ * adaptive choice says; always a nap in the sleep mode; never in the busy mode). The run ends
+ * at a call that is not a poll, or after a longer stretch of the program's work: a loop that
+ * computes between its tests keeps its CPU. */
+#define POLL_RUN 4
+#define POLL_GAP_NS 20000.0
+
+uint64_t nt_mpiwait_polled(bool polled, uint64_t phase_cyc)
+{
+	static uint64_t run; /* the waiting thread's polls in a row */
+	if (!poller || !mine())
+		return 0;
+	if (!polled || phase_cyc > nt_clock_ns_to_cyc(POLL_GAP_NS)) {
+		run = 0;
+		return 0;
+	}
+	if (++run < POLL_RUN)
+		return 0;
+	uint64_t t0 = nt_clock_now_cyc(), n = naps + yields;
+	between_tests();
+	poll_waits += naps + yields != n;
+	return nt_clock_now_cyc() - t0;
+}
+
 void nt_mpiwait_describe(char *buf, size_t size)
 {
 	if (!poller) {
@@ -220,7 +249,7 @@ void nt_mpiwait_describe(char *buf, size_t size)
 	snprintf(buf, size,
 		 "waits %s: mode %s, %llu switches, CPU %s (competitor share %.2f), %llu trials "
 		 "(%llu cut short), last cycles spin %.1f us / sleep %.1f us; %llu naps, %llu yields "
-		 "(%llu long)",
+		 "(%llu long), %llu after polls",
 		 nt_wait_mode_ == NT_WAIT_BUSY	  ? "busy"
 		 : nt_wait_mode_ == NT_WAIT_SLEEP ? "sleep"
 						  : "adaptive",
@@ -228,5 +257,5 @@ void nt_mpiwait_describe(char *buf, size_t size)
 		 s.contended ? "shared" : "free", s.competitor_share, (unsigned long long)s.trials,
 		 (unsigned long long)s.trials_aborted, s.trial_spin_cycle_ns / 1e3,
 		 s.trial_sleep_cycle_ns / 1e3, (unsigned long long)naps, (unsigned long long)yields,
-		 (unsigned long long)long_yields);
+		 (unsigned long long)long_yields, (unsigned long long)poll_waits);
 }

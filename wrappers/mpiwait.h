@@ -57,6 +57,11 @@ int nt_mpiwait_waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 /* A wrapped call ended (its cycle counts for the adaptive choice). */
 void nt_mpiwait_after(void);
 
+/* A wrapped call ended after phase_cyc of the program's own time; polled: it was a test call
+ * that found nothing. A program's polling loop waits between its polls as the wait loop does
+ * between its tests, on the waiting thread; returns the cycles that waiting took (0: none). */
+uint64_t nt_mpiwait_polled(bool polled, uint64_t phase_cyc);
+
 /* Telemetry line for the summary, or "" when off. */
 void nt_mpiwait_describe(char *buf, size_t size);
 
