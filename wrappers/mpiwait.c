@@ -10,6 +10,7 @@
 #include "comms.h"
 #include "mpiwait.h"
 #include "thread.h"
+#include "votes.h"
 
 /* One nap between tests on a shared CPU: 10 us asked, with a 1 us timer slack (with the
  * default 50 us slack a nap lasts ~60 us; a 1 us one would not sleep at all). */
@@ -85,32 +86,29 @@ bool nt_mpiwait_coll_blocking(MPI_Comm comm, uint64_t *t0_cyc)
 	/* The thread's communicator cache (a lock and a lookup cost ~10 % of an
 	 * 8-byte allreduce here). */
 	struct nt_comm *cs = nt_thread_comm(&nt_thread_, comm);
-	struct nt_comm_shadow *sh = nt_comms_shadow(cs);
-	if (!sh)
-		return true; /* no twin to vote on: MPICH's way */
-	if (cs->seq >= cs->vote_at_seq) {
-		/* The previous vote decides from here on; the next one starts. */
-		if (sh->vote != MPI_REQUEST_NULL) {
-			bool nb = nt_mpiwait_request(MPI_SUCCESS, &sh->vote, MPI_STATUS_IGNORE) ==
-					  MPI_SUCCESS &&
-				  sh->agreed;
-			if (cs->vote_every == 0 || nb != cs->wait_nb)
-				cs->vote_every = 16;
-			else if (cs->vote_every < 1024)
-				cs->vote_every *= 2;
-			cs->wait_nb = nb;
-		} else if (cs->vote_every == 0) {
-			cs->vote_every = 16;
-		}
-		/* Vote for what this rank holds to, not for a trial it may be running. */
-		sh->mine = nt_wait_mode_ == NT_WAIT_SLEEP ||
-			   __atomic_load_n(&prefers_sleep, __ATOMIC_RELAXED);
-		if (PMPI_Iallreduce(&sh->mine, &sh->agreed, 1, MPI_INT, MPI_MAX, sh->comm,
-				    &sh->vote) != MPI_SUCCESS)
-			sh->vote = MPI_REQUEST_NULL;
-		cs->vote_at_seq = cs->seq + cs->vote_every;
-		*t0_cyc = nt_clock_now_cyc();
+	if (!cs || cs->vote < 0)
+		return true; /* no vote: MPICH's way */
+	if (cs->seq < cs->vote_at_seq) {
+		nt_votes_progress(cs->vote); /* passes on what has come of other members' votes */
+		return !cs->wait_nb;
 	}
+	/* The previous vote decides from here on; the next one starts. */
+	if (nt_votes_pending(cs->vote)) {
+		bool nb = nt_votes_finish(cs->vote) != 0;
+		if (cs->vote_every == 0 || nb != cs->wait_nb)
+			cs->vote_every = 16;
+		else if (cs->vote_every < 1024)
+			cs->vote_every *= 2;
+		cs->wait_nb = nb;
+	} else if (cs->vote_every == 0) {
+		cs->vote_every = 16;
+	}
+	/* Vote for what this rank holds to, not for a trial it may be running. */
+	nt_votes_start(cs->vote, comm,
+		       nt_wait_mode_ == NT_WAIT_SLEEP ||
+			       __atomic_load_n(&prefers_sleep, __ATOMIC_RELAXED));
+	cs->vote_at_seq = cs->seq + cs->vote_every;
+	*t0_cyc = nt_clock_now_cyc();
 	return !cs->wait_nb;
 }
 
@@ -163,6 +161,11 @@ static void between_tests(void)
 	} else if (yield_mean_ns <= LONG_YIELD_NS) {
 		naps_for_ns = NAPS_MIN_NS;
 	}
+}
+
+void nt_mpiwait_pause(void)
+{
+	between_tests();
 }
 
 int nt_mpiwait_request(int rc, MPI_Request *request, MPI_Status *status)
