@@ -220,10 +220,12 @@ void nt_mpiwait_describe(char *buf, size_t size)
 	}
 	struct nt_poller_stats s;
 	nt_poller_get_stats(poller, &s);
+	uint64_t world, direct, tree;
+	nt_votes_counts(&world, &direct, &tree);
 	snprintf(buf, size,
 		 "waits %s: mode %s, %llu switches, CPU %s (competitor share %.2f), %llu trials "
 		 "(%llu cut short), last cycles spin %.1f us / sleep %.1f us; %llu naps, %llu yields "
-		 "(%llu long)",
+		 "(%llu long); votes %llu on MPI_COMM_WORLD, %llu direct, %llu by tree",
 		 nt_wait_mode_ == NT_WAIT_BUSY	  ? "busy"
 		 : nt_wait_mode_ == NT_WAIT_SLEEP ? "sleep"
 						  : "adaptive",
@@ -231,5 +233,6 @@ void nt_mpiwait_describe(char *buf, size_t size)
 		 s.contended ? "shared" : "free", s.competitor_share, (unsigned long long)s.trials,
 		 (unsigned long long)s.trials_aborted, s.trial_spin_cycle_ns / 1e3,
 		 s.trial_sleep_cycle_ns / 1e3, (unsigned long long)naps, (unsigned long long)yields,
-		 (unsigned long long)long_yields);
+		 (unsigned long long)long_yields, (unsigned long long)world,
+		 (unsigned long long)direct, (unsigned long long)tree);
 }

@@ -502,7 +502,7 @@ void nt_finalize_begin(void)
 		nt_comms_votes_finish();
 		nt_clocksync_measure(nt_rt.comm, &nt_rt.sync_fin);
 		if (nt_rt.env.summary && nt_rt.env.wait) {
-			char line[256];
+			char line[384];
 			nt_mpiwait_describe(line, sizeof line);
 			fprintf(stderr, "noisetool: rank %d %s\n", nt_rt.rank, line);
 		}

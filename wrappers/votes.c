@@ -42,7 +42,7 @@ struct nt_vote {
 	int32_t parent;	  /* tree: world ranks; -1 none */
 	int32_t child[2];
 	int32_t in, acc; /* the message received; the OR so far, then the result */
-	uint8_t step, parity, dropped;
+	uint8_t step, parity, dropped, tree;
 };
 
 /* What a vote sends, 0 or 1, from here: a send is freed, never waited for, so its buffer must
@@ -54,6 +54,7 @@ static size_t capacity;
 static uint64_t used[WORDS]; /* slots held by a state (locked) */
 static int slots;	     /* slots this job has: the same on every rank */
 static int active;	     /* states with a vote in flight (locked) */
+static uint64_t counted[3];  /* votes finished: the world's, direct, by tree (locked) */
 static MPI_Comm tool = MPI_COMM_NULL;
 static MPI_Group world_group = MPI_GROUP_NULL;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -69,6 +70,7 @@ void nt_votes_init(void *mem, size_t n)
 	capacity = n;
 	active = 0;
 	memset(used, 0, sizeof used);
+	memset(counted, 0, sizeof counted);
 }
 
 static int tag(int slot, int kind, int parity, int dir)
@@ -257,6 +259,7 @@ void nt_votes_start(int i, MPI_Comm comm, int mine)
 	}
 	pthread_mutex_lock(&lock);
 	v->parity ^= 1;
+	v->tree = v->slot >= 0 && size > DIRECT_MAX;
 	v->acc = mine != 0;
 	v->recv = MPI_REQUEST_NULL;
 	active++;
@@ -323,8 +326,10 @@ int nt_votes_finish(int i)
 		if (!done)
 			step_all();
 		int acc = v->acc;
-		if (done)
+		if (done) {
 			v->step = IDLE;
+			counted[v->slot < 0 ? 0 : v->tree ? 2 : 1]++;
+		}
 		pthread_mutex_unlock(&lock);
 		if (done)
 			return acc;
@@ -354,6 +359,15 @@ void nt_votes_finish_all(void)
 			return;
 		nt_mpiwait_pause();
 	}
+}
+
+void nt_votes_counts(uint64_t *world, uint64_t *direct, uint64_t *tree)
+{
+	pthread_mutex_lock(&lock);
+	*world = counted[0];
+	*direct = counted[1];
+	*tree = counted[2];
+	pthread_mutex_unlock(&lock);
 }
 
 /* Complete *r (one of an agreement's), passing on every vote meanwhile. */

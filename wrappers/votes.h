@@ -62,4 +62,8 @@ void nt_votes_drop(int v);
 /* Finish every vote, dropped ones included (MPI_Finalize, on every rank). */
 void nt_votes_finish_all(void);
 
+/* Votes this rank finished at vote points so far: MPI_COMM_WORLD's, the other communicators'
+ * sent directly and along a tree (telemetry). */
+void nt_votes_counts(uint64_t *world, uint64_t *direct, uint64_t *tree);
+
 #endif /* WRAPPERS_VOTES_H */
