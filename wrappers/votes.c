@@ -1,5 +1,4 @@
 /* The adaptive-wait votes: point-to-point on the tool's communicator (votes.h). */
-#include <limits.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -27,7 +26,7 @@ enum {
 
 enum step {
 	UNUSED = 0, /* a free state (zeroed memory) */
-	IDLE,	    /* held, no vote started yet */
+	IDLE,	    /* held, no vote in flight and none to take */
 	DONE,	    /* the vote's result in acc */
 	COLL,	    /* MPI_COMM_WORLD's allreduce pending */
 	DIRECT,	    /* left messages from the other members to come */
@@ -42,7 +41,10 @@ struct nt_vote {
 	int32_t parent;	  /* tree: world ranks; -1 none */
 	int32_t child[2];
 	int32_t in, acc; /* the message received; the OR so far, then the result */
-	uint8_t step, parity, dropped, tree;
+	uint8_t step;
+	uint8_t parity;	 /* of the votes so far: consecutive votes' tags differ */
+	uint8_t dropped; /* its communicator was freed: given back once done */
+	uint8_t tree;	 /* the vote goes along a tree (more than DIRECT_MAX members) */
 };
 
 /* What a vote sends, 0 or 1, from here: a send is freed, never waited for, so its buffer must
