@@ -25,7 +25,7 @@ extern "C" {
 struct nt_arena_units {
 	size_t site;        /* a call site (its slot, its place in the list of sites in use) */
 	size_t fixed_sites; /* the merged sites, one per wrapped function */
-	size_t comm;        /* a communicator and its twin */
+	size_t comm;        /* a communicator and its vote state */
 	size_t request;     /* an entry of a request table (two tables: outstanding, persistent) */
 	size_t record;
 };

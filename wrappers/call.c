@@ -12,7 +12,7 @@
 #include "pysite.h"
 #include "stack.h"
 
-struct nt_comm nt_comm_none_ = { .id = NT_COMM_ID_UNKNOWN, .shadow = -1 };
+struct nt_comm nt_comm_none_ = { .id = NT_COMM_ID_UNKNOWN, .vote = -1 };
 NT_TLS struct nt_thread nt_thread_ = NT_THREAD_INIT;
 int nt_active_;
 int nt_paused_;

@@ -122,8 +122,8 @@ static inline __attribute__((always_inline)) bool nt_call_blocking(uint64_t t0_c
 	return NT_LIKELY(!nt_wait_mode_) || nt_mpiwait_blocking(t0_cyc);
 }
 
-/* The same for a collective on comm: all members start it the same way, as voted on the tool's
- * twin of comm. The common case (free CPU, blocking agreed, no vote due on the cached
+/* The same for a collective on comm: all members start it the same way, as they voted on the
+ * tool's own communicator (votes.h). The common case (free CPU, blocking agreed, no vote due on the cached
  * communicator) stays inline: out of line it cost ~4 % of an 8-byte allreduce. A vote is tool
  * work: *t0_cyc is read again after it, so that it stays outside the timed call. */
 static inline __attribute__((always_inline)) bool nt_coll_blocking(MPI_Comm comm, uint64_t *t0_cyc)

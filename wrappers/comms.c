@@ -1,20 +1,15 @@
-/* The communicator table, derived ids and the tool-owned twins. */
-#include <limits.h>
+/* The communicator table, derived ids and which communicators have adaptive-wait votes. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "comms.h"
+#include "votes.h"
 #include NT_WRAPPER_IDS_FILE /* wrapper-ids-MPI.h, generated for this MPI (meson.build) */
 
 enum {
 	COUNTERS = 1024,  /* (members, tag) keys of group constructors, for their counts */
 	CHUNK = 256,      /* ranks translated at a time: bounded stack use at any size */
-	/* Twins held at once, the world's included: each takes a context id of the MPI, of
-	 * which the application's communicators take theirs too (MPICH 4.0.2: 2,046 for a
-	 * program, of which a twin for each halved it to 1,022). Past this, a communicator has
-	 * none and keeps the MPI's own waits: the application keeps all but 64 of its ids. */
-	TWINS_MAX = 64,
 };
 
 /* What a constructor's id derives from. */
@@ -26,15 +21,13 @@ enum ctor {
 };
 
 static struct nt_comm *table;
-static struct nt_comm_shadow *shadows; /* capacity twins */
-static size_t capacity;                /* of both */
+static size_t capacity; /* of the table and of the vote states after it */
 static struct {
 	uint64_t key, n;
 } counters[COUNTERS];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static MPI_Group world_group = MPI_GROUP_NULL;
-static bool shadows_on;
-static int twins; /* places in shadows taken (locked) */
+static bool votes_on;
 static uint64_t tokens; /* registrations so far (locked) */
 bool nt_comms_threaded_;
 
@@ -62,61 +55,39 @@ static struct nt_comm *slot_for(MPI_Comm comm, bool insert)
 
 size_t nt_comms_bytes(size_t n)
 {
-	return n * (sizeof *table + sizeof *shadows);
+	return n * sizeof *table + nt_votes_bytes(n);
 }
 
 void nt_comms_init(void *mem, size_t n, int world_rank, bool is_threaded)
 {
 	table = mem;
 	capacity = n;
-	twins = 0;
-	shadows = (struct nt_comm_shadow *)(table + capacity);
+	votes_on = false;
+	nt_votes_init(table + capacity, n);
 	nt_comms_threaded_ = is_threaded;
 	PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
 	struct nt_comm *w = slot_for(MPI_COMM_WORLD, true);
-	*w = (struct nt_comm){ .handle = MPI_COMM_WORLD, .used = true, .id = 0, .shadow = -1 };
+	*w = (struct nt_comm){ .handle = MPI_COMM_WORLD, .used = true, .id = 0, .vote = -1 };
 	struct nt_comm *s = slot_for(MPI_COMM_SELF, true);
 	*s = (struct nt_comm){ .handle = MPI_COMM_SELF, .used = true,
-				.id = (1ull << 62) | (uint64_t)world_rank, .shadow = -1 };
+				.id = (1ull << 62) | (uint64_t)world_rank, .vote = -1 };
 }
 
 void nt_comms_fini(void)
 {
 	table = NULL;
-	shadows = NULL;
 	if (world_group != MPI_GROUP_NULL)
 		PMPI_Group_free(&world_group);
 }
 
-/* A place for a twin, or -1 (none free, or TWINS_MAX taken). Locked. */
-static int shadow_alloc(MPI_Comm comm)
-{
-	if (twins >= TWINS_MAX)
-		return -1;
-	for (size_t i = 0; i < capacity; i++)
-		if (!shadows[i].in_use) {
-			shadows[i] = (struct nt_comm_shadow){ comm, MPI_REQUEST_NULL, 0, 0, true };
-			twins++;
-			return (int)i;
-		}
-	return -1;
-}
-
-/* Give a twin's place back. Locked. */
-static void shadow_release(int slot)
-{
-	shadows[slot].in_use = false;
-	twins--;
-}
-
-void nt_comms_enable_shadows(MPI_Comm world_shadow)
+void nt_comms_enable_votes(MPI_Comm tool)
 {
 	if (!table)
 		return;
+	int w = nt_votes_enable(tool);
 	pthread_mutex_lock(&lock);
-	struct nt_comm *w = slot_for(MPI_COMM_WORLD, false);
-	w->shadow = shadow_alloc(world_shadow);
-	shadows_on = true;
+	slot_for(MPI_COMM_WORLD, false)->vote = w;
+	votes_on = true;
 	pthread_mutex_unlock(&lock);
 }
 
@@ -138,14 +109,9 @@ struct nt_comm *nt_comms_get(MPI_Comm comm)
 	struct nt_comm *c = slot_for(comm, true);
 	if (c && !c->used)
 		*c = (struct nt_comm){ .handle = comm, .used = true, .id = NT_COMM_ID_UNKNOWN,
-					.shadow = -1, .token = ++tokens };
+					.vote = -1, .token = ++tokens };
 	pthread_mutex_unlock(&lock);
 	return c;
-}
-
-struct nt_comm_shadow *nt_comms_shadow(const struct nt_comm *c)
-{
-	return c && c->shadow >= 0 ? &shadows[c->shadow] : NULL;
 }
 
 static enum ctor ctor_of(unsigned fn)
@@ -176,44 +142,39 @@ static enum ctor ctor_of(unsigned fn)
 }
 
 /* A hash of a group's members' world ranks, in the group's rank order (the same on every
- * member), and the lowest of them. Linear in the group's size, like the constructor itself; a
+ * member). Linear in the group's size, like the constructor itself; a
  * few ranks at a time. */
-static uint64_t group_hash(MPI_Group g, int *lowest)
+static uint64_t group_hash(MPI_Group g)
 {
 	int n = 0;
 	PMPI_Group_size(g, &n);
 	uint64_t h = mix(0x6e6f697365ull, (uint64_t)n);
 	int in[CHUNK], out[CHUNK];
-	*lowest = INT_MAX;
 	for (int i = 0; i < n; i += CHUNK) {
 		int k = n - i < CHUNK ? n - i : CHUNK;
 		for (int j = 0; j < k; j++)
 			in[j] = i + j;
 		if (PMPI_Group_translate_ranks(g, k, in, world_group, out) != MPI_SUCCESS)
 			return h;
-		for (int j = 0; j < k; j++) {
+		for (int j = 0; j < k; j++)
 			h = mix(h, (uint64_t)(uint32_t)out[j]);
-			if (out[j] >= 0 && out[j] < *lowest)
-				*lowest = out[j];
-		}
 	}
 	return h;
 }
 
-/* The members of comm: for an intercommunicator both groups, in an order both sides agree on;
- * *lowest: the lowest world rank of its (local) group. */
-static uint64_t members_hash(MPI_Comm comm, int *lowest)
+/* The members of comm: for an intercommunicator both groups, in an order both sides agree on. */
+static uint64_t members_hash(MPI_Comm comm)
 {
-	int inter = 0, low_remote;
+	int inter = 0;
 	PMPI_Comm_test_inter(comm, &inter);
 	MPI_Group g;
 	PMPI_Comm_group(comm, &g);
-	uint64_t h = group_hash(g, lowest);
+	uint64_t h = group_hash(g);
 	PMPI_Group_free(&g);
 	if (!inter)
 		return h;
 	PMPI_Comm_remote_group(comm, &g);
-	uint64_t r = group_hash(g, &low_remote);
+	uint64_t r = group_hash(g);
 	PMPI_Group_free(&g);
 	return h < r ? mix(h, r) : mix(r, h);
 }
@@ -240,42 +201,6 @@ static uint64_t finish_id(uint64_t h)
 	/* 0 is MPI_COMM_WORLD, UINT64_MAX unknown, the 2^62 range MPI_COMM_SELF */
 	h &= ~(1ull << 62);
 	return h == 0 || h == NT_COMM_ID_UNKNOWN ? 1 : h;
-}
-
-/* The twin of a child made by a blocking constructor over parent: split from the parent's twin
- * (every member of the parent is in the constructor, so this collective cannot wait on anything
- * the application does), the children of one call told apart by their lowest world rank. First
- * the parent's members agree, on the parent's twin, that each member of a child has room to
- * keep one (room: the child is in this rank's table; and a place under TWINS_MAX): if one has
- * none, no twin is made, and the child keeps the MPI's own waits on every member. -1: no
- * twin. */
-static int make_shadow(struct nt_comm *p, MPI_Comm child, int lowest, bool room)
-{
-	MPI_Comm parent_twin = shadows[p->shadow].comm;
-	pthread_mutex_lock(&lock);
-	int slot = room ? shadow_alloc(MPI_COMM_NULL) : -1;
-	pthread_mutex_unlock(&lock);
-	int mine = child == MPI_COMM_NULL || slot >= 0, all = 0;
-	MPI_Comm twin = MPI_COMM_NULL;
-	int rank = 0;
-	if (child != MPI_COMM_NULL)
-		PMPI_Comm_rank(child, &rank);
-	int color = child == MPI_COMM_NULL ? MPI_UNDEFINED : lowest;
-	if (PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, parent_twin) != MPI_SUCCESS || !all ||
-	    PMPI_Comm_split(parent_twin, color, rank, &twin) != MPI_SUCCESS ||
-	    twin == MPI_COMM_NULL || slot < 0) {
-		if (twin != MPI_COMM_NULL)
-			PMPI_Comm_free(&twin);
-		pthread_mutex_lock(&lock);
-		if (slot >= 0)
-			shadow_release(slot);
-		pthread_mutex_unlock(&lock);
-		return -1;
-	}
-	pthread_mutex_lock(&lock);
-	shadows[slot].comm = twin;
-	pthread_mutex_unlock(&lock);
-	return slot;
 }
 
 /* The id of a child of kind made on parent p (NULL: unknown) as its index-th constructor, with
@@ -306,47 +231,40 @@ void nt_comms_created(unsigned fn, MPI_Comm parent, const MPI_Comm *newcomm, int
 	uint64_t index = 0;
 	if (p && kind != CTOR_GROUP)
 		index = __atomic_fetch_add(&p->children, 1, __ATOMIC_RELAXED);
-	/* Whether a twin is made: the same on every member of the parent (shadows on, agreed at
-	 * init; the parent's twin, agreed when it was made; intercommunicators have none). */
-	bool twin = kind == CTOR_PARENT && shadows_on && p && p->shadow >= 0;
+	/* Whether the parent's members agree on a vote for the child: the same on every member
+	 * of the parent (votes on, agreed at init; the parent's vote, agreed when it was made;
+	 * intercommunicators have none), inside the constructor, where every member of the
+	 * parent is. */
+	int pvote = kind == CTOR_PARENT && votes_on && p ? p->vote : -1;
 	MPI_Comm child = newcomm ? *newcomm : MPI_COMM_NULL;
 	if (child == MPI_COMM_NULL) {
-		if (twin)
-			make_shadow(p, child, 0, false);
+		if (pvote >= 0)
+			nt_votes_agree(pvote, parent, child, false);
 		return;
 	}
-	int lowest = 0;
-	uint64_t members = members_hash(kind == CTOR_PARENT_NB ? parent : child, &lowest);
+	uint64_t members = members_hash(kind == CTOR_PARENT_NB ? parent : child);
 	pthread_mutex_lock(&lock);
 	uint64_t id = derive_id(kind, p, index, members, tag, stringtag);
 	/* A handle seen before (freed by a call the tool does not wrap) is replaced. */
 	struct nt_comm *c = slot_for(child, true);
 	if (c)
-		*c = (struct nt_comm){ .handle = child, .used = true, .id = id, .shadow = -1,
+		*c = (struct nt_comm){ .handle = child, .used = true, .id = id, .vote = -1,
 					.token = ++tokens };
 	pthread_mutex_unlock(&lock);
-	if (!twin)
+	if (pvote < 0)
 		return;
-	int shadow = make_shadow(p, child, lowest, c != NULL);
-	if (shadow < 0)
+	int vote = nt_votes_agree(pvote, parent, child, c != NULL);
+	if (vote < 0)
 		return;
 	pthread_mutex_lock(&lock);
-	slot_for(child, false)->shadow = shadow; /* still there: the application has not seen it */
+	slot_for(child, false)->vote = vote; /* still there: the application has not seen it */
 	pthread_mutex_unlock(&lock);
 }
 
-/* Finish a twin's pending vote. */
-static void vote_finish(struct nt_comm_shadow *s)
+void nt_comms_votes_finish(void)
 {
-	if (s->vote != MPI_REQUEST_NULL)
-		PMPI_Wait(&s->vote, MPI_STATUS_IGNORE);
-}
-
-void nt_comms_shadows_finish(void)
-{
-	for (size_t i = 0; shadows && i < capacity; i++)
-		if (shadows[i].in_use)
-			vote_finish(&shadows[i]);
+	if (votes_on)
+		nt_votes_finish_all();
 }
 
 struct nt_comm_ref nt_comms_ref(MPI_Comm comm)
@@ -357,7 +275,7 @@ struct nt_comm_ref nt_comms_ref(MPI_Comm comm)
 	pthread_mutex_lock(&lock);
 	const struct nt_comm *c = slot_for(comm, false);
 	if (c && c->token)
-		ref = (struct nt_comm_ref){ c->token, c->shadow };
+		ref = (struct nt_comm_ref){ c->token, c->vote };
 	pthread_mutex_unlock(&lock);
 	return ref;
 }
@@ -383,14 +301,8 @@ void nt_comms_forget(MPI_Comm comm, struct nt_comm_ref ref)
 		}
 	}
 	pthread_mutex_unlock(&lock);
-	if (ref.shadow >= 0) {
-		/* Collective like the MPI_Comm_free it follows: every member started the same
-		 * votes, so the last one completes. */
-		vote_finish(&shadows[ref.shadow]);
-		MPI_Comm twin = shadows[ref.shadow].comm;
-		PMPI_Comm_free(&twin);
-		pthread_mutex_lock(&lock);
-		shadow_release(ref.shadow);
-		pthread_mutex_unlock(&lock);
-	}
+	/* Its last vote finishes in the background: a wait here for it would hang a program
+	 * whose members free their communicators in different orders. */
+	if (ref.vote >= 0)
+		nt_votes_drop(ref.vote);
 }

@@ -27,7 +27,7 @@ struct nt_comm {
 	uint64_t id;
 	uint64_t seq;      /* collective instances so far */
 	uint64_t children; /* constructors called on it so far (collective over it) */
-	int shadow;        /* its tool-owned twin for the adaptive-wait votes, or -1 */
+	int vote;          /* its adaptive-wait vote state (votes.h), or -1 */
 	/* NOISETOOL_WAIT: every member starts its collectives the same way (a blocking and a
 	 * nonblocking collective never match), as agreed at the vote before the last one */
 	bool wait_nb;
@@ -43,20 +43,10 @@ struct nt_comm {
  * communicator under the same handle in between). token 0: nothing to forget. */
 struct nt_comm_ref {
 	uint64_t token;
-	int shadow;
+	int vote;
 };
 
-/* A tool-owned twin of an application communicator (same members, same rank order): the
- * adaptive-wait votes run on it, never on the application's. The vote's buffers live here,
- * at a fixed address, while its request is pending. */
-struct nt_comm_shadow {
-	MPI_Comm comm;
-	MPI_Request vote; /* MPI_REQUEST_NULL when no vote is pending */
-	int mine, agreed;
-	bool in_use; /* false: a free slot (zeroed memory is free) */
-};
-
-/* Bytes a table of n communicators (and their twins) takes. */
+/* Bytes a table of n communicators (and their vote states) takes. */
 size_t nt_comms_bytes(size_t n);
 
 /* Keep a table of n communicators at mem (nt_comms_bytes, zeroed) and register MPI_COMM_WORLD
@@ -67,9 +57,10 @@ void nt_comms_init(void *mem, size_t n, int world_rank, bool threaded);
 /* Give the table back (the tool is off: the ranks did not agree). */
 void nt_comms_fini(void);
 
-/* Give the communicators made from now on tool-owned twins (NOISETOOL_WAIT): world_shadow is
- * the tool's own duplicate of MPI_COMM_WORLD. Call once at init, on every rank alike. */
-void nt_comms_enable_shadows(MPI_Comm world_shadow);
+/* Adaptive-wait votes (NOISETOOL_WAIT) for MPI_COMM_WORLD and the communicators made from now
+ * on, carried on tool, the tool's own duplicate of MPI_COMM_WORLD (votes.h). Call once at
+ * init, on every rank alike. */
+void nt_comms_enable_votes(MPI_Comm tool);
 
 /* The state of comm: known, or registered now without an id (one the tool did not see being
  * made). NULL when the table is full. Never communicates. */
@@ -83,16 +74,13 @@ struct nt_comm *nt_comms_find(MPI_Comm comm);
  * *newcomm: what it made (may be MPI_COMM_NULL on ranks that are not members); tag and
  * stringtag: its tag arguments (0 and NULL when it has none). Registers the new communicator
  * with its derived id. Collective only where the constructor itself is collective over the
- * parent and blocking, and only with shadows enabled (the twin is split from the parent's
- * twin). */
+ * parent and blocking, and only with votes enabled (the members of the parent agree on the
+ * new communicator's vote slot, votes.h). */
 void nt_comms_created(unsigned fn, MPI_Comm parent, const MPI_Comm *newcomm, int tag,
 		      const char *stringtag, int rc);
 
-/* The twin of c, or NULL. */
-struct nt_comm_shadow *nt_comms_shadow(const struct nt_comm *c);
-
-/* Every twin with a pending vote finishes it (at MPI_Finalize, before the twins go). */
-void nt_comms_shadows_finish(void);
+/* Every pending vote finishes (at MPI_Finalize, on every rank). */
+void nt_comms_votes_finish(void);
 
 extern bool nt_comms_threaded_;
 
@@ -109,8 +97,9 @@ static inline __attribute__((always_inline)) uint64_t nt_comms_next_seq(struct n
 struct nt_comm_ref nt_comms_ref(MPI_Comm comm);
 
 /* After MPI_Comm_free or MPI_Comm_disconnect of comm succeeded (collective over it): its entry
- * is forgotten if it is still ref's (its handle may be reused), its twin's pending vote
- * finishes and the twin is freed. Never called for a refused free: the communicator lives on. */
+ * is forgotten if it is still ref's (its handle may be reused), and its vote state is dropped
+ * (its pending vote finishes later, never here). Never called for a refused free: the
+ * communicator lives on. */
 void nt_comms_forget(MPI_Comm comm, struct nt_comm_ref ref);
 
 #endif /* WRAPPERS_COMMS_H */

@@ -10,6 +10,7 @@
 #include "comms.h"
 #include "mpiwait.h"
 #include "thread.h"
+#include "votes.h"
 
 /* One nap between tests on a shared CPU: 10 us asked, with a 1 us timer slack (with the
  * default 50 us slack a nap lasts ~60 us; a 1 us one would not sleep at all). */
@@ -85,32 +86,29 @@ bool nt_mpiwait_coll_blocking(MPI_Comm comm, uint64_t *t0_cyc)
 	/* The thread's communicator cache (a lock and a lookup cost ~10 % of an
 	 * 8-byte allreduce here). */
 	struct nt_comm *cs = nt_thread_comm(&nt_thread_, comm);
-	struct nt_comm_shadow *sh = nt_comms_shadow(cs);
-	if (!sh)
-		return true; /* no twin to vote on: MPICH's way */
-	if (cs->seq >= cs->vote_at_seq) {
-		/* The previous vote decides from here on; the next one starts. */
-		if (sh->vote != MPI_REQUEST_NULL) {
-			bool nb = nt_mpiwait_request(MPI_SUCCESS, &sh->vote, MPI_STATUS_IGNORE) ==
-					  MPI_SUCCESS &&
-				  sh->agreed;
-			if (cs->vote_every == 0 || nb != cs->wait_nb)
-				cs->vote_every = 16;
-			else if (cs->vote_every < 1024)
-				cs->vote_every *= 2;
-			cs->wait_nb = nb;
-		} else if (cs->vote_every == 0) {
-			cs->vote_every = 16;
-		}
-		/* Vote for what this rank holds to, not for a trial it may be running. */
-		sh->mine = nt_wait_mode_ == NT_WAIT_SLEEP ||
-			   __atomic_load_n(&prefers_sleep, __ATOMIC_RELAXED);
-		if (PMPI_Iallreduce(&sh->mine, &sh->agreed, 1, MPI_INT, MPI_MAX, sh->comm,
-				    &sh->vote) != MPI_SUCCESS)
-			sh->vote = MPI_REQUEST_NULL;
-		cs->vote_at_seq = cs->seq + cs->vote_every;
-		*t0_cyc = nt_clock_now_cyc();
+	if (!cs || cs->vote < 0)
+		return true; /* no vote: MPICH's way */
+	if (cs->seq < cs->vote_at_seq) {
+		nt_votes_progress(cs->vote); /* passes on what has come of other members' votes */
+		return !cs->wait_nb;
 	}
+	/* The previous vote decides from here on; the next one starts. */
+	if (nt_votes_pending(cs->vote)) {
+		bool nb = nt_votes_finish(cs->vote) != 0;
+		if (cs->vote_every == 0 || nb != cs->wait_nb)
+			cs->vote_every = 16;
+		else if (cs->vote_every < 1024)
+			cs->vote_every *= 2;
+		cs->wait_nb = nb;
+	} else if (cs->vote_every == 0) {
+		cs->vote_every = 16;
+	}
+	/* Vote for what this rank holds to, not for a trial it may be running. */
+	nt_votes_start(cs->vote, comm,
+		       nt_wait_mode_ == NT_WAIT_SLEEP ||
+			       __atomic_load_n(&prefers_sleep, __ATOMIC_RELAXED));
+	cs->vote_at_seq = cs->seq + cs->vote_every;
+	*t0_cyc = nt_clock_now_cyc();
 	return !cs->wait_nb;
 }
 
@@ -164,6 +162,11 @@ static void between_tests(void)
 	} else if (yield_mean_ns <= LONG_YIELD_NS) {
 		naps_for_ns = NAPS_MIN_NS;
 	}
+}
+
+void nt_mpiwait_pause(void)
+{
+	between_tests();
 }
 
 int nt_mpiwait_request(int rc, MPI_Request *request, MPI_Status *status)
@@ -246,10 +249,13 @@ void nt_mpiwait_describe(char *buf, size_t size)
 	}
 	struct nt_poller_stats s;
 	nt_poller_get_stats(poller, &s);
+	uint64_t world, direct, tree;
+	nt_votes_counts(&world, &direct, &tree);
 	snprintf(buf, size,
 		 "waits %s: mode %s, %llu switches, CPU %s (competitor share %.2f), %llu trials "
 		 "(%llu cut short), last cycles spin %.1f us / sleep %.1f us; %llu naps, %llu yields "
-		 "(%llu long), %llu after polls",
+		 "(%llu long), %llu after polls; votes %llu on MPI_COMM_WORLD, %llu direct, %llu by "
+		 "tree",
 		 nt_wait_mode_ == NT_WAIT_BUSY	  ? "busy"
 		 : nt_wait_mode_ == NT_WAIT_SLEEP ? "sleep"
 						  : "adaptive",
@@ -257,5 +263,6 @@ void nt_mpiwait_describe(char *buf, size_t size)
 		 s.contended ? "shared" : "free", s.competitor_share, (unsigned long long)s.trials,
 		 (unsigned long long)s.trials_aborted, s.trial_spin_cycle_ns / 1e3,
 		 s.trial_sleep_cycle_ns / 1e3, (unsigned long long)naps, (unsigned long long)yields,
-		 (unsigned long long)long_yields, (unsigned long long)poll_waits);
+		 (unsigned long long)long_yields, (unsigned long long)poll_waits,
+		 (unsigned long long)world, (unsigned long long)direct, (unsigned long long)tree);
 }

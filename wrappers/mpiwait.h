@@ -40,19 +40,24 @@ bool nt_mpiwait_blocking(uint64_t t0_cyc);
 
 /* The same for a collective instance on comm: its members start their collectives the same way
  * (nonblocking when any of them prefers to sleep), as they voted at the vote before the last
- * one. A vote is an MPI_Iallreduce on the tool's own twin of comm, started before a blocking
- * instance and finished at the next vote (where every member has long arrived: a correct
- * program cannot tell this from a collective that synchronizes). Votes come every 16
- * instances, twice as far apart each time the outcome stays the same, up to 1024. A
- * communicator without a twin (made by a nonblocking or group constructor, an
- * intercommunicator, MPI_COMM_SELF) keeps MPICH's blocking calls. *t0_cyc is read again after
- * a vote. Any thread may call it. */
+ * one. A vote (votes.h: messages on the tool's own communicator, never on comm) is started
+ * before a blocking instance and finished at the next vote (where every member has long
+ * arrived, or for a communicator of more than 32 members may wait for every member to arrive:
+ * a correct program cannot tell either from a collective that synchronizes). Votes come
+ * every 16 instances, twice as far apart each time the outcome stays the same, up to 1024. A
+ * communicator without a vote (made by a nonblocking or group constructor, an
+ * intercommunicator, MPI_COMM_SELF, one member) keeps MPICH's blocking calls. *t0_cyc is read
+ * again after a vote. Any thread may call it. */
 bool nt_mpiwait_coll_blocking(MPI_Comm comm, uint64_t *t0_cyc);
 
 /* Wait for request (started with rc) by the test loop; status may be MPI_STATUS_IGNORE. */
 int nt_mpiwait_request(int rc, MPI_Request *request, MPI_Status *status);
 int nt_mpiwait_wait(MPI_Request *request, MPI_Status *status);
 int nt_mpiwait_waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
+
+/* Between two tests of a wait: give the CPU away as the waits do (the tool's own waits for a
+ * vote). */
+void nt_mpiwait_pause(void);
 
 /* A wrapped call ended (its cycle counts for the adaptive choice). */
 void nt_mpiwait_after(void);

@@ -406,7 +406,7 @@ static void runtime_start(int provided)
 	nt_thread_.last_exit_cyc = nt_rt.init_cyc;
 	nt_records_windows_open(nt_rt.env.level, nt_rt.init_cyc);
 	if (nt_rt.env.wait)
-		nt_comms_enable_shadows(nt_rt.comm);
+		nt_comms_enable_votes(nt_rt.comm);
 	nt_slow_extras_ = (nt_rt.env.callsite_every_call ? NT_EXTRA_WALK : 0) |
 			  (nt_wait_mode_ ? NT_EXTRA_WAIT : 0);
 	set_active(1);
@@ -499,10 +499,10 @@ void nt_finalize_begin(void)
 		if (nt_rt.env.inject)
 			inject_report_displaced(inject_sig);
 		nt_rt.finalize_cyc = nt_clock_now_cyc();
-		nt_comms_shadows_finish();
+		nt_comms_votes_finish();
 		nt_clocksync_measure(nt_rt.comm, &nt_rt.sync_fin);
 		if (nt_rt.env.summary && nt_rt.env.wait) {
-			char line[256];
+			char line[384];
 			nt_mpiwait_describe(line, sizeof line);
 			fprintf(stderr, "noisetool: rank %d %s\n", nt_rt.rank, line);
 		}
@@ -570,7 +570,7 @@ NT_MPI_API int MPI_Abort(MPI_Comm comm, int errorcode)
 
 /* mpiP's levels: 0 pauses recording, 1 resumes it, 2 resets the aggregates and forgets the
  * records (doc/environment.md). MPI_Pcontrol is local: some ranks may pause while others do
- * not, so a pause keeps the collective path -- instance numbers, wait votes, twins -- as it
+ * not, so a pause keeps the collective path -- instance numbers, wait votes and their slots -- as it
  * was, and only this rank's books stop (nt_paused_). */
 void nt_pcontrol(int level)
 {
