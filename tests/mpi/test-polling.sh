@@ -39,7 +39,7 @@ handed() {
 		for (i = 1; i <= NF; i++) {
 			if ($i ~ /^naps/) n += $(i - 1)
 			if ($i == "yields") y += $(i - 1)
-			if ($i == "after" && $(i + 1) == "polls") p += $(i - 1)
+			if ($i == "after" && $(i + 1) ~ /^polls/) p += $(i - 1)
 		}
 	} END { print n + 0, y + 0, p + 0 }' "$tmp/$1.err"
 }
