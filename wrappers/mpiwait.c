@@ -45,11 +45,13 @@ int nt_mpiwait_start(enum nt_wait_mode mode)
 		return rc;
 	owner = pthread_self();
 	nt_wait_mode_ = mode;
+	__atomic_store_n(&nt_votes_pause_, nt_mpiwait_pause, __ATOMIC_RELEASE);
 	return 0;
 }
 
 void nt_mpiwait_stop(void)
 {
+	__atomic_store_n(&nt_votes_pause_, NULL, __ATOMIC_RELEASE);
 	nt_wait_mode_ = NT_WAIT_MPI;
 	nt_poller_destroy(poller);
 	poller = NULL;

@@ -2,7 +2,6 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "mpiwait.h"
 #include "votes.h"
 
 enum {
@@ -50,6 +49,16 @@ struct nt_vote {
 /* What a vote sends, 0 or 1, from here: a send is freed, never waited for, so its buffer must
  * outlive it. */
 static const int32_t bits[2] = { 0, 1 };
+
+void (*nt_votes_pause_)(void);
+
+/* Between two tests of a vote's wait (nt_votes_pause_). */
+static void pause_between(void)
+{
+	void (*pause)(void) = __atomic_load_n(&nt_votes_pause_, __ATOMIC_ACQUIRE);
+	if (pause)
+		pause();
+}
 
 static struct nt_vote *votes;
 static size_t capacity;
@@ -335,7 +344,7 @@ int nt_votes_finish(int i)
 		pthread_mutex_unlock(&lock);
 		if (done)
 			return acc;
-		nt_mpiwait_pause();
+		pause_between();
 	}
 }
 
@@ -359,7 +368,7 @@ void nt_votes_finish_all(void)
 		pthread_mutex_unlock(&lock);
 		if (!left)
 			return;
-		nt_mpiwait_pause();
+		pause_between();
 	}
 }
 
@@ -383,7 +392,7 @@ static int wait_one(MPI_Request *r)
 		pthread_mutex_lock(&lock);
 		step_all();
 		pthread_mutex_unlock(&lock);
-		nt_mpiwait_pause();
+		pause_between();
 	}
 }
 

@@ -22,6 +22,11 @@
 
 #include <mpi.h>
 
+/* What a vote's wait does between two tests: the wait loop's pause (mpiwait.c sets it to
+ * nt_mpiwait_pause while its waits run, so that the votes need not know the waits: mpiwait
+ * uses the communicators, which use the votes); NULL: spin. */
+extern void (*nt_votes_pause_)(void);
+
 /* Bytes n vote states take. */
 size_t nt_votes_bytes(size_t n);
 
