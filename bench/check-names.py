@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""Check the call-site names of a noisetool report against nm (doc/bench-app.md, "Names").
+
+Every site of the report is resolved against the symbol tables of its module, as `nm -S
+--defined-only` and `nm -D -S --defined-only` print them (demangled, as the report's addr2line
+-C): a site the report names `function+0xoff` must lie inside a symbol of that name, at that
+offset from its start (st_value <= address < st_value + st_size); a site named
+`module+0xoffset` or `file.c:line` names no function and cannot be wrong that way.
+
+Usage:
+  check-names.py [--noisetool PATH] [--app NAME] [--debug-dir DIR] [-v] LOG.ntlog|REPORT.json...
+
+A log is reported with `noisetool report LOG --json FILE` first (noisetool from --noisetool, else
+PATH); a JSON report (`noisetool-report/1`, or an array of them) is read as it is. Prints one
+line per report:
+
+  names APP: sites 41, named 12, file:line 0, module+off 29 (nm has a function around 0), wrong 0
+
+then each wrong site: its MPI function, module, offset, file address, the report's name and what
+nm has at that address. Exit status: 0 when no site is wrong, 1 when one is, 2 when a report or
+a module could not be read.
+"""
+import argparse
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+
+VERSION_SUFFIX = re.compile(r"@@?[A-Za-z0-9_.]+$")  # nm -D: memcpy@GLIBC_2.14
+LINE_NAME = re.compile(r"^[^ ()]+:[0-9]+$")  # file.c:123
+CUT = "..."  # the report keeps a long name's start and its last 24 bytes around "..."
+
+
+def file_bias(path):
+    """What turns a module offset into a file address (nm's st_value): 0 for a PIE or a shared
+    object; for a fixed-address executable (ET_EXEC) its first PT_LOAD segment's p_vaddr -
+    p_offset, as tools/symbolize.c does."""
+    with open(path, "rb") as f:
+        eh = f.read(64)
+        if len(eh) < 64 or eh[:4] != b"\x7fELF" or eh[4] != 2:
+            return 0
+        e_type = struct.unpack_from("<H", eh, 16)[0]
+        if e_type != 2:  # ET_EXEC
+            return 0
+        phoff = struct.unpack_from("<Q", eh, 32)[0]
+        phentsize, phnum = struct.unpack_from("<HH", eh, 54)
+        for i in range(min(phnum, 64)):
+            f.seek(phoff + i * phentsize)
+            ph = f.read(56)
+            p_type, _, p_offset, p_vaddr = struct.unpack_from("<IIQQ", ph, 0)
+            if p_type == 1:  # PT_LOAD
+                return p_vaddr - p_offset
+    return 0
+
+
+class Symbols:
+    """The sized symbols of one module from nm -S (.symtab) and nm -D -S (.dynsym), demangled:
+    (value, size, type, name), name without a symbol version."""
+
+    def __init__(self, path):
+        self.path = path
+        self.syms = []
+        self.by_name = {}
+        for extra in ([], ["-D"]):
+            out = subprocess.run(["nm", *extra, "-S", "--defined-only", "-C", path],
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                 text=True, errors="replace").stdout
+            for line in out.splitlines():
+                parts = line.split(" ", 3)
+                if len(parts) != 4:
+                    continue  # no size: not a symbol that can contain an address
+                try:
+                    value, size = int(parts[0], 16), int(parts[1], 16)
+                except ValueError:
+                    continue
+                name = VERSION_SUFFIX.sub("", parts[3]) if extra else parts[3]
+                sym = (value, size, parts[2], name)
+                self.syms.append(sym)
+                self.by_name.setdefault(name, []).append(sym)
+        self.syms.sort()
+
+    def containing(self, addr):
+        """The symbols whose [value, value + size) holds addr."""
+        return [s for s in self.syms if s[0] <= addr < s[0] + s[1]]
+
+    def named(self, name):
+        """The symbols of that name; a name the report cut ("start...end") matches by its start
+        and its end."""
+        if name in self.by_name:
+            return self.by_name[name]
+        if CUT in name:
+            head, tail = name.split(CUT, 1)
+            return [s for n, ss in self.by_name.items()
+                    if n.startswith(head) and n.endswith(tail) for s in ss]
+        return []
+
+
+def describe(syms):
+    if not syms:
+        return "no sized symbol"
+    return "; ".join("%s [0x%x, 0x%x) %s" % (s[3], s[0], s[0] + s[1], s[2]) for s in syms[:3])
+
+
+def check_report(report, app, verbose, out):
+    """Checks the sites of one noisetool-report/1 object; returns (counts, wrong sites)."""
+    modules = {}
+    counts = dict(sites=0, named=0, line=0, module=0, module_has_fn=0, wrong=0, missing=0)
+    wrong = []
+    for site in report.get("sites", []):
+        if site.get("language") == "python":
+            continue
+        counts["sites"] += 1
+        module, offset, loc = site["module"], int(site["offset"]), site["location"]
+        base = os.path.basename(module)
+        if module not in modules:
+            try:
+                modules[module] = (file_bias(module), Symbols(module))
+            except OSError as e:
+                print("check-names: %s: %s" % (module, e.strerror), file=sys.stderr)
+                modules[module] = None
+        entry = modules[module]
+        if entry is None:
+            counts["missing"] += 1
+            continue
+        bias, syms = entry
+        addr = offset + bias
+        if loc == "%s+0x%x" % (base, offset):
+            counts["module"] += 1
+            around = [s for s in syms.containing(addr) if s[2] in "TtWwiI"]
+            if around:
+                counts["module_has_fn"] += 1
+                if verbose:
+                    print("  module+off, nm has %s: %s %s+0x%x" % (describe(around),
+                          site["function"], base, offset), file=out)
+            continue
+        if LINE_NAME.match(loc):
+            counts["line"] += 1
+            continue
+        counts["named"] += 1
+        m = re.match(r"^(.*)\+0x([0-9a-f]+)$", loc, re.S)
+        ok = False
+        if m:
+            name, fn_off = m.group(1), int(m.group(2), 16)
+            ok = any(s[0] <= addr < s[0] + s[1] and addr - s[0] == fn_off
+                     for s in syms.named(name))
+        if not ok:
+            counts["wrong"] += 1
+            wrong.append((site, module, offset, addr, loc, syms))
+        elif verbose:
+            print("  ok: %s %s+0x%x = %s" % (site["function"], base, offset, loc), file=out)
+    return counts, wrong
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("inputs", nargs="+", metavar="LOG|JSON")
+    ap.add_argument("--noisetool", default="noisetool")
+    ap.add_argument("--app", default=None, help="the name printed (default: the job's command)")
+    ap.add_argument("--debug-dir", default=None, help="passed to noisetool report")
+    ap.add_argument("-v", "--verbose", action="store_true", help="every site, checked or not")
+    args = ap.parse_args()
+
+    status = 0
+    for path in args.inputs:
+        if path.endswith(".json"):
+            with open(path) as f:
+                data = json.load(f)
+        else:
+            with tempfile.TemporaryDirectory() as tmp:
+                jpath = os.path.join(tmp, "report.json")
+                cmd = [args.noisetool, "report", path, "--json", jpath, "--top", "0",
+                       "--late", "0"]
+                if args.debug_dir:
+                    cmd += ["--debug-dir", args.debug_dir]
+                r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                   text=True)
+                if r.returncode != 0 or not os.path.exists(jpath):
+                    print("check-names: %s failed on %s: %s" % (" ".join(cmd), path,
+                          r.stderr.strip()[-500:]), file=sys.stderr)
+                    status = 2
+                    continue
+                with open(jpath) as f:
+                    data = json.load(f)
+        for report in data if isinstance(data, list) else [data]:
+            app = args.app or os.path.basename(
+                report.get("job", {}).get("command", "").split(" ")[0]) or path
+            c, wrong = check_report(report, app, args.verbose, sys.stdout)
+            print("names %s: sites %d, named %d, file:line %d, module+off %d (nm has a "
+                  "function around %d), wrong %d%s" % (app, c["sites"], c["named"], c["line"],
+                  c["module"], c["module_has_fn"], c["wrong"],
+                  ", module unreadable %d" % c["missing"] if c["missing"] else ""))
+            for site, module, offset, addr, loc, syms in wrong:
+                print("  WRONG: %s at %s+0x%x (file address 0x%x): the report says %s; nm: %s"
+                      % (site["function"], module, offset, addr, loc,
+                         describe(syms.containing(addr))))
+            if wrong:
+                status = max(status, 1)
+            elif c["missing"]:
+                status = 2
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
