@@ -29,8 +29,10 @@ nt_need_cpus 2 "one rank per CPU"
 # it, its command line, and results() -- the numbers of its standard output that must not change,
 # one per line, without the timings it prints beside them. Each run starts in an empty directory
 # holding INPUTS (files of DATA, for an application that reads them from its working directory);
-# OUTFILE, when set, is a file the application writes there, added to its standard output.
-INPUTS=() OUTFILE= TOL=
+# OUTFILE, when set, is a file the application writes there, added to its standard output; TOL,
+# when set, how far apart its numbers may be (else they are compared as printed); NEED, a file
+# of another package (NEED_PKG) that it reads.
+INPUTS=() OUTFILE= TOL= NEED= NEED_PKG=
 case $APP in
 bagel)
 	# BAGEL 1.2.2 (Debian's bagel, built on MPICH): DF-MP2 energy and analytic gradient of
@@ -127,6 +129,7 @@ abinit)
 	# one displaced), LDA Troullier-Martins, 12 Ha, 4x4x4 k-grid with 4 shifts: energy, forces,
 	# stress.
 	PROG=abinit PKG=abinit MPILIB=libmpi.so.40
+	NEED=/usr/share/abinit/psp/14si.pspnc NEED_PKG=abinit-data # only recommended by abinit
 	INPUTS=(abinit-si.abi)
 	ARGS=(abinit-si.abi)
 	# The SCF iterations, the energy terms and the final values (etotal, fcart, strten, with
@@ -145,6 +148,8 @@ abinit)
 esac
 command -v "$PROG" >/dev/null ||
 	nt_skip "$PROG is not installed: apt-get install -y --no-install-recommends $PKG"
+[ -z "$NEED" ] || [ -e "$NEED" ] ||
+	nt_skip "$NEED is missing: apt-get install -y --no-install-recommends $NEED_PKG"
 ldd "$(command -v "$PROG")" | grep -q "$MPILIB" ||
 	nt_skip "$PROG is not linked with $MPILIB, the MPI under test ($NT_MPI)"
 
