@@ -8,7 +8,7 @@ offset from its start (st_value <= address < st_value + st_size); a site named
 `module+0xoffset` or `file.c:line` names no function and cannot be wrong that way.
 
 Usage:
-  check-names.py [--noisetool PATH] [--app NAME] [--debug-dir DIR] [-v] LOG.ntlog|REPORT.json...
+  check-names.py [--noisetool PATH] [--app NAME] [--debug-dir DIR] [--calls] [-v] LOG|JSON...
 
 A log is reported with `noisetool report LOG --json FILE` first (noisetool from --noisetool, else
 PATH); a JSON report (`noisetool-report/1`, or an array of them) is read as it is. Prints one
@@ -17,7 +17,9 @@ line per report:
   names APP: sites 41, named 12, file:line 0, module+off 29 (nm has a function around 0), wrong 0
 
 then each wrong site: its MPI function, module, offset, file address, the report's name and what
-nm has at that address. Exit status: 0 when no site is wrong, 1 when one is, 2 when a report or
+nm has at that address. With --calls, each site's address must also be the last byte of a call
+instruction (objdump): the check that module and offset mean what the names are checked on.
+Exit status: 0 when no site is wrong, 1 when one is, 2 when a report or
 a module could not be read.
 """
 import argparse
@@ -98,16 +100,34 @@ class Symbols:
         return []
 
 
+def call_before(module, ret):
+    """The call instruction that ends at the return address ret of module (file address), as
+    objdump decodes it, or None: a call is 2 to 7 bytes long, the common ones first."""
+    for length in (5, 6, 2, 3, 7):
+        out = subprocess.run(["objdump", "-d", "--no-show-raw-insn",
+                              "--start-address=%d" % (ret - length), "--stop-address=%d" % ret,
+                              module], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             text=True).stdout
+        insns = [l for l in out.splitlines() if ":\t" in l]
+        if len(insns) == 1 and "\tcall" in insns[0]:
+            return insns[0].split(":\t", 1)[1].strip()
+    return None
+
+
 def describe(syms):
     if not syms:
         return "no sized symbol"
     return "; ".join("%s [0x%x, 0x%x) %s" % (s[3], s[0], s[0] + s[1], s[2]) for s in syms[:3])
 
 
-def check_report(report, app, verbose, out):
-    """Checks the sites of one noisetool-report/1 object; returns (counts, wrong sites)."""
+def check_report(report, app, verbose, calls, out):
+    """Checks the sites of one noisetool-report/1 object; returns (counts, wrong sites). With
+    calls, also whether each site's offset is the last byte of a call instruction (the tool
+    records the return address - 1), and whether that call is to the site's MPI function
+    (mpi_send_@plt, MPI_Send@plt) or to something else (a function that tail-calls it)."""
     modules = {}
-    counts = dict(sites=0, named=0, line=0, module=0, module_has_fn=0, wrong=0, missing=0)
+    counts = dict(sites=0, named=0, line=0, module=0, module_has_fn=0, wrong=0, missing=0,
+                  at_call=0, to_it=0)
     wrong = []
     for site in report.get("sites", []):
         if site.get("language") == "python":
@@ -127,6 +147,20 @@ def check_report(report, app, verbose, out):
             continue
         bias, syms = entry
         addr = offset + bias
+        if calls:
+            insn = call_before(module, addr + 1)
+            if insn:
+                counts["at_call"] += 1
+                callee = re.search(r"<([^>@+]+)", insn)
+                fn = site["function"].lower()
+                if callee and callee.group(1).lower().rstrip("_") in (fn, "p" + fn):
+                    counts["to_it"] += 1
+                elif verbose:
+                    print("  %s at %s+0x%x follows a call to another function: %s"
+                          % (site["function"], base, offset, insn), file=out)
+            else:
+                print("  NOT AT A CALL: %s at %s+0x%x" % (site["function"], base, offset),
+                      file=out)
         if loc == "%s+0x%x" % (base, offset):
             counts["module"] += 1
             around = [s for s in syms.containing(addr) if s[2] in "TtWwiI"]
@@ -162,6 +196,9 @@ def main():
     ap.add_argument("--app", default=None, help="the name printed (default: the job's command)")
     ap.add_argument("--debug-dir", default=None, help="passed to noisetool report")
     ap.add_argument("-v", "--verbose", action="store_true", help="every site, checked or not")
+    ap.add_argument("--calls", action="store_true",
+                    help="also check with objdump that each site's address is in a call "
+                         "instruction (about 50 ms a site)")
     args = ap.parse_args()
 
     status = 0
@@ -188,11 +225,13 @@ def main():
         for report in data if isinstance(data, list) else [data]:
             app = args.app or os.path.basename(
                 report.get("job", {}).get("command", "").split(" ")[0]) or path
-            c, wrong = check_report(report, app, args.verbose, sys.stdout)
+            c, wrong = check_report(report, app, args.verbose, args.calls, sys.stdout)
             print("names %s: sites %d, named %d, file:line %d, module+off %d (nm has a "
-                  "function around %d), wrong %d%s" % (app, c["sites"], c["named"], c["line"],
+                  "function around %d), wrong %d%s%s" % (app, c["sites"], c["named"], c["line"],
                   c["module"], c["module_has_fn"], c["wrong"],
-                  ", module unreadable %d" % c["missing"] if c["missing"] else ""))
+                  ", module unreadable %d" % c["missing"] if c["missing"] else "",
+                  "; at a call %d (to the MPI function %d)" % (c["at_call"], c["to_it"])
+                  if args.calls else ""))
             for site, module, offset, addr, loc, syms in wrong:
                 print("  WRONG: %s at %s+0x%x (file address 0x%x): the report says %s; nm: %s"
                       % (site["function"], module, offset, addr, loc,
