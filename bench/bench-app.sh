@@ -153,6 +153,10 @@ command -v "$PROG" >/dev/null ||
 ldd "$(command -v "$PROG")" | grep -q "$MPILIB" ||
 	nt_skip "$PROG is not linked with $MPILIB, the MPI under test ($NT_MPI)"
 
+# The names check checks itself first (made-up sites in libc: a right name, two wrong ones).
+python3 "$(dirname "$0")/check-names.py" --self-test >/dev/null ||
+	{ echo "FAIL: check-names.py --self-test:"; python3 "$(dirname "$0")/check-names.py" --self-test; exit 1; }
+
 modes=(none default none2 bare) # rotated every pair: the two runs without preload stay apart
 RANDOM=42                       # the same environment sizes every time the bench runs
 nt_tmpdir

@@ -188,10 +188,34 @@ def check_report(report, app, verbose, calls, out):
     return counts, wrong
 
 
+def self_test():
+    """The check on a made-up report of sites in libc, whose exported functions nm -D sizes:
+    a right name, a name at the wrong offset, a name of a function that does not contain the
+    address, and a module+offset; 0 when each is counted as it should be."""
+    libc = subprocess.run(["sh", "-c", "ldd /bin/sh | sed -n 's/.*=> \\(.*libc\\.so[^ ]*\\).*/\\1/p'"],
+                          stdout=subprocess.PIPE, text=True).stdout.strip()
+    syms = Symbols(libc)
+    a = next(x for x in syms.by_name.get("getpid", []) if x[1] > 2)
+    b = next(x for x in syms.by_name.get("getppid", []) if x[1] > 2)
+    base = os.path.basename(libc)
+    sites = [("getpid+0x1", a[0] + 1), ("getpid+0x2", a[0] + 1), ("getppid+0x1", a[0] + 1),
+             ("%s+0x%x" % (base, a[0] + 1), a[0] + 1)]
+    report = {"sites": [{"function": "MPI_Barrier", "module": libc, "offset": off,
+                         "location": loc} for loc, off in sites]}
+    with open(os.devnull, "w") as null:
+        c, wrong = check_report(report, "self-test", False, False, null)
+    ok = (c["sites"], c["named"], c["module"], c["wrong"]) == (4, 3, 1, 2) and b
+    print("check-names self-test on %s (getpid at 0x%x): %s" % (libc, a[0],
+          "ok" if ok else "FAILED: %r" % c))
+    return 0 if ok else 1
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("inputs", nargs="+", metavar="LOG|JSON")
+    ap.add_argument("inputs", nargs="*", metavar="LOG|JSON")
+    ap.add_argument("--self-test", action="store_true",
+                    help="check the check on made-up sites in libc, then exit")
     ap.add_argument("--noisetool", default="noisetool")
     ap.add_argument("--app", default=None, help="the name printed (default: the job's command)")
     ap.add_argument("--debug-dir", default=None, help="passed to noisetool report")
@@ -200,6 +224,10 @@ def main():
                     help="also check with objdump that each site's address is in a call "
                          "instruction (about 50 ms a site)")
     args = ap.parse_args()
+    if args.self_test:
+        return self_test()
+    if not args.inputs:
+        ap.error("a log or a JSON report is needed")
 
     status = 0
     for path in args.inputs:
