@@ -123,9 +123,9 @@ static inline __attribute__((always_inline)) bool nt_call_blocking(uint64_t t0_c
 }
 
 /* The same for a collective on comm: all members start it the same way, as they voted on the
- * tool's own communicator (votes.h). The common case (free CPU, blocking agreed, no vote due on the cached
- * communicator) stays inline: out of line it cost ~4 % of an 8-byte allreduce. A vote is tool
- * work: *t0_cyc is read again after it, so that it stays outside the timed call. */
+ * tool's own communicator (votes.h). The common case (free CPU, blocking agreed, no vote due on
+ * the cached communicator) stays inline: out of line it cost ~4 % of an 8-byte allreduce. A
+ * vote is tool work: *t0_cyc is read again after it, so that it stays outside the timed call. */
 static inline __attribute__((always_inline)) bool nt_coll_blocking(MPI_Comm comm, uint64_t *t0_cyc)
 {
 	if (NT_LIKELY(!nt_wait_mode_))
@@ -239,9 +239,10 @@ nt_fast_entry(struct nt_thread *t, struct nt_site *s, bool collective, bool poll
 
 /* The site of a fast-path call of (fn, ret) in the thread's memo (fast: fn's place there) or its
  * cache, with, for a collective, the state of its communicator in the site's one-entry cache
- * (s->comm, where its books find it again), and for a call with a buffer (typed) its datatype's size in the site's: then the
- * call's bytes join the site, and its count waits in the thread's state, where the end of a
- * refused call finds it to take them back (nt_fast_refused_end). NULL when a cache misses.
+ * (s->comm, where its books find it again), and for a call with a buffer (typed) its datatype's
+ * size in the site's: then the call's bytes join the site, and its count waits in the thread's
+ * state, where the end of a refused call finds it to take them back (nt_fast_refused_end).
+ * NULL when a cache misses.
  * collective and typed are constants. A collective's site is in the thread's caches only once
  * the thread has an interval (nt_call_site_miss), so the books need not look whether a
  * blocking collective instance returned before. */
