@@ -84,6 +84,9 @@ TRAITS = {
     "Testall": Traits(completes="array", ints=("flag",), done="flag", polls=True),
     "Testany": Traits(completes="array", ints=("index", "flag"), done="index", polls=True),
     "Testsome": Traits(completes="array", ints=("outcount", "indices"), done="some", polls=True),
+    # The probes that may find nothing (polls, as the test calls).
+    "Iprobe": Traits(ints=("flag",), polls=True),
+    "Improbe": Traits(ints=("flag",), polls=True),
     # The starts of persistent requests.
     "Start": Traits(starts="one"),
     "Startall": Traits(starts="array"),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A program that waits by polling (issue 37; polling.c: ranks wait for rank 0 in loops of test
-# calls that find nothing):
+# calls and probes that find nothing):
 # 1. Every test call is counted at its site, a poll as any other: per function, the report's
 #    calls are the program's own count of tests that found nothing plus one that completed per
 #    step and rank (ground truth: the program counts them).
@@ -83,9 +83,10 @@ for w in mpi sleep; do
 	python3 - "$tmp/$w.json" "$tmp/$w.err" $STEPS 2 <<'EOF' && echo "ok: $w: every test call counted" || fail=1
 import json, re, sys
 doc, err, steps, ranks = json.load(open(sys.argv[1])), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-empty = {"MPI_Test": 0, "MPI_Testany": 0, "MPI_Testsome": 0}
+empty = {"MPI_Test": 0, "MPI_Testany": 0, "MPI_Testsome": 0, "MPI_Iprobe": 0}
 for line in open(err):
-    m = re.match(r"rank \d+ empty MPI_Test (\d+) MPI_Testany (\d+) MPI_Testsome (\d+)", line)
+    m = re.match(r"rank \d+ empty MPI_Test (\d+) MPI_Testany (\d+) MPI_Testsome (\d+) "
+                 r"MPI_Iprobe (\d+)", line)
     if m:
         for k, v in zip(empty, m.groups()):
             empty[k] += int(v)
@@ -93,8 +94,8 @@ calls = {}
 for s in doc["sites"]:
     if s["function"] in empty:
         calls[s["function"]] = calls.get(s["function"], 0) + s["calls"]
-for i, f in enumerate(empty):  # step i % 3 == i: one completing test per such step and rank
-    want = empty[f] + ranks * len(range(i, steps, 3))
+for i, f in enumerate(empty):  # step i % 4 == i: one call that found it per such step and rank
+    want = empty[f] + ranks * len(range(i, steps, 4))
     if calls.get(f, 0) != want:
         sys.exit(f"FAIL: {f}: the report counts {calls.get(f, 0)} calls, the program made {want}")
 EOF
