@@ -1,7 +1,7 @@
 /* The floor of the benchmarks and of the instruction test (tests/mpi/test-insn.sh): wrappers of
- * MPI_Allreduce, MPI_Send, MPI_Recv, MPI_Wait and MPI_Test that only read the cycle counter
- * before and after the call and add the difference to a total. Not part of the product: what
- * two counter reads alone cost on this machine. */
+ * MPI_Allreduce, MPI_Send, MPI_Recv, MPI_Wait, MPI_Test and MPI_Iprobe that only read the cycle
+ * counter before and after the call and add the difference to a total. Not part of the product:
+ * what two counter reads alone cost on this machine. */
 #include <stdint.h>
 
 #include <mpi.h>
@@ -47,4 +47,9 @@ BARE_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
 BARE_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
 	BARE(PMPI_Test(request, flag, status));
+}
+
+BARE_API int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+	BARE(PMPI_Iprobe(source, tag, comm, flag, status));
 }

@@ -8,6 +8,7 @@
  *   recv       PMPI_Isend of 8 bytes to itself, MPI_Recv, PMPI_Wait
  *   wait       MPI_Irecv, PMPI_Send to itself, MPI_Wait
  *   test       MPI_Test of a receive that never completes (an unsuccessful test)
+ *   iprobe     MPI_Iprobe for a message never sent (an unsuccessful probe)
  * Knows nothing of noisetool.
  *
  *   insn-loop KIND CALLS */
@@ -60,6 +61,9 @@ static __attribute__((noinline)) int insn_loop(const char *kind, long calls)
 			PMPI_Cancel(&r);
 			PMPI_Wait(&r, MPI_STATUS_IGNORE);
 		}
+	} else if (!strcmp(kind, "iprobe")) {
+		for (long i = 0; i < calls && !flag; i++)
+			MPI_Iprobe(0, 2, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE); /* tag 2: never sent */
 	} else {
 		return -1;
 	}
@@ -69,7 +73,7 @@ static __attribute__((noinline)) int insn_loop(const char *kind, long calls)
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: insn-loop allreduce|send|recv|wait|test CALLS\n");
+		fprintf(stderr, "usage: insn-loop allreduce|send|recv|wait|test|iprobe CALLS\n");
 		return 2;
 	}
 	MPI_Init(&argc, &argv);
