@@ -80,6 +80,21 @@ double others_share(const cpu_reading &a, const cpu_reading &b)
 	return share < 0 ? 0 : share;
 }
 
+// The largest share of others in any stretch of at least window_ns between two of readings (a
+// CPU is free, as the poller judges it, only when no reprobe-long stretch is over free_share).
+double worst_share(const std::vector<cpu_reading> &readings, uint64_t window_ns)
+{
+	double worst = 0;
+	for (size_t i = 0; i < readings.size(); i++)
+		for (size_t j = i + 1; j < readings.size(); j++)
+			if (readings[j].wall_ns - readings[i].wall_ns >= window_ns) {
+				double sh = others_share(readings[i], readings[j]);
+				worst = sh > worst ? sh : worst;
+				break;
+			}
+	return worst;
+}
+
 // A CPU-bound child pinned to cpu, bounded by alarm() and reaped by the destructor.
 struct spinner {
 	pid_t pid = -1;
@@ -196,14 +211,7 @@ TEST_CASE("adaptive sleeps soon after a spinner comes onto its CPU, and spins so
 	if (!failed && (!spun_at || to_spin_ms > (double)spin_bound_ns / 1e6)) {
 		// Was the CPU free, as the poller judges it, once the spinner was gone? Others' share
 		// in every reprobe-long stretch the test itself read.
-		double worst = 0;
-		for (size_t i = 0; i < readings.size(); i++)
-			for (size_t j = i + 1; j < readings.size(); j++)
-				if (readings[j].wall_ns - readings[i].wall_ns >= cfg.reprobe_ns) {
-					double sh = others_share(readings[i], readings[j]);
-					worst = sh > worst ? sh : worst;
-					break;
-				}
+		double worst = worst_share(readings, cfg.reprobe_ns);
 		if (worst >= cfg.free_share)
 			skip("CPU " + std::to_string(free_cpu) +
 			     " did not become free after the spinner stopped: others used up to " +
@@ -298,11 +306,17 @@ TEST_CASE("the no-fd decision: spin on a free CPU, sleep soon after a spinner co
 	// free_share in a row (after the one that still saw the spinner); twice that as the bound.
 	hog.stop();
 	const uint64_t spin_bound_ns = 2 * (NT_ADAPT_FREE_AFTER + 1) * cfg.reprobe_ns;
-	cpu_reading first, last;
-	bool have_first = read_cpu(free_cpu, &first);
+	// The CPU's accounting as the test reads it, judged per reprobe-long stretch as the poller
+	// judges it: an average over the whole wait hid another job's bursts (a CI run: others
+	// used under 2 % of the CPU over 2.5 s, but over 2 % in some of its 200 ms stretches).
+	std::vector<cpu_reading> readings;
+	readings.reserve(4096);
+	cpu_reading r;
 	uint64_t t1 = nt_clock_monotonic_ns(), spun_at = 0;
 	while (nt_clock_monotonic_ns() - t1 < 3000 * MS) {
 		m = progress_loop(p, MS, pp.fd[0]);
+		if (read_cpu(free_cpu, &r) && readings.size() < readings.capacity())
+			readings.push_back(r);
 		nt_poller_get_stats(p, &st);
 		if (m == NT_MODE_SPIN && !st.contended) {
 			spun_at = nt_clock_monotonic_ns();
@@ -310,11 +324,13 @@ TEST_CASE("the no-fd decision: spin on a free CPU, sleep soon after a spinner co
 		}
 	}
 	const double to_spin_ms = spun_at ? (double)(spun_at - t1) / 1e6 : -1;
-	if ((!spun_at || to_spin_ms > (double)spin_bound_ns / 1e6) && have_first &&
-	    read_cpu(free_cpu, &last) && others_share(first, last) >= cfg.free_share)
-		skip("CPU " + std::to_string(free_cpu) +
-		     " did not become free after the spinner stopped: others used " +
-		     pct(others_share(first, last)) + " of it");
+	if (!spun_at || to_spin_ms > (double)spin_bound_ns / 1e6) {
+		double worst = worst_share(readings, cfg.reprobe_ns);
+		if (worst >= cfg.free_share)
+			skip("CPU " + std::to_string(free_cpu) +
+			     " did not become free after the spinner stopped: others used up to " +
+			     pct(worst) + " of it in " + std::to_string(cfg.reprobe_ns / MS) + " ms");
+	}
 	REQUIRE(spun_at);
 	INFO("spinning again " << to_spin_ms << " ms after the spinner stopped");
 	CHECK(to_spin_ms <= (double)spin_bound_ns / 1e6);
