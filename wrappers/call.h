@@ -304,6 +304,18 @@ nt_fast_coll_end(struct nt_thread *t, struct nt_site *s, bool typed, uint64_t t1
 	return rc;
 }
 
+/* The last of the books of a fast-path call that is not a collective instance, d cycles in MPI
+ * ending at t1: its time in the thread's interval, the next phase starting at t1, the reentry
+ * guard cleared; returns rc, the real call's. */
+static inline __attribute__((always_inline)) int nt_fast_p2p_close(struct nt_thread *t, uint64_t d,
+								  uint64_t t1, int rc)
+{
+	t->p2p_cyc += d;
+	t->last_exit_cyc = t1;
+	t->depth = 0;
+	return rc;
+}
+
 /* The books of a call that is not a collective instance (a point-to-point, wait or test call)
  * that took the fast path: its time at its site and in the thread's interval. */
 static inline __attribute__((always_inline)) int
@@ -314,10 +326,7 @@ nt_fast_p2p_end(struct nt_thread *t, struct nt_site *s, bool typed, uint64_t t0,
 		return nt_fast_refused_end(s, typed, t0, t1, rc);
 	uint64_t d = t1 - t0;
 	nt_sites_add_one(s, d);
-	t->p2p_cyc += d;
-	t->last_exit_cyc = t1;
-	t->depth = 0;
-	return rc;
+	return nt_fast_p2p_close(t, d, t1, rc);
 }
 
 /* The books of a test call that took the fast path: a poll when MPI accepted the call and it
@@ -334,10 +343,7 @@ nt_fast_poll_end(struct nt_thread *t, uint64_t t1, int rc)
 		return nt_fast_refused_end(s, false, t0, t1, rc); /* out of line: the books above */
 	uint64_t d = t1 - t0;
 	nt_sites_add_poll(s, d);
-	t->p2p_cyc += d;
-	t->last_exit_cyc = t1;
-	t->depth = 0;
-	return rc;
+	return nt_fast_p2p_close(t, d, t1, rc);
 }
 
 /* Before a generic call's real call: when the thread's cache does not hold the site of
