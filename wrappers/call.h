@@ -219,26 +219,23 @@ static inline __attribute__((always_inline)) bool nt_fast_open(const struct nt_t
 }
 
 /* The first counter read of a fast-path call, its entry. A collective's books, and a test
- * call's (polls; poll_at: its flag or count; s: its site), need more registers after the real
- * call than a point-to-point call's: what they need from before it waits in the thread's state
- * (a store, and a load folded into its use), which saves pushes and pops (collective and polls
- * are constants). */
+ * call's (polls; poll_at: its flag or count), need more registers after the real call than a
+ * point-to-point call's: what they need from before it waits in the thread's state (a store,
+ * and a load folded into its use), which saves pushes and pops (collective and polls are
+ * constants). A test call's site waits in the thread's memo (nt_fast_find). */
 static inline __attribute__((always_inline)) uint64_t
-nt_fast_entry(struct nt_thread *t, struct nt_site *s, bool collective, bool polls,
-	      const int *poll_at)
+nt_fast_entry(struct nt_thread *t, bool collective, bool polls, const int *poll_at)
 {
 	uint64_t t0 = nt_clock_raw_cyc();
 	if (collective || polls)
 		t->t0_cyc = t0;
-	if (polls) {
+	if (polls)
 		t->poll_at = poll_at;
-		t->poll_site = s;
-	}
 	return t0;
 }
 
 /* The site of a fast-path call of (fn, ret) in the thread's memo (fast: fn's place there) or its
- * cache, with, for a collective, the state of its communicator in the site's one-entry cache
+ * cache (then the memo's from here on: a test call's books find it there after the call), with, for a collective, the state of its communicator in the site's one-entry cache
  * (s->comm, where its books find it again), and for a call with a buffer (typed) its datatype's
  * size in the site's: then the call's bytes join the site, and its count waits in the thread's
  * state, where the end of a refused call finds it to take them back (nt_fast_refused_end).
@@ -260,6 +257,8 @@ nt_fast_find(struct nt_thread *t, unsigned fast, bool collective, bool typed, un
 		s = t->sites[i];
 		if (NT_UNLIKELY(t->site_keys[i] != (uintptr_t)ret || s->fn != fn))
 			return NULL;
+		t->memo_rets[fast] = (uintptr_t)ret; /* the memo keeps each function's last site */
+		t->memo_sites[fast] = s;
 	}
 	if (NT_UNLIKELY(typed && type != s->type))
 		return NULL;
@@ -329,21 +328,39 @@ nt_fast_p2p_end(struct nt_thread *t, struct nt_site *s, bool typed, uint64_t t0,
 	return nt_fast_p2p_close(t, d, t1, rc);
 }
 
-/* The books of a test call that took the fast path: a poll when MPI accepted the call and it
+/* Whether a test call found something: its flag or count at poll_at is not 0. On x86-64 one
+ * compare with memory, where gcc loads and tests (one instruction more, on the path of every
+ * poll: issue 37's budget). */
+static inline __attribute__((always_inline)) bool nt_fast_found(const int *poll_at)
+{
+#if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
+	bool found;
+	__asm__("cmpl $0, %1" : "=@ccne"(found) : "m"(*poll_at));
+	return found;
+#else
+	return *poll_at != 0;
+#endif
+}
+
+/* The books of a test call that took the fast path (fast: its function's place in the memo,
+ * which holds its site): a poll when MPI accepted the call and it
  * found nothing (its flag or count, t->poll_at, is 0): its time at its site
  * (nt_sites_add_poll) and in the thread's interval, a few instructions (issue 37: polling
  * loops call millions of them); else those of any other call (nt_fast_p2p_end's), out of line,
  * which leaves the poll's path fewer registers to save. */
 static inline __attribute__((always_inline)) int
-nt_fast_poll_end(struct nt_thread *t, uint64_t t1, int rc)
+nt_fast_poll_end(struct nt_thread *t, unsigned fast, uint64_t t1, int rc)
 {
 	uint64_t t0 = t->t0_cyc;
-	struct nt_site *s = t->poll_site;
-	if (NT_UNLIKELY(rc != MPI_SUCCESS || *t->poll_at != 0))
+	struct nt_site *s = t->memo_sites[fast];
+	if (NT_UNLIKELY(rc != MPI_SUCCESS || nt_fast_found(t->poll_at)))
 		return nt_fast_refused_end(s, false, t0, t1, rc); /* out of line: the books above */
+	t->last_exit_cyc = t1;
 	uint64_t d = t1 - t0;
 	nt_sites_add_poll(s, d);
-	return nt_fast_p2p_close(t, d, t1, rc);
+	t->p2p_cyc += d;
+	t->depth = 0;
+	return rc;
 }
 
 /* Before a generic call's real call: when the thread's cache does not hold the site of

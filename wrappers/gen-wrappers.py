@@ -610,7 +610,7 @@ def template_values(fn, fast_index):
             COLLECTIVE=c_bool(collective), TYPED=typed,
             POLLS=c_bool(fn.traits.polls), POLL_AT=poll_at(fn),
             FAST_END=(f"nt_fast_coll_end(nt_t, nt_s, {typed}, t1, frc)" if collective else
-                      "nt_fast_poll_end(nt_t, t1, frc)" if fn.traits.polls else
+                      f"nt_fast_poll_end(nt_t, {fast_index[name]}, t1, frc)" if fn.traits.polls else
                       f"nt_fast_p2p_end(nt_t, nt_s, {typed}, t0, t1, frc)"))
     if fortran_ok(fn):
         values["fortran"], values["binding"] = fortran_values(fn, values["wrapper"])

@@ -59,11 +59,10 @@ struct nt_thread {
 	 * collective instance), what reads cost (only when one is done). */
 	struct nt_rec_thread rec;
 	/* What a fast-path call needs after the real call, where it waits (call.h: nt_fast_entry,
-	 * nt_fast_find): a collective's or test call's entry, a test call's flag or count and its
-	 * site, a call's count of elements (a refused call's bytes). */
+	 * nt_fast_find): a collective's or test call's entry, a test call's flag or count (its
+	 * site waits in the memo), a call's count of elements (a refused call's bytes). */
 	uint64_t t0_cyc;
 	const int *poll_at;
-	struct nt_site *poll_site;
 	int64_t count;
 	void *generic_ret; /* the return address of a call the fast path hands to the generic
 			    * one (call.h) */
