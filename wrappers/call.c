@@ -77,7 +77,8 @@ struct nt_site *nt_call_binding_site(unsigned fn, struct nt_site *binding_site)
 void nt_call_slow_extras(struct nt_thread *t, struct nt_site *s, bool polled, uint64_t phase)
 {
 	if (nt_wait_mode_) {
-		nt_mpiwait_after();
+		if (!polled)
+			nt_mpiwait_after();
 		uint64_t waited = nt_mpiwait_polled(polled, phase);
 		if (waited && s) {
 			if (nt_sites_threaded_)

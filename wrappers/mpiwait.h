@@ -59,7 +59,10 @@ int nt_mpiwait_waitall(int count, MPI_Request requests[], MPI_Status statuses[])
  * vote). */
 void nt_mpiwait_pause(void);
 
-/* A wrapped call ended (its cycle counts for the adaptive choice). */
+/* A wrapped call ended, not a poll: the cycle since the previous one counts for the adaptive
+ * choice. A poll (a test call that found nothing) is no cycle: in a polling loop every poll
+ * would be one, a few us apart while spinning and a nap's length apart while napping, and the
+ * choice would weigh the loop's own pace instead of the program's progress. */
 void nt_mpiwait_after(void);
 
 /* A wrapped call ended after phase_cyc of the program's own time; polled: it was a test call
