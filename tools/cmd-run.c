@@ -66,8 +66,9 @@ static const char usage[] =
 	"\n"
 	"The library is the one built for the job's MPI (libnoisetool-mpich.so,\n"
 	"libnoisetool-ompi.so), found next to this program (build tree) or in the installed\n"
-	"library directory, or NOISETOOL_LIB's; it is put first in LD_PRELOAD, after the sanitizer\n"
-	"runtime (libasan, libtsan) that leads LD_PRELOAD or that this program was built with.\n"
+	"library directory, or the file NOISETOOL_LIB names; it is put first in LD_PRELOAD, after\n"
+	"the sanitizer runtime (libasan, libtsan) that leads LD_PRELOAD or that this program was\n"
+	"built with.\n"
 	"Open MPI's mpirun/mpiexec is given -x for LD_PRELOAD and the NOISETOOL_ variables, in\n"
 	"every part of an MPMD job (its ranks on other nodes get only those); MPICH's and Slurm's\n"
 	"srun pass the whole environment on (srun --export=NONE does not: doc/noisetool.md).\n"
@@ -90,8 +91,16 @@ static int choose_library(const char *cmd, const char *named, char *const *job,
 	mpi_pick(job, pick);
 	if (env && *env) {
 		snprintf(lib, size, "%s", env);
-		if (access(lib, R_OK) != 0) {
+		struct stat st;
+		if (access(lib, R_OK) != 0 || stat(lib, &st) != 0) {
 			fprintf(stderr, "%s: NOISETOOL_LIB=%s: %s\n", cmd, env, strerror(errno));
+			return NT_EXIT_FAIL;
+		}
+		if (!S_ISREG(st.st_mode)) { /* the loader would skip it and the job run untraced */
+			fprintf(stderr,
+				"%s: NOISETOOL_LIB=%s: not a file; give the library's own path "
+				"(libnoisetool-mpich.so or libnoisetool-ompi.so)\n",
+				cmd, env);
 			return NT_EXIT_FAIL;
 		}
 		fprintf(stderr, "%s: preloading %s (NOISETOOL_LIB)\n", cmd, lib);

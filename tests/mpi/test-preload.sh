@@ -144,6 +144,14 @@ grep -q "(--mpi $other): preloading" "$tmp/other.err" ||
 	{ echo "FAIL: --mpi $other is not what noisetool run preloads"; cat "$tmp/other.err"; fail=1; }
 "$NT" run --mpi "$NT_MPI" --out "$tmp/run2" -- true >"$tmp/true.out" 2>"$tmp/true.err"
 [ $? -eq 1 ] && grep -q "left no log" "$tmp/true.err" || { echo "FAIL: run of a non-MPI command"; fail=1; }
+# NOISETOOL_LIB names the library's file: a directory or a missing file is refused before the
+# job starts (the loader would skip it and the job would run untraced).
+for bad in "$tmp" "$tmp/no-such-lib.so"; do
+	NOISETOOL_LIB=$bad "$NT" run --out "$tmp/run4" -- touch "$tmp/ran" 2>"$tmp/lib.err" >/dev/null
+	rc=$?
+	[ $rc -eq 1 ] && grep -q "NOISETOOL_LIB=$bad: " "$tmp/lib.err" && [ ! -e "$tmp/ran" ] ||
+		{ echo "FAIL: NOISETOOL_LIB=$bad: exit $rc"; cat "$tmp/lib.err"; fail=1; }
+done
 "$NT" run --level loud -- true 2>/dev/null
 [ $? -eq 2 ] || { echo "FAIL: bad --level must exit 2"; fail=1; }
 exit $fail
