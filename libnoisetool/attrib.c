@@ -377,6 +377,8 @@ int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 		uint64_t delay_ns = ns_from_double(delay), no_window = out->instances_no_window;
 		split(late->rec, med->rec, delay, &c, &out->instances_no_window);
 		out->total_delay_ns = add_sat(out->total_delay_ns, delay_ns);
+		if (out->instances_no_window != no_window)
+			out->delay_no_window_ns = add_sat(out->delay_no_window_ns, delay_ns);
 		const struct nt_log_rank *lr = &log->ranks[late->rank];
 		struct nt_culprit *rc_ = &out->ranks[late->rank];
 		rc_->rank = late->rank;

@@ -139,6 +139,7 @@ static void write_json(struct nt_json *j, const struct nt_report *rep, const cha
 	nt_json_uint(j, "total_delay_ns", a->total_delay_ns);
 	nt_json_uint(j, "crosscheck_agree", a->crosscheck_agree);
 	nt_json_uint(j, "instances_without_os_data", a->instances_no_window);
+	nt_json_uint(j, "delay_without_os_data_ns", a->delay_no_window_ns);
 	nt_json_object_end(j);
 	nt_json_array_begin(j, "culprits");
 	for (size_t i = 0; i < a->nranks; i++) {

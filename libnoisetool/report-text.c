@@ -225,10 +225,14 @@ static void write_culprits_text(FILE *f, const struct nt_report *rep)
 	if (!a->instances_late)
 		return;
 	fprintf(f, "total delay imposed %.3f ms; the last arriver also waited least inside the "
-		   "collective in %llu of them%s\n",
-		(double)a->total_delay_ns / 1e6, (unsigned long long)a->crosscheck_agree,
-		a->instances_no_window ? " (some without OS data: level timing or a rate-limited "
-					 "window)" : "");
+		   "collective in %llu of them\n",
+		(double)a->total_delay_ns / 1e6, (unsigned long long)a->crosscheck_agree);
+	if (a->instances_no_window) /* how many, not "some": all of them at level timing */
+		fprintf(f, "without OS data: %llu of the %llu late instances, %.3f ms of the delay "
+			   "(counted unexplained: level timing, or no probe window of the late rank "
+			   "covered the instance)\n",
+			(unsigned long long)a->instances_no_window,
+			(unsigned long long)a->instances_late, (double)a->delay_no_window_ns / 1e6);
 	fprintf(f, "\nCulprits by rank (causes in %% of the delay)\n");
 	culprit_header(f, "rank (host)");
 	for (size_t i = 0; i < a->nranks; i++) {

@@ -111,3 +111,30 @@ TEST_CASE("report: long C++ names are elided in their middle, the tables keep th
 	}
 	nt_report_free(&rep);
 }
+
+TEST_CASE("report: late instances without OS data are counted with the delay they hold",
+	  "[report]")
+{
+	// Two ranks, three instances, rank 1 late in each (no record has a probe window, as at
+	// level timing): 5 ms, 2 ms and 0.5 ms after rank 0.
+	mem_log m(2);
+	for (uint32_t r = 0; r < 2; r++)
+		m.site(r, "MPI_Barrier", "/bin/app", 0x20).total_ns = 100;
+	const uint64_t late_ns[] = { 5000000, 2000000, 500000 };
+	for (uint64_t seq = 1; seq <= 3; seq++) {
+		m.record(0, seq, seq * 100000000, 0);
+		m.record(1, seq, seq * 100000000 + late_ns[seq - 1], 0);
+	}
+	nt_report rep;
+	REQUIRE(nt_report_build(m.get(), nullptr, nullptr, &rep) == 0);
+	CHECK(rep.attrib.instances_no_window == 3);
+	CHECK(rep.attrib.delay_no_window_ns == 7500000);
+	std::string t = text_of(rep);
+	INFO(t);
+	CHECK(t.find("without OS data: 3 of the 3 late instances, 7.500 ms of the delay") !=
+	      std::string::npos);
+	std::string j = json_of(rep);
+	CHECK(j.find("\"instances_without_os_data\": 3") != std::string::npos);
+	CHECK(j.find("\"delay_without_os_data_ns\": 7500000") != std::string::npos);
+	nt_report_free(&rep);
+}

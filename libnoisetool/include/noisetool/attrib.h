@@ -95,6 +95,7 @@ struct nt_attrib {
 	uint64_t instances_joined;     /* instances seen on two or more ranks */
 	uint64_t instances_late;       /* of those, with a delay above the threshold */
 	uint64_t instances_no_window;  /* late, but the last arriver's record had no OS data */
+	uint64_t delay_no_window_ns;   /* their delay (all of it unexplained for want of data) */
 	uint64_t crosscheck_agree;     /* late ones whose last arriver also waited least inside */
 	uint64_t threshold_ns;         /* smallest delay counted: 1 us + twice the clock error */
 	uint64_t clock_error_ns;       /* largest per-rank bound on the global time error */
