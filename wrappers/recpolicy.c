@@ -58,12 +58,27 @@ void nt_recpolicy_windows_open(struct nt_rec_thread *rt, uint64_t open_cyc,
 	for (int i = 0; i < n; i++)
 		least = min_u64(least, costs_cyc[i]);
 	*rt = (struct nt_rec_thread){ .grid_mask = 0, .read_cost_cyc = least,
-				      .grid_from_cyc = open_cyc };
+				      .grid_from_cyc = open_cyc, .credit_at_cyc = open_cyc };
+}
+
+/* The records' early reads' credit at now_cyc: what it held at credit_at_cyc, grown by half
+ * the budget of the time since, up to NT_REC_EARLY_BURST reads at the estimated cost. */
+static uint64_t early_credit(const struct nt_rec_thread *rt, uint64_t now_cyc)
+{
+	uint64_t cap = NT_REC_EARLY_BURST * rt->read_cost_cyc;
+	uint64_t elapsed = now_cyc > rt->credit_at_cyc ? now_cyc - rt->credit_at_cyc : 0;
+	double credit = (double)rt->credit_cyc + NT_REC_READ_BUDGET / 2 * (double)elapsed;
+	return credit < (double)cap ? (uint64_t)credit : cap;
 }
 
 void nt_recpolicy_window_closed(struct nt_rec_thread *rt, uint64_t end_cyc,
 				uint64_t read_end_cyc, uint64_t cost_cyc, bool on_grid)
 {
+	if (!on_grid) { /* an early read spends its estimated cost from the credit */
+		uint64_t credit = early_credit(rt, end_cyc);
+		rt->credit_cyc = credit > rt->read_cost_cyc ? credit - rt->read_cost_cyc : 0;
+		rt->credit_at_cyc = end_cyc;
+	}
 	uint64_t est = rt->read_cost_cyc;
 	if (est && cost_cyc > NT_REC_COST_CLAMP * est)
 		cost_cyc = NT_REC_COST_CLAMP * est;
@@ -91,16 +106,14 @@ void nt_recpolicy_window_closed(struct nt_rec_thread *rt, uint64_t end_cyc,
 	rt->spent_cyc = 0;
 }
 
-/* Whether a record's early read at now_cyc is affordable: the reads since the last grid read,
- * with it, cost at most half the budget of the time since (the grid, which counts them, keeps
- * the whole within the budget). Without it, early reads were bounded only by their spans: an
- * 8-byte allreduce loop with a 45 us gap every 100 calls (Intel, a read 1.3 us) made one at
- * every gap, 1.35 % of its time in reads and the default level 1.028x the timing level. */
+/* Whether a record's early read at now_cyc is affordable: the early reads' credit holds its
+ * estimated cost (NT_REC_EARLY_BURST). Without a bound, early reads were bounded only by their
+ * spans: an 8-byte allreduce loop with a 45 us gap every 100 calls (Intel, a read 1.3 us) made
+ * one at every gap, 1.35 % of its time in reads and the default level 1.028x the timing
+ * level. */
 static bool early_read_affordable(const struct nt_rec_thread *rt, uint64_t now_cyc)
 {
-	uint64_t elapsed = now_cyc > rt->grid_from_cyc ? now_cyc - rt->grid_from_cyc : 0;
-	return (double)(rt->spent_cyc + rt->read_cost_cyc) <=
-	       NT_REC_READ_BUDGET / 2 * (double)elapsed;
+	return early_credit(rt, now_cyc) >= rt->read_cost_cyc;
 }
 
 struct nt_rec_decision nt_recpolicy_at_instance(const struct nt_rec_thread *rt,

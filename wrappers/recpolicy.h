@@ -97,11 +97,17 @@ extern "C" {
  * 2 s job went without OS data). */
 #define NT_REC_FIRST_READS 4
 /* A kept instance ends its window at once, off the grid, when a read costs at most
- * 1 / NT_REC_AFFORD_SPANS (5 %) of its span and the reads stay within half the budget (the
- * grid, which counts them, keeps the whole within it): such records are rare (slow calls, long
- * spans, samples), being long the read is cheap against them, and a window that ends with the
- * record describes its span rather than some earlier part of the job. */
+ * 1 / NT_REC_AFFORD_SPANS (5 %) of its span and the records' early reads have the credit for
+ * it: such records are rare (slow calls, long spans, samples), being long the read is cheap
+ * against them, and a window that ends with the record describes its span rather than some
+ * earlier part of the job. The credit grows by half the budget of the time that passes, up to
+ * NT_REC_EARLY_BURST reads, and each early read spends one read's cost: early reads take at
+ * most half the budget over any stretch longer than a few reads' worth, and the grid, which
+ * counts them, keeps the whole within it. (Allowed only within half the budget of the time
+ * since the last grid read, they never came where the grid reads often: 137 of 399 short
+ * detours, one every 5 ms in a 7 us allreduce loop, got a window.) */
 #define NT_REC_AFFORD_SPANS 20
+#define NT_REC_EARLY_BURST 4
 
 /* A call site's thresholds (kept in its struct nt_site; shared by the threads that call it:
  * read and written with relaxed atomics only). */
@@ -139,10 +145,12 @@ struct nt_rec_thread {
 	uint64_t read_cost_cyc;  /* the estimated cost of one read (0: none yet) */
 	uint64_t grid_from_cyc;  /* the end of the last read on the grid (or the probe's opening) */
 	uint64_t spent_cyc;      /* what the reads since cost (records' early reads included) */
+	uint64_t credit_cyc;     /* the records' early reads' credit (NT_REC_EARLY_BURST) ... */
+	uint64_t credit_at_cyc;  /* ... as it stood at this time */
 };
 
 /* A thread without windows, as a static initializer (thread-local storage). */
-#define NT_REC_THREAD_NONE { UINT64_MAX, 0, 0, 0, 0 }
+#define NT_REC_THREAD_NONE { UINT64_MAX, 0, 0, 0, 0, 0, 0 }
 
 /* Set *rt to a thread without windows (also when its probe fails). */
 void nt_recpolicy_thread_init(struct nt_rec_thread *rt);
@@ -234,14 +242,14 @@ nt_recpolicy_may_act(const struct nt_rec_thread *rt, const struct nt_rec_thresho
  * - The window ends at t1_cyc when the thread has windows and either the instance is blocking
  *   and on the grid (on_grid), or a record is kept, no window ended at t1_cyc yet, its span
  *   is affordable (at least NT_REC_AFFORD_SPANS x the estimated cost of a read) and so is the
- *   read: the reads since the last grid read, with it, cost at most half NT_REC_READ_BUDGET
- *   of the time from that read to t1_cyc. */
+ *   read: the early reads' credit at t1_cyc holds the estimated cost (NT_REC_EARLY_BURST). */
 struct nt_rec_decision nt_recpolicy_at_instance(const struct nt_rec_thread *rt,
 						const struct nt_rec_thresholds *th,
 						const struct nt_rec_instance *in);
 
 /* The window ended at end_cyc (an instance's exit) by a read that ended at read_end_cyc and
- * cost cost_cyc (measured); on_grid: the grid's read (else a record's early one). The cost
+ * cost cost_cyc (measured); on_grid: the grid's read (else a record's early one, which spends
+ * the estimate from the early reads' credit). The cost
  * joins the estimate and the reads' spending (at most NT_REC_COST_CLAMP x the estimate). At a
  * grid read the grid is set again: its m goes up or down by as many steps as make what the
  * reads cost since the last grid read, over the time since it, come between half the budget
