@@ -15,23 +15,25 @@ namespace {
 
 struct fake_log {
 	nt_log log{};
-	nt_log_rank ranks[2]{};
+	std::vector<nt_log_rank> ranks;
 	nt_log_site site{};
-	std::vector<nt_log_record> records[2];
+	std::vector<std::vector<nt_log_record>> records;
 
-	fake_log()
+	explicit fake_log(uint32_t nranks = 2) : ranks(nranks), records(nranks)
 	{
 		site.function = "MPI_Allreduce";
 		site.module = "app";
-		for (uint32_t r = 0; r < 2; r++) {
+		for (uint32_t r = 0; r < nranks; r++) {
 			ranks[r].rank = r;
 			ranks[r].host = "node";
 			ranks[r].nsites = 1;
 			ranks[r].sites = &site;
 		}
-		log.nranks = 2;
-		log.ranks = ranks;
+		log.nranks = nranks;
+		log.ranks = ranks.data();
 	}
+	fake_log(const fake_log &) = delete; // log and ranks point into it
+	fake_log &operator=(const fake_log &) = delete;
 	// One instance on one rank: its arrival, interval, point-to-point time and window.
 	void add(uint32_t rank, uint64_t seq, uint64_t start_ns, uint64_t interval_ns,
 		 uint64_t p2p_ns, uint64_t wall_ns, uint64_t cpu_ns, uint64_t run_delay_ns,
@@ -54,7 +56,7 @@ struct fake_log {
 	}
 	void finish()
 	{
-		for (int r = 0; r < 2; r++) {
+		for (size_t r = 0; r < ranks.size(); r++) {
 			ranks[r].records = records[r].data();
 			ranks[r].nrecords = records[r].size();
 		}
@@ -417,4 +419,425 @@ TEST_CASE("instances are joined whatever their ids and the order of the records"
 	}
 	CHECK(right == 600);
 	nt_attrib_free(&a);
+}
+
+// The model's numbers, pinned exactly on made-up logs: every expected value is worked out by hand
+// from the arrivals and windows (attrib.c: nt_attrib_build, split, window_causes,
+// interval_culprit), so a change to the model fails here rather than passing on margins.
+namespace {
+
+// A window with no OS time in it: wall = CPU, no run delay, nothing else.
+const uint64_t quiet_ns = 1000000;
+
+// The late instance of sequence number seq (the test fails if there is none).
+const nt_late &late_at(const nt_attrib &a, uint64_t seq)
+{
+	for (size_t i = 0; i < a.nlate; i++)
+		if (a.late[i].seq == seq)
+			return a.late[i];
+	FAIL("no late instance " << seq);
+	return a.late[0];
+}
+
+} // namespace
+
+TEST_CASE("attribution measures the delay against the median arrival", "[attrib]")
+{
+	// Every window is quiet, so the whole delay is unexplained and only the arrivals decide.
+	SECTION("3 ranks: the median, not the first arriver")
+	{
+		fake_log f(3);
+		// By rank: 40 us, 5 ms, 0. By arrival: rank 2 (0), rank 0 (40 us), rank 1 (5 ms);
+		// the median is member (3 - 1) / 2 = 1, rank 0 at 40 us. Delay 5 ms - 40 us;
+		// against the first arriver it would be 5 ms.
+		f.add(0, 1, 40000, 0, 0, quiet_ns, quiet_ns, 0);
+		f.add(1, 1, 5000000, 0, 0, quiet_ns, quiet_ns, 0);
+		f.add(2, 1, 0, 0, 0, quiet_ns, quiet_ns, 0);
+		nt_attrib a = f.one_culprit();
+		REQUIRE(a.nlate == 1);
+		CHECK(a.instances_joined == 1);
+		CHECK(a.late[0].rank == 1);
+		CHECK(a.late[0].members == 3);
+		CHECK(a.late[0].start_ns == 40000);
+		CHECK(a.late[0].delay_ns == 5000000 - 40000);
+		CHECK(a.late[0].causes.ns[NT_CAUSE_UNEXPLAINED] == 5000000 - 40000);
+		CHECK(a.ranks[0].rank == 1);
+		CHECK(a.ranks[0].delay_ns == 5000000 - 40000);
+		CHECK(a.total_delay_ns == 5000000 - 40000);
+		nt_attrib_free(&a);
+	}
+
+	SECTION("5 ranks: the median, not the first arriver")
+	{
+		fake_log f(5);
+		// By rank: 50 us, 5 ms, 0, 60 us, 40 us. By arrival: ranks 2 (0), 4 (40 us),
+		// 0 (50 us), 3 (60 us), 1 (5 ms); the median is member (5 - 1) / 2 = 2, rank 0 at
+		// 50 us.
+		const uint64_t start[5] = { 50000, 5000000, 0, 60000, 40000 };
+		for (uint32_t r = 0; r < 5; r++)
+			f.add(r, 1, start[r], 0, 0, quiet_ns, quiet_ns, 0);
+		nt_attrib a = f.one_culprit();
+		REQUIRE(a.nlate == 1);
+		CHECK(a.late[0].rank == 1);
+		CHECK(a.late[0].members == 5);
+		CHECK(a.late[0].start_ns == 50000);
+		CHECK(a.late[0].delay_ns == 5000000 - 50000);
+		CHECK(a.late[0].causes.ns[NT_CAUSE_UNEXPLAINED] == 5000000 - 50000);
+		CHECK(a.ranks[0].delay_ns == 5000000 - 50000);
+		nt_attrib_free(&a);
+	}
+
+	SECTION("4 ranks: the lower of the two middle arrivals")
+	{
+		fake_log f(4);
+		// Arrivals 0, 40 us, 50 us, 5 ms (ranks 0 to 3): the median is member
+		// (4 - 1) / 2 = 1, rank 1 at 40 us.
+		const uint64_t start[4] = { 0, 40000, 50000, 5000000 };
+		for (uint32_t r = 0; r < 4; r++)
+			f.add(r, 1, start[r], 0, 0, quiet_ns, quiet_ns, 0);
+		nt_attrib a = f.one_culprit();
+		REQUIRE(a.nlate == 1);
+		CHECK(a.late[0].rank == 3);
+		CHECK(a.late[0].start_ns == 40000);
+		CHECK(a.late[0].delay_ns == 5000000 - 40000);
+		nt_attrib_free(&a);
+	}
+}
+
+TEST_CASE("time off the CPU: blocked with a voluntary switch, preemption without", "[attrib]")
+{
+	// Rank 0 arrives at 1 ms with a quiet window (nothing of it to subtract); rank 1 arrives
+	// at 2 ms, 1 ms late, after a 1.8 ms window with 1 ms on the CPU and 200 us of run delay:
+	// 1.8 ms - 1 ms - 200 us = 600 us neither running nor runnable. The causes (800 us) are
+	// under the delay, so none is scaled and 1 ms - 800 us = 200 us is unexplained.
+	fake_log f;
+	f.add(0, 1, 1000000, 0, 0, quiet_ns, quiet_ns, 0);
+	f.add(1, 1, 2000000, 0, 0, 1800000, 1000000, 200000);
+	nt_log_window &w = f.records[1][0].win;
+
+	SECTION("voluntary switches: the 600 us are blocked")
+	{
+		w.vol_switches = 3;
+		nt_attrib a = f.one_culprit();
+		const nt_causes &c = a.ranks[0].causes;
+		CHECK(a.ranks[0].rank == 1);
+		CHECK(a.ranks[0].delay_ns == 1000000);
+		CHECK(c.ns[NT_CAUSE_PREEMPTION] == 200000);
+		CHECK(c.ns[NT_CAUSE_BLOCKED] == 600000);
+		CHECK(c.ns[NT_CAUSE_PAGE_FAULT] == 0);
+		CHECK(c.ns[NT_CAUSE_UNEXPLAINED] == 200000);
+		CHECK(cause_sum(c) == 1000000);
+		nt_attrib_free(&a);
+	}
+
+	SECTION("no voluntary switch (rusage read): the 600 us are steal, preemption")
+	{
+		w.vol_switches = 0;
+		nt_attrib a = f.one_culprit();
+		const nt_causes &c = a.ranks[0].causes;
+		CHECK(c.ns[NT_CAUSE_PREEMPTION] == 200000 + 600000);
+		CHECK(c.ns[NT_CAUSE_BLOCKED] == 0);
+		CHECK(c.ns[NT_CAUSE_UNEXPLAINED] == 200000);
+		nt_attrib_free(&a);
+	}
+
+	SECTION("no rusage: the switches are unknown, the 600 us stay blocked")
+	{
+		w.vol_switches = 0;
+		w.valid = NT_SRC_SCHEDSTAT | NT_SRC_THREAD_CPU;
+		nt_attrib a = f.one_culprit();
+		const nt_causes &c = a.ranks[0].causes;
+		CHECK(c.ns[NT_CAUSE_PREEMPTION] == 200000);
+		CHECK(c.ns[NT_CAUSE_BLOCKED] == 600000);
+		CHECK(c.ns[NT_CAUSE_UNEXPLAINED] == 200000);
+		nt_attrib_free(&a);
+	}
+
+	SECTION("no schedstat: the run delay is not read, all 800 us off the CPU are blocked")
+	{
+		w.vol_switches = 3;
+		w.valid = NT_SRC_THREAD_CPU | NT_SRC_RUSAGE;
+		nt_attrib a = f.one_culprit();
+		const nt_causes &c = a.ranks[0].causes;
+		CHECK(c.ns[NT_CAUSE_PREEMPTION] == 0);
+		CHECK(c.ns[NT_CAUSE_BLOCKED] == 1800000 - 1000000);
+		CHECK(c.ns[NT_CAUSE_UNEXPLAINED] == 200000);
+		nt_attrib_free(&a);
+	}
+
+	SECTION("neither schedstat nor CPU time: nothing is known off the CPU, all unexplained")
+	{
+		w.vol_switches = 3;
+		w.valid = NT_SRC_RUSAGE;
+		nt_attrib a = f.one_culprit();
+		const nt_causes &c = a.ranks[0].causes;
+		CHECK(c.ns[NT_CAUSE_PREEMPTION] == 0);
+		CHECK(c.ns[NT_CAUSE_BLOCKED] == 0);
+		CHECK(c.ns[NT_CAUSE_UNEXPLAINED] == 1000000);
+		nt_attrib_free(&a);
+	}
+}
+
+TEST_CASE("page faults: minor ones at 250 ns, major ones at 100 us out of the blocked time",
+	  "[attrib]")
+{
+	// As above: rank 1 is 1 ms late with 200 us of run delay and 600 us blocked (voluntary
+	// switches), now with 40 minor faults: 40 x 250 ns = 10 us (attrib.c MINOR_FAULT_NS).
+	fake_log f;
+	f.add(0, 1, 1000000, 0, 0, quiet_ns, quiet_ns, 0);
+	f.add(1, 1, 2000000, 0, 0, 1800000, 1000000, 200000);
+	nt_log_window &w = f.records[1][0].win;
+	w.vol_switches = 3;
+	w.minor_faults = 40;
+
+	SECTION("2 major faults: 2 x 100 us of the 600 us blocked")
+	{
+		w.major_faults = 2;
+		nt_attrib a = f.one_culprit();
+		const nt_causes &c = a.ranks[0].causes;
+		CHECK(c.ns[NT_CAUSE_PREEMPTION] == 200000);
+		CHECK(c.ns[NT_CAUSE_BLOCKED] == 600000 - 200000);
+		CHECK(c.ns[NT_CAUSE_PAGE_FAULT] == 200000 + 10000);
+		// 1 ms - (200 + 400 + 210) us
+		CHECK(c.ns[NT_CAUSE_UNEXPLAINED] == 190000);
+		nt_attrib_free(&a);
+	}
+
+	SECTION("10 major faults: 1 ms at 100 us each, capped at the 600 us blocked")
+	{
+		w.major_faults = 10;
+		nt_attrib a = f.one_culprit();
+		const nt_causes &c = a.ranks[0].causes;
+		CHECK(c.ns[NT_CAUSE_PREEMPTION] == 200000);
+		CHECK(c.ns[NT_CAUSE_BLOCKED] == 0);
+		CHECK(c.ns[NT_CAUSE_PAGE_FAULT] == 600000 + 10000);
+		CHECK(c.ns[NT_CAUSE_UNEXPLAINED] == 190000);
+		nt_attrib_free(&a);
+	}
+
+	SECTION("major faults without blocked time: only the minor faults count")
+	{
+		// 1.2 ms - 1 ms - 200 us: nothing blocked, so the major faults get nothing
+		w.wall_ns = 1200000;
+		w.major_faults = 2;
+		nt_attrib a = f.one_culprit();
+		const nt_causes &c = a.ranks[0].causes;
+		CHECK(c.ns[NT_CAUSE_PREEMPTION] == 200000);
+		CHECK(c.ns[NT_CAUSE_BLOCKED] == 0);
+		CHECK(c.ns[NT_CAUSE_PAGE_FAULT] == 10000);
+		CHECK(c.ns[NT_CAUSE_UNEXPLAINED] == 1000000 - 200000 - 10000);
+		nt_attrib_free(&a);
+	}
+}
+
+TEST_CASE("the median member's OS time before its arrival is subtracted, while it waited not",
+	  "[attrib]")
+{
+	// 3 ranks. Rank 0 arrives first (1 ms), quiet. Rank 1, the median, arrives at 1.1 ms; its
+	// 1.3 ms window ends at its exit and holds its 1 ms in the call, so 1.3 - 1 = 300 us of it
+	// are before its arrival. Rank 2 arrives at 2.1 ms, 1 ms after the median; its 2.6 ms
+	// window (twice the median's: the scale is 2) has 1.2 ms on the CPU, 800 us of run delay
+	// and 600 us blocked.
+	fake_log f(3);
+	f.add(0, 1, 1000000, 0, 0, quiet_ns, quiet_ns, 0);
+	f.add(1, 1, 1100000, 0, 0, 1300000, 1300000, 0, 1000000);
+	f.add(2, 1, 2100000, 0, 0, 2600000, 1200000, 800000);
+	f.records[1][0].win.vol_switches = 1;
+	f.records[2][0].win.vol_switches = 1;
+	nt_log_window &m = f.records[1][0].win;
+
+	SECTION("OS time within the time before the arrival: subtracted whole, scaled")
+	{
+		// 300 us of run delay (all the time it had before arriving): 2 x 300 us off rank
+		// 2's 800 us; 200 us + 600 us blocked = 800 us given, 200 us unexplained.
+		m.cpu_ns = 1000000;
+		m.run_delay_ns = 300000;
+		nt_attrib a = f.one_culprit();
+		const nt_causes &c = a.ranks[0].causes;
+		CHECK(a.ranks[0].rank == 2);
+		CHECK(a.ranks[0].delay_ns == 1000000);
+		CHECK(c.ns[NT_CAUSE_PREEMPTION] == 800000 - 2 * 300000);
+		CHECK(c.ns[NT_CAUSE_BLOCKED] == 600000);
+		CHECK(c.ns[NT_CAUSE_UNEXPLAINED] == 200000);
+		nt_attrib_free(&a);
+	}
+
+	SECTION("500 us more run delay while it waited: the same, nothing more is subtracted")
+	{
+		// 800 us of run delay against 300 us before the arrival: scaled by 300 / 800 to
+		// 300 us, the same as above.
+		m.cpu_ns = 500000;
+		m.run_delay_ns = 800000;
+		nt_attrib a = f.one_culprit();
+		const nt_causes &c = a.ranks[0].causes;
+		CHECK(c.ns[NT_CAUSE_PREEMPTION] == 800000 - 2 * 300000);
+		CHECK(c.ns[NT_CAUSE_BLOCKED] == 600000);
+		CHECK(c.ns[NT_CAUSE_UNEXPLAINED] == 200000);
+		nt_attrib_free(&a);
+	}
+
+	SECTION("more OS time than the time before the arrival: each cause cut in proportion")
+	{
+		// 200 us of run delay and 1.3 ms - 700 us - 200 us = 400 us blocked: 600 us against
+		// 300 us, so half of each, 100 us and 200 us, x 2 off rank 2's 800 us and 600 us.
+		m.cpu_ns = 700000;
+		m.run_delay_ns = 200000;
+		nt_attrib a = f.one_culprit();
+		const nt_causes &c = a.ranks[0].causes;
+		CHECK(c.ns[NT_CAUSE_PREEMPTION] == 800000 - 2 * 100000);
+		CHECK(c.ns[NT_CAUSE_BLOCKED] == 600000 - 2 * 200000);
+		CHECK(c.ns[NT_CAUSE_UNEXPLAINED] == 1000000 - 600000 - 200000);
+		nt_attrib_free(&a);
+	}
+
+	SECTION("a window all wait: nothing subtracted, the causes scaled down to the delay")
+	{
+		// The median's 1.3 ms window is its 1.3 ms in the call: nothing before its
+		// arrival, so its 800 us of run delay count for nothing. Rank 2's 800 + 600 us
+		// exceed the 1 ms delay and are scaled by 1 / 1.4: 571,428.57 and 428,571.43 ns,
+		// rounded down, and the 1 ns they leave is unexplained.
+		f.records[1][0].duration_ns = 1300000;
+		m.cpu_ns = 500000;
+		m.run_delay_ns = 800000;
+		nt_attrib a = f.one_culprit();
+		const nt_causes &c = a.ranks[0].causes;
+		CHECK(c.ns[NT_CAUSE_PREEMPTION] == 571428);
+		CHECK(c.ns[NT_CAUSE_BLOCKED] == 428571);
+		CHECK(c.ns[NT_CAUSE_UNEXPLAINED] == 1);
+		CHECK(cause_sum(c) == 1000000);
+		nt_attrib_free(&a);
+	}
+}
+
+TEST_CASE("injected time is given whole, never reduced by the median's", "[attrib]")
+{
+	// Rank 0 (the median) spun 900 us for the injector in its 1 ms window; rank 1 arrives
+	// 600 us late with 500 us injected in its 1.6 ms window, all on the CPU. Subtracted like
+	// the other causes (x 1.6) it would be 0; it is 500 us, and 100 us is unexplained.
+	fake_log f;
+	f.add(0, 1, 1000000, 0, 0, quiet_ns, quiet_ns, 0);
+	f.add(1, 1, 1600000, 0, 0, 1600000, 1600000, 0);
+	f.records[0][0].win.injected_ns = 900000;
+	f.records[1][0].win.injected_ns = 500000;
+	nt_attrib a = f.one_culprit();
+	const nt_causes &c = a.ranks[0].causes;
+	CHECK(a.ranks[0].delay_ns == 600000);
+	CHECK(c.ns[NT_CAUSE_INJECTED] == 500000);
+	CHECK(c.ns[NT_CAUSE_UNEXPLAINED] == 100000);
+	CHECK(cause_sum(c) == 600000);
+	nt_attrib_free(&a);
+}
+
+TEST_CASE("a late record without a probe window: its delay unexplained, no OS data",
+	  "[attrib]")
+{
+	SECTION("no window flag, or a window of 0 ns: counted, unexplained; a window: OS data")
+	{
+		// Rank 1 is late three times: 300 us without the window flag (its numbers, 300 us
+		// of run delay, are not read), 200 us with a window of wall 0, 100 us with a window
+		// of 100 us run delay.
+		fake_log f;
+		for (uint64_t seq = 1; seq <= 3; seq++)
+			f.add(0, seq, seq * 10000000, 0, 0, quiet_ns, quiet_ns, 0);
+		f.add(1, 1, 10300000, 0, 0, 1300000, 1000000, 300000);
+		f.records[1][0].flags &= ~NT_LOG_REC_WINDOW;
+		f.add(1, 2, 20200000, 0, 0, 0, 0, 0);
+		f.add(1, 3, 30100000, 0, 0, 1100000, 1000000, 100000);
+		nt_attrib a = f.one_culprit();
+		CHECK(a.instances_late == 3);
+		CHECK(a.instances_no_window == 2);
+		REQUIRE(a.nlate == 3);
+		const nt_late &l1 = late_at(a, 1), &l2 = late_at(a, 2), &l3 = late_at(a, 3);
+		CHECK(l1.delay_ns == 300000);
+		CHECK(l1.causes.ns[NT_CAUSE_UNEXPLAINED] == 300000);
+		CHECK(l1.causes.ns[NT_CAUSE_PREEMPTION] == 0);
+		CHECK(cause_sum(l1.causes) == 300000);
+		CHECK_FALSE(l1.os_data);
+		CHECK(l2.delay_ns == 200000);
+		CHECK(l2.causes.ns[NT_CAUSE_UNEXPLAINED] == 200000);
+		CHECK_FALSE(l2.os_data);
+		CHECK(l3.delay_ns == 100000);
+		CHECK(l3.causes.ns[NT_CAUSE_PREEMPTION] == 100000);
+		CHECK(l3.causes.ns[NT_CAUSE_UNEXPLAINED] == 0);
+		CHECK(l3.os_data);
+		// rank 1 in all: 600 us, of which 300 + 200 us unexplained, 100 us preemption
+		CHECK(a.ranks[0].delay_ns == 600000);
+		CHECK(a.ranks[0].causes.ns[NT_CAUSE_UNEXPLAINED] == 500000);
+		CHECK(a.ranks[0].causes.ns[NT_CAUSE_PREEMPTION] == 100000);
+		nt_attrib_free(&a);
+	}
+
+	SECTION("the median without a window: the late rank's causes given whole")
+	{
+		fake_log f;
+		f.add(0, 1, 1000000, 0, 0, 1300000, 1000000, 300000);
+		f.records[0][0].flags &= ~NT_LOG_REC_WINDOW; // its 300 us are not read
+		f.add(1, 1, 1300000, 0, 0, 1300000, 1000000, 300000);
+		nt_attrib a = f.one_culprit();
+		CHECK(a.instances_no_window == 0);
+		CHECK(a.late[0].os_data);
+		CHECK(a.ranks[0].causes.ns[NT_CAUSE_PREEMPTION] == 300000);
+		CHECK(a.ranks[0].causes.ns[NT_CAUSE_UNEXPLAINED] == 0);
+		nt_attrib_free(&a);
+	}
+}
+
+TEST_CASE("lateness in the interval: the rank busy longest over the median busy member",
+	  "[attrib]")
+{
+	// 3 ranks, each 1.4 ms since the previous instance. Busy time (interval - point-to-point):
+	// rank 0 1.4 ms - 50 us = 1.35 ms, rank 1 1.4 ms - 700 us = 700 us, rank 2 1.4 ms - 600 us
+	// = 800 us. Sorted 700, 800, 1350 us: the busy median is member (3 - 1) / 2 = 1, rank 2,
+	// and rank 0 was busy 1.35 ms - 800 us = 550 us longer.
+	fake_log f(3);
+	auto members = [&f](uint64_t start2_ns) {
+		f.add(0, 1, 2000000, 1400000, 50000, 1350000, 850000, 500000);
+		f.add(1, 1, 2000300, 1400000, 700000, 700000, 700000, 0);
+		f.add(2, 1, start2_ns, 1400000, 600000, 800000, 800000, 0);
+	};
+
+	SECTION("arrived first, but busy longest: rank 0 is late, against the busy median")
+	{
+		// At the entry rank 2 is 200 ns after the median arrival (rank 1's): below the 1 us
+		// threshold alone, and under the 550 us of the interval.
+		members(2000500);
+		nt_attrib a = f.one_culprit();
+		REQUIRE(a.nlate == 1);
+		CHECK(a.instances_late == 1);
+		CHECK(a.late[0].rank == 0);
+		CHECK(a.late[0].delay_ns == 550000);
+		// the median is rank 2, the busy median, and the start its arrival
+		CHECK(a.late[0].start_ns == 2000500);
+		// rank 0's window: 500 us of run delay against rank 2's quiet one, 50 us
+		// unexplained
+		CHECK(a.late[0].causes.ns[NT_CAUSE_PREEMPTION] == 500000);
+		CHECK(a.late[0].causes.ns[NT_CAUSE_UNEXPLAINED] == 50000);
+		CHECK(a.late[0].os_data);
+		CHECK(a.ranks[0].rank == 0);
+		nt_attrib_free(&a);
+	}
+
+	SECTION("the entry lateness equal to the busy excess: the entry rule keeps it")
+	{
+		// rank 2 arrives 550 us after rank 1: the interval's 550 us are not more
+		members(2000300 + 550000);
+		nt_attrib a = f.one_culprit();
+		REQUIRE(a.nlate == 1);
+		CHECK(a.late[0].rank == 2);
+		CHECK(a.late[0].delay_ns == 550000);
+		CHECK(a.late[0].start_ns == 2000300);
+		// rank 2's window is quiet: all unexplained
+		CHECK(a.late[0].causes.ns[NT_CAUSE_UNEXPLAINED] == 550000);
+		nt_attrib_free(&a);
+	}
+
+	SECTION("the entry lateness larger: the entry rule")
+	{
+		members(2000300 + 600000);
+		nt_attrib a = f.one_culprit();
+		REQUIRE(a.nlate == 1);
+		CHECK(a.late[0].rank == 2);
+		CHECK(a.late[0].delay_ns == 600000);
+		nt_attrib_free(&a);
+	}
 }
