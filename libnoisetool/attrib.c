@@ -166,9 +166,6 @@ static void window_causes(const struct nt_log_window *w, double c[NT_CAUSE_COUNT
 		if (blocked < 0)
 			blocked = 0;
 	}
-	double major = (double)w->major_faults * MAJOR_FAULT_NS;
-	if (major > blocked)
-		major = blocked;
 	/* A thread that never switched out voluntarily was not blocked: time it lost without
 	 * running or waiting in the run queue was taken by the hypervisor (steal), which is
 	 * preemption one level down. A major fault that had to wait for its page sleeps, a
@@ -179,6 +176,12 @@ static void window_causes(const struct nt_log_window *w, double c[NT_CAUSE_COUNT
 		run_delay += blocked;
 		blocked = 0;
 	}
+	/* Major faults are charged out of the blocked time that is left: taken before the rule
+	 * above, they were counted twice (as steal and as faults) and left blocked time below
+	 * 0, which a median member's window then added to the late rank's. */
+	double major = (double)w->major_faults * MAJOR_FAULT_NS;
+	if (major > blocked)
+		major = blocked;
 	c[NT_CAUSE_PREEMPTION] = run_delay;
 	c[NT_CAUSE_BLOCKED] = blocked - major;
 	c[NT_CAUSE_PAGE_FAULT] = major + (double)w->minor_faults * MINOR_FAULT_NS;

@@ -615,6 +615,23 @@ TEST_CASE("page faults: minor ones at 250 ns, major ones at 100 us out of the bl
 		nt_attrib_free(&a);
 	}
 
+	SECTION("major faults without a voluntary switch: steal, and no time for them")
+	{
+		// The same 600 us neither on the CPU nor runnable, but no voluntary switch: the
+		// hypervisor's (preemption), and a major fault that never slept waited for nothing.
+		// Charged before the steal rule, the 2 faults' 200 us were counted twice (preemption
+		// 800 us and page faults 210 us for 800 us off the CPU) and left blocked at -200 us.
+		w.vol_switches = 0;
+		w.major_faults = 2;
+		nt_attrib a = f.one_culprit();
+		const nt_causes &c = a.ranks[0].causes;
+		CHECK(c.ns[NT_CAUSE_PREEMPTION] == 200000 + 600000);
+		CHECK(c.ns[NT_CAUSE_BLOCKED] == 0);
+		CHECK(c.ns[NT_CAUSE_PAGE_FAULT] == 10000);
+		CHECK(c.ns[NT_CAUSE_UNEXPLAINED] == 1000000 - 800000 - 10000);
+		nt_attrib_free(&a);
+	}
+
 	SECTION("major faults without blocked time: only the minor faults count")
 	{
 		// 1.2 ms - 1 ms - 200 us: nothing blocked, so the major faults get nothing
