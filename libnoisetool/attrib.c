@@ -167,13 +167,15 @@ static void window_causes(const struct nt_log_window *w, double c[NT_CAUSE_COUNT
 			blocked = 0;
 	}
 	/* A thread that never switched out voluntarily was not blocked: time it lost without
-	 * running or waiting in the run queue was taken by the hypervisor (steal), which is
-	 * preemption one level down. A major fault that had to wait for its page sleeps, a
-	 * voluntary switch; one counted without any (the page arrived meanwhile) waited for
-	 * nothing: 11 ms of steal beside 3 such faults in a 40 ms compute phase were called
-	 * blocked while the rule asked for no major fault. */
+	 * running or waiting in the run queue was taken by the hypervisor (steal: the guest
+	 * kernel takes it out of the thread's CPU time, not out of its run delay), or by
+	 * interrupts, which it takes out the same way. A major fault that had to wait for its
+	 * page sleeps, a voluntary switch; one counted without any (the page arrived meanwhile)
+	 * waited for nothing: 11 ms of steal beside 3 such faults in a 40 ms compute phase were
+	 * called blocked while the rule asked for no major fault. */
+	double steal = 0;
 	if ((w->valid & NT_SRC_RUSAGE) && w->vol_switches == 0) {
-		run_delay += blocked;
+		steal = blocked;
 		blocked = 0;
 	}
 	/* Major faults are charged out of the blocked time that is left: taken before the rule
@@ -183,6 +185,7 @@ static void window_causes(const struct nt_log_window *w, double c[NT_CAUSE_COUNT
 	if (major > blocked)
 		major = blocked;
 	c[NT_CAUSE_PREEMPTION] = run_delay;
+	c[NT_CAUSE_STEAL] = steal;
 	c[NT_CAUSE_BLOCKED] = blocked - major;
 	c[NT_CAUSE_PAGE_FAULT] = major + (double)w->minor_faults * MINOR_FAULT_NS;
 	c[NT_CAUSE_INJECTED] = (double)w->injected_ns;
@@ -211,7 +214,8 @@ static void split(const struct nt_log_record *l, const struct nt_log_record *m, 
 		 * unexplained. */
 		double before = m->duration_ns < m->win.wall_ns
 					? (double)(m->win.wall_ns - m->duration_ns) : 0;
-		double os = cm[NT_CAUSE_PREEMPTION] + cm[NT_CAUSE_BLOCKED] + cm[NT_CAUSE_PAGE_FAULT];
+		double os = cm[NT_CAUSE_PREEMPTION] + cm[NT_CAUSE_STEAL] + cm[NT_CAUSE_BLOCKED] +
+			    cm[NT_CAUSE_PAGE_FAULT];
 		if (os > before)
 			for (int k = 0; k < NT_CAUSE_COUNT; k++)
 				cm[k] *= before / os;

@@ -122,7 +122,8 @@ TEST_CASE("attribution joins instances and names the late rank and its cause", "
 			CHECK(a.ranks[0].delay_ns == 20000000);
 			if (vol == 0) { // never slept: the hypervisor had the vCPU
 				CHECK(c.ns[NT_CAUSE_BLOCKED] == 0);
-				CHECK(c.ns[NT_CAUSE_PREEMPTION] >= 11000000);
+				CHECK(c.ns[NT_CAUSE_PREEMPTION] == 0);
+				CHECK(c.ns[NT_CAUSE_STEAL] >= 11000000);
 			} else { // slept: blocked, the major faults' share of it page faults
 				CHECK(c.ns[NT_CAUSE_PREEMPTION] == 0);
 				CHECK(c.ns[NT_CAUSE_BLOCKED] + c.ns[NT_CAUSE_PAGE_FAULT] >= 11000000);
@@ -530,12 +531,13 @@ TEST_CASE("time off the CPU: blocked with a voluntary switch, preemption without
 		nt_attrib_free(&a);
 	}
 
-	SECTION("no voluntary switch (rusage read): the 600 us are steal, preemption")
+	SECTION("no voluntary switch (rusage read): the 600 us are steal, its own cause")
 	{
 		w.vol_switches = 0;
 		nt_attrib a = f.one_culprit();
 		const nt_causes &c = a.ranks[0].causes;
-		CHECK(c.ns[NT_CAUSE_PREEMPTION] == 200000 + 600000);
+		CHECK(c.ns[NT_CAUSE_PREEMPTION] == 200000);
+		CHECK(c.ns[NT_CAUSE_STEAL] == 600000);
 		CHECK(c.ns[NT_CAUSE_BLOCKED] == 0);
 		CHECK(c.ns[NT_CAUSE_UNEXPLAINED] == 200000);
 		nt_attrib_free(&a);
@@ -618,14 +620,15 @@ TEST_CASE("page faults: minor ones at 250 ns, major ones at 100 us out of the bl
 	SECTION("major faults without a voluntary switch: steal, and no time for them")
 	{
 		// The same 600 us neither on the CPU nor runnable, but no voluntary switch: the
-		// hypervisor's (preemption), and a major fault that never slept waited for nothing.
+		// hypervisor's (steal), and a major fault that never slept waited for nothing.
 		// Charged before the steal rule, the 2 faults' 200 us were counted twice (preemption
 		// 800 us and page faults 210 us for 800 us off the CPU) and left blocked at -200 us.
 		w.vol_switches = 0;
 		w.major_faults = 2;
 		nt_attrib a = f.one_culprit();
 		const nt_causes &c = a.ranks[0].causes;
-		CHECK(c.ns[NT_CAUSE_PREEMPTION] == 200000 + 600000);
+		CHECK(c.ns[NT_CAUSE_PREEMPTION] == 200000);
+		CHECK(c.ns[NT_CAUSE_STEAL] == 600000);
 		CHECK(c.ns[NT_CAUSE_BLOCKED] == 0);
 		CHECK(c.ns[NT_CAUSE_PAGE_FAULT] == 10000);
 		CHECK(c.ns[NT_CAUSE_UNEXPLAINED] == 1000000 - 800000 - 10000);

@@ -25,9 +25,11 @@ extern "C" {
  * legend; colour draws it on the pages. Adding a cause is an entry here and its share computed
  * in attrib.c (window_causes, split); doc/hacking.md, "Add a cause". */
 #define NT_CAUSES(X)                                                                            \
-	/* runnable but waiting for a CPU (schedstat run delay), or off the CPU without having   \
-	 * blocked (the hypervisor's steal) */                                                 \
+	/* runnable but waiting for a CPU (schedstat run delay) */                             \
 	X(PREEMPTION, "preemption", "preem", "preemption", "#d62728")                          \
+	/* off the CPU without running, waiting for it or blocking (no voluntary switch): the   \
+	 * hypervisor had the vCPU (or interrupts, also out of the thread's CPU time) */         \
+	X(STEAL, "steal", "steal", "hypervisor steal", "#8c564b")                              \
 	/* off the CPU and not runnable: wall - CPU - run delay */                             \
 	X(BLOCKED, "blocked", "block", "blocked", "#1f77b4")                                   \
 	/* minor faults at their cost, major ones out of blocked time */                       \
