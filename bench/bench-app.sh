@@ -304,7 +304,7 @@ printf "pair's two runs without preload; pairs kept as explained below the table
 printf "%4s  %-26s %8s %8s %7s %8s %8s  %9s %12s %9s\n" pair order none none spread bare \
 	default bare/none default/none "cpu d/n"
 declare -A wall cpu sec
-declare -a spreads ratios_b ratios_d ratios_c ratios_s
+declare -a spreads ratios_b ratios_d ratios_c ratios_s ratios_sb
 runs=0 fastest= npairs=0 kept=()
 while [ "$npairs" -lt "$MAX_PAIRS" ] && [ ${#kept[@]} -lt "$PAIRS" ]; do
 	p=$((npairs + 1))
@@ -336,8 +336,10 @@ while [ "$npairs" -lt "$MAX_PAIRS" ] && [ ${#kept[@]} -lt "$PAIRS" ]; do
 	ratios_b[$p]=$(ratio "${wall[$p,bare]}" "$none")
 	ratios_d[$p]=$(ratio "${wall[$p,default]}" "$none")
 	ratios_c[$p]=$(ratio "${cpu[$p,default]}" "((${cpu[$p,none]} + ${cpu[$p,none2]}) / 2)")
-	[ -z "$SECTION" ] ||
+	if [ -n "$SECTION" ]; then
 		ratios_s[$p]=$(ratio "${sec[$p,default]}" "((${sec[$p,none]} + ${sec[$p,none2]}) / 2)")
+		ratios_sb[$p]=$(ratio "${sec[$p,bare]}" "((${sec[$p,none]} + ${sec[$p,none2]}) / 2)")
+	fi
 	printf "%4d  %-26s %8.3f %8.3f %6.1f%% %8.3f %8.3f  %9.3f %12.3f %9.3f\n" "$p" "${order[*]}" \
 		"$n1" "$n2" "$(pct "${spreads[$p]}")" "${wall[$p,bare]}" "${wall[$p,default]}" \
 		"${ratios_b[$p]}" "${ratios_d[$p]}" "${ratios_c[$p]}"
@@ -388,16 +390,19 @@ if [ "$nk" -gt 0 ]; then
 		"default/none $d ($(for p in "${kept[@]}"; do echo "${ratios_d[$p]}"; done | range); budget <= $BUDGET), CPU time default/none $c"
 fi
 if [ -n "$SECTION" ]; then
-	# The part's own time, as the application measured it, default / mean of the pair's two
-	# runs without preload: every pair, and the kept ones.
+	# The part's own time, as the application measured it, bare and default / mean of the
+	# pair's two runs without preload: every pair, and the kept ones. The bare wrapper's is
+	# the floor: its two counter reads a call.
 	for ((p = 1; p <= npairs; p++)); do
-		printf "  pair %d: %s %s s none, %s s none, %s s default: %.3f\n" "$p" "$SECTION" \
-			"${sec[$p,none]}" "${sec[$p,none2]}" "${sec[$p,default]}" "${ratios_s[$p]}"
+		printf "  pair %d: %s %s s none, %s s none, %s s bare, %s s default: bare/none %.3f, default/none %.3f\n" \
+			"$p" "$SECTION" "${sec[$p,none]}" "${sec[$p,none2]}" "${sec[$p,bare]}" \
+			"${sec[$p,default]}" "${ratios_sb[$p]}" "${ratios_s[$p]}"
 	done
 	s_all=$(for ((p = 1; p <= npairs; p++)); do echo "${ratios_s[$p]}"; done | median)
+	sb_all=$(for ((p = 1; p <= npairs; p++)); do echo "${ratios_sb[$p]}"; done | median)
 	s_kept=$(for p in "${kept[@]}"; do echo "${ratios_s[$p]}"; done | median)
-	echo "$SECTION, default/none of its own time: median $s_all over all $npairs pairs," \
-		"$s_kept over the $nk kept (budget <= $SECTION_BUDGET)"
+	echo "$SECTION, of its own time: median bare/none $sb_all, default/none $s_all over all" \
+		"$npairs pairs; default/none $s_kept over the $nk kept (budget <= $SECTION_BUDGET)"
 fi
 [ "$names_wrong" = 0 ] || { echo "FAIL: a call site is named by a function that does not contain it"; exit 1; }
 if [ "$nk" -lt 5 ]; then
