@@ -710,6 +710,26 @@ TEST_CASE("the median member's OS time before its arrival is subtracted, while i
 		nt_attrib_free(&a);
 	}
 
+	SECTION("steal counts with the rest of the median's OS time")
+	{
+		// Neither rank switched out voluntarily: rank 2's 600 us off the CPU are steal. The
+		// median's 1.3 ms - 900 us - 100 us = 300 us too, with 100 us of run delay: 400 us
+		// against the 300 us before its arrival, so 3/4 of each, 75 us and 225 us, x 2 off
+		// rank 2's 800 us and 600 us: 650 us preemption, 150 us steal, 200 us unexplained.
+		// (Left out of the median's OS time, its steal would be subtracted whole: 0 us.)
+		f.records[2][0].win.vol_switches = 0;
+		m.vol_switches = 0;
+		m.cpu_ns = 900000;
+		m.run_delay_ns = 100000;
+		nt_attrib a = f.one_culprit();
+		const nt_causes &c = a.ranks[0].causes;
+		CHECK(c.ns[NT_CAUSE_PREEMPTION] == 800000 - 2 * 75000);
+		CHECK(c.ns[NT_CAUSE_STEAL] == 600000 - 2 * 225000);
+		CHECK(c.ns[NT_CAUSE_BLOCKED] == 0);
+		CHECK(c.ns[NT_CAUSE_UNEXPLAINED] == 200000);
+		nt_attrib_free(&a);
+	}
+
 	SECTION("a window all wait: nothing subtracted, the causes scaled down to the delay")
 	{
 		// The median's 1.3 ms window is its 1.3 ms in the call: nothing before its
