@@ -257,7 +257,7 @@ void nt_mpiwait_describe(char *buf, size_t size)
 		 "waits %s: mode %s, %llu switches, CPU %s (competitor share %.2f), %llu trials "
 		 "(%llu cut short), last cycles spin %.1f us / sleep %.1f us; %llu naps, %llu yields "
 		 "(%llu long), %llu after polls; votes %llu on MPI_COMM_WORLD, %llu direct, %llu by "
-		 "tree",
+		 "tree; %llu events",
 		 nt_wait_mode_ == NT_WAIT_BUSY	  ? "busy"
 		 : nt_wait_mode_ == NT_WAIT_SLEEP ? "sleep"
 						  : "adaptive",
@@ -266,5 +266,6 @@ void nt_mpiwait_describe(char *buf, size_t size)
 		 (unsigned long long)s.trials_aborted, s.trial_spin_cycle_ns / 1e3,
 		 s.trial_sleep_cycle_ns / 1e3, (unsigned long long)naps, (unsigned long long)yields,
 		 (unsigned long long)long_yields, (unsigned long long)poll_waits,
-		 (unsigned long long)world, (unsigned long long)direct, (unsigned long long)tree);
+		 (unsigned long long)world, (unsigned long long)direct, (unsigned long long)tree,
+		 (unsigned long long)s.events);
 }

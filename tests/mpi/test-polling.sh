@@ -7,7 +7,10 @@
 # 2. Its polling loops wait as the wait loop does: with NOISETOOL_WAIT=sleep the waiting ranks
 #    nap between polls (the tool's own count of naps, NOISETOOL_SUMMARY=1); with busy they
 #    never hand the CPU over; with adaptive and 4 ranks on 2 CPUs (made here, never assumed)
-#    the job hands it over at least once.
+#    the job hands it over at least once. A poll is no event of the adaptive choice (no cycle
+#    between two completions): each rank's events (the wait line's "N events") are at most its
+#    calls that were not polls, 5 a step (a receive posted or made, a send, the test that
+#    completed, a wait, an allreduce) and a few at start and end, however many polls it made.
 # 3. Results are those of the program without the library, in every mode.
 #
 #   test-polling.sh LIB POLLING NOISETOOL
@@ -73,6 +76,21 @@ read -r naps yields polls <<<"$(handed adaptive)"
 [ "$polls" -ge 1 ] &&
 	echo "ok: adaptive, 4 ranks on 2 CPUs: $naps naps, $yields yields, $polls after polls" ||
 	{ echo "FAIL: adaptive: 4 ranks shared 2 CPUs and no poll handed the CPU over"; cat "$tmp/adaptive.err"; fail=1; }
+
+# Events: at most the calls that were not polls, on every rank (with polls counted as events, a
+# waiting rank's were its polls and more).
+for w in sleep adaptive; do
+	awk -v most=$((5 * STEPS + 10)) -v job=$w '
+	$2 == "rank" && $4 == "waits" { n++; if ($NF != "events" || $(NF - 1) > most) bad = bad " rank " $3 " " $(NF - 1) }
+	$1 == "rank" && $3 == "empty" { polls += $5 + $7 + $9 + $11 }
+	END {
+		if (n == 0 || bad != "") {
+			printf "FAIL: %s: events over %d, the calls that were not polls:%s (%d wait lines)\n", job, most, bad, n
+			exit 1
+		}
+		printf "ok: %s: every rank at most %d events, the job %d polls\n", job, most, polls
+	}' "$tmp/$w.err" || { cat "$tmp/$w.err"; fail=1; }
+done
 
 # 1. Every test call counted (the MPI's own waits and sleep: two books of the same calls).
 for w in mpi sleep; do
