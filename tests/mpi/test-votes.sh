@@ -34,11 +34,11 @@ for wait in sleep adaptive; do
 	fi
 	echo "ok: NOISETOOL_WAIT=$wait: $NP ranks, correct results"
 done
-# noisetool: rank R waits sleep: ...; votes W on MPI_COMM_WORLD, D direct, T by tree
+# noisetool: rank R waits sleep: ...; votes W on MPI_COMM_WORLD, D direct, T by tree; E events
 for r in $(seq 0 $((NP - 1))); do
 	line=$(grep "^noisetool: rank $r waits sleep:" "$tmp/sleep.err")
-	direct=$(sed -n 's/.*votes [0-9]* on MPI_COMM_WORLD, \([0-9]*\) direct, \([0-9]*\) by tree$/\1/p' <<<"$line")
-	tree=$(sed -n 's/.*votes [0-9]* on MPI_COMM_WORLD, \([0-9]*\) direct, \([0-9]*\) by tree$/\2/p' <<<"$line")
+	direct=$(sed -n 's/.*votes [0-9]* on MPI_COMM_WORLD, \([0-9]*\) direct, \([0-9]*\) by tree;.*/\1/p' <<<"$line")
+	tree=$(sed -n 's/.*votes [0-9]* on MPI_COMM_WORLD, \([0-9]*\) direct, \([0-9]*\) by tree;.*/\2/p' <<<"$line")
 	if [ -z "$direct" ] || [ "$direct" -eq 0 ] || [ "$tree" -eq 0 ]; then
 		echo "FAIL: rank $r finished no direct or no tree vote: '${line:-no telemetry line}'"
 		fail=1
