@@ -6,7 +6,9 @@
 # the median over batches of what MPI_Iprobe costs over PMPI_Iprobe in the same process, in ns
 # a poll: the floor (the bare two-read wrapper), the timing and the default level, with a
 # table of 0 MiB (everything stays in the caches) and of TABLE_MB (256) MiB, 8 random updates
-# a poll. Runs alternate, the order rotating every round. With NT_BENCH_BASELINE_LIB set to
+# a poll; "every" is the default level with every test call timed (NOISETOOL_POLL_SAMPLE=1), where
+# the default times one in 16 (call.h: nt_fast_untimed). Runs alternate, the order rotating
+# every round. With NT_BENCH_BASELINE_LIB set to
 # another build of the library, its default level runs too ("baseline").
 #
 #   bench-poll-thrash.sh LIB PROGRAM BARE_LIB [ROUNDS=5] [TABLE_MB=256]
@@ -20,7 +22,7 @@ MB=${5:-256}
 nt_need_mpiexec
 nt_tmpdir
 
-modes=(bare timing default)
+modes=(bare timing default every)
 [ -n "${NT_BENCH_BASELINE_LIB:-}" ] && modes+=(baseline)
 
 # run MODE TABLE_MB: the wrapper's ns a poll over PMPI, or nothing if the run failed.
@@ -30,6 +32,7 @@ run() {
 	bare) env+=(LD_PRELOAD="$(nt_preload "$BARE")") ;;
 	timing) env+=(LD_PRELOAD="$(nt_preload "$LIB")" NOISETOOL_LEVEL=timing) ;;
 	default) env+=(LD_PRELOAD="$(nt_preload "$LIB")") ;;
+	every) env+=(LD_PRELOAD="$(nt_preload "$LIB")" NOISETOOL_POLL_SAMPLE=1) ;;
 	baseline) env+=(LD_PRELOAD="$(nt_preload "$NT_BENCH_BASELINE_LIB")") ;;
 	esac
 	env "${env[@]}" timeout 300 mpiexec -n 1 $(nt_bind 1) "$PROG" "$mb" 8 41 20000 2>"$tmp/err" |

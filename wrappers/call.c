@@ -9,6 +9,7 @@
 
 #include "binding.h"
 #include "call.h"
+#include "env.h"
 #include "pysite.h"
 #include "stack.h"
 
@@ -18,6 +19,7 @@ int nt_active_;
 int nt_paused_;
 union nt_gate nt_gate_ = { .b = { .generic = 1 } };
 int nt_slow_extras_;
+uint32_t nt_poll_span_ = 2 * NT_ENV_POLL_SAMPLE_DEFAULT - 1;
 unsigned nt_comm_gen_;
 static volatile uintptr_t walk_sink; /* keeps the every-call stack walk from being optimised out */
 
@@ -58,6 +60,7 @@ struct nt_site *nt_call_site_miss(struct nt_thread *t, unsigned fn, void *ret)
 		if (fn < NT_FN_COUNT && nt_fn_fast[fn] >= 0) {
 			t->memo_rets[nt_fn_fast[fn]] = (uintptr_t)ret;
 			t->memo_sites[nt_fn_fast[fn]] = s;
+			t->poll_skip[nt_fn_fast[fn]] = 0; /* timed first (call.h: nt_fast_untimed) */
 		}
 	}
 	return s;

@@ -49,6 +49,13 @@ extern int nt_slow_extras_; /* what every call does besides its books (NT_EXTRA_
 #define NT_EXTRA_WAIT 1u    /* adaptive waits learn from each call (mpiwait.h) */
 #define NT_EXTRA_WALK 2u    /* the benchmark's stack walk on every call (NOISETOOL_CALLSITE) */
 
+/* Sampled test calls (NOISETOOL_POLL_SAMPLE=N, default 16: env.h): on the fast path one test call in
+ * N at a site is timed, the untimed ones between are counted and given the last timed one's
+ * duration (nt_fast_untimed). The gaps between timed calls are random, uniform in 0 .. 2N - 2
+ * (nt_poll_span_ = 2N - 1; 1: every call timed), so that a loop's own period cannot choose
+ * which calls are timed. */
+extern NT_HIDDEN uint32_t nt_poll_span_;
+
 /* The interval of a blocking collective instance of site s (its call counted), numbered seq on
  * its communicator, that spent d cycles in the call: interval, the time since the thread's
  * previous blocking collective instance returned (the compute phase before it when there is
@@ -259,6 +266,7 @@ nt_fast_find(struct nt_thread *t, unsigned fast, bool collective, bool typed, un
 			return NULL;
 		t->memo_rets[fast] = (uintptr_t)ret; /* the memo keeps each function's last site */
 		t->memo_sites[fast] = s;
+		t->poll_skip[fast] = 0; /* a test call here is timed first (nt_fast_untimed) */
 	}
 	if (NT_UNLIKELY(typed && type != s->type))
 		return NULL;
@@ -348,20 +356,70 @@ static inline __attribute__((always_inline)) bool nt_fast_found(const int *poll_
 #endif
 }
 
-/* The books of a test call that took the fast path (fast: its function's place in the memo,
- * which holds its site): a poll when MPI accepted the call and it
- * found nothing (its flag or count, t->poll_at, is 0): its time at its site
- * (nt_sites_add_poll) and in the thread's interval, a few instructions (issue 37: polling
- * loops call millions of them); else those of any other call (nt_fast_p2p_end's), out of line,
+/* Whether a fast-path test call (fast: its function's place in the memo, which holds its site)
+ * runs untimed: no counter read, its books those of the last timed test call at its site
+ * (nt_fast_untimed_end). A polling loop calls MPI_Test or MPI_Iprobe millions of times, a few
+ * tens of nanoseconds each (HPCC's RandomAccess), and two counter reads a call -- the floor of
+ * every timed wrapper -- cost it 17 % (doc/overhead.md); sampled, every call is counted and
+ * their time is estimated from a random one in NOISETOOL_POLL_SAMPLE: each untimed call is
+ * given the duration of the last timed one at its site, an unbiased estimate of the site's
+ * total whatever the calls found. The first test call at a site (the memo's, nt_fast_find) is
+ * timed. Counts the call down: one subtraction from memory. */
+static inline __attribute__((always_inline)) bool nt_fast_untimed(struct nt_thread *t,
+								  unsigned fast)
+{
+#if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
+	bool timed; /* the count was 0: it wraps, and the timed call's books set it again */
+	__asm__("subl $1, %0" : "+m"(t->poll_skip[fast]), "=@ccc"(timed));
+	return !timed;
+#else
+	if (t->poll_skip[fast] == 0)
+		return false;
+	t->poll_skip[fast]--;
+	return true;
+#endif
+}
+
+/* The untimed test calls to come at a site after a timed one: uniform in 0 .. 2N - 2 for
+ * NOISETOOL_POLL_SAMPLE=N (a linear congruential generator's high bits). */
+static inline __attribute__((always_inline)) uint32_t nt_fast_poll_gap(struct nt_thread *t)
+{
+	t->poll_rng = t->poll_rng * 1664525u + 1013904223u;
+	return (uint32_t)(((uint64_t)t->poll_rng * nt_poll_span_) >> 32);
+}
+
+/* The books of a timed test call that took the fast path (fast: its function's place in the
+ * memo, which holds its site): its duration becomes the site's sample for the untimed calls to
+ * come, and the next timed call is drawn; a poll when MPI accepted the call and it found
+ * nothing (its flag or count, t->poll_at, is 0): its time at its site (nt_sites_add_poll) and
+ * in the thread's interval; else those of any other call (nt_fast_p2p_end's), out of line,
  * which leaves the poll's path fewer registers to save. */
 static inline __attribute__((always_inline)) int
 nt_fast_poll_end(struct nt_thread *t, unsigned fast, uint64_t t1, int rc)
 {
 	uint64_t t0 = t->t0_cyc;
 	struct nt_site *s = t->memo_sites[fast];
+	t->poll_cyc[fast] = t1 - t0;
+	t->poll_skip[fast] = nt_fast_poll_gap(t);
 	if (NT_UNLIKELY(rc != MPI_SUCCESS || nt_fast_found(t->poll_at)))
 		return nt_fast_refused_end(s, false, t0, t1, rc); /* out of line: the books above */
 	return nt_fast_p2p_books(t, s, t0, t1, rc, true);
+}
+
+/* The books of an untimed test call (nt_fast_untimed), whatever it returned or found: counted
+ * at its site as a poll (out of its minimum, maximum and histogram, which describe timed
+ * calls) with the last timed test call's duration there, which also joins the thread's
+ * interval and moves the phase's start past it (the phase after untimed calls is the program's
+ * time since the last timed call, less their estimated time). */
+static inline __attribute__((always_inline)) void nt_fast_untimed_end(struct nt_thread *t,
+								      unsigned fast)
+{
+	struct nt_site *s = t->memo_sites[fast];
+	uint64_t d = t->poll_cyc[fast];
+	nt_sites_add_poll(s, d);
+	t->p2p_cyc += d;
+	t->last_exit_cyc += d;
+	t->depth = 0;
 }
 
 /* Before a generic call's real call: when the thread's cache does not hold the site of

@@ -85,7 +85,7 @@ int nt_env_parse(struct nt_env *env, const char *(*getenv_fn)(const char *), cha
 	if (errors && size)
 		errors[0] = '\0';
 	*env = (struct nt_env){ .level = NT_PROBE_OS, .mem_bytes = 16u << 20, .out_dir = ".",
-				.summary = true };
+				.summary = true, .poll_sample = NT_ENV_POLL_SAMPLE_DEFAULT };
 	int disable = 0, level = NT_PROBE_OS, log = 0, summary = 1, callsite = 0, wait = 0, live = 1;
 	int bad = choice(getenv_fn, "NOISETOOL_DISABLE", off_on, &disable, errors, size);
 	bad += choice(getenv_fn, "NOISETOOL_LEVEL", levels, &level, errors, size);
@@ -113,6 +113,21 @@ int nt_env_parse(struct nt_env *env, const char *(*getenv_fn)(const char *), cha
 			bad++;
 		} else {
 			env->mem_bytes = b;
+		}
+	}
+	v = getenv_fn("NOISETOOL_POLL_SAMPLE");
+	if (v && *v) {
+		char *end;
+		errno = 0;
+		unsigned long n = strtoul(v, &end, 10);
+		if (*v < '0' || *v > '9' || errno || *end || n < 1 || n > NT_ENV_POLL_SAMPLE_MAX) {
+			complain(errors, size,
+				 "NOISETOOL_POLL_SAMPLE='%s': accepted values are 1 (time every test "
+				 "call) to %u; using %u\n",
+				 v, NT_ENV_POLL_SAMPLE_MAX, env->poll_sample);
+			bad++;
+		} else {
+			env->poll_sample = (unsigned)n;
 		}
 	}
 	v = getenv_fn("NOISETOOL_INJECT");

@@ -16,6 +16,9 @@ extern "C" {
 
 #define NT_ENV_JOB_MAX 64 /* NOISETOOL_JOB's longest value */
 
+#define NT_ENV_POLL_SAMPLE_DEFAULT 16u
+#define NT_ENV_POLL_SAMPLE_MAX 1024u
+
 struct nt_env {
 	bool disable;               /* NOISETOOL_DISABLE=1: pass every call through, write nothing */
 	enum nt_probe_level level;  /* NOISETOOL_LEVEL=timing|os|full (default os) */
@@ -31,6 +34,9 @@ struct nt_env {
 				     * as mpiP does (benchmark comparison only; default cached) */
 	int wait;                   /* NOISETOOL_WAIT=mpi|busy|adaptive|sleep (enum nt_wait_mode;
 				     * default mpi: the MPI's own blocking calls) */
+	unsigned poll_sample;       /* NOISETOOL_POLL_SAMPLE=N: the fast path times one test call
+				     * in N at a site, estimates the rest (1..1024, default 16;
+				     * 1: every call timed) */
 	bool inject;                /* NOISETOOL_INJECT=SPEC given and valid */
 	struct nt_inject_spec inject_spec;
 };

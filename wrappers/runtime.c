@@ -394,6 +394,7 @@ static void runtime_start(int provided)
 		return;
 	}
 	nt_slow_extras_ = nt_rt.env.callsite_every_call ? NT_EXTRA_WALK : 0;
+	nt_poll_span_ = 2 * nt_rt.env.poll_sample - 1;
 	nt_job_collect(&nt_rt.job);
 	nt_live_job(nt_rt.job.command, nt_rt.job.mpi_library, nt_rt.job.tool_version);
 	clock_start();

@@ -72,7 +72,7 @@ struct books {
 	std::vector<site_books> sites;
 	std::vector<record_books> records;
 	uint64_t world_seq, self_seq, last_exit, coll_exit, p2p;
-	int fast_calls;
+	int fast_calls, untimed_calls;
 };
 
 // Fresh tables and thread state, as at MPI_Init (level timing: no probe windows).
@@ -104,10 +104,12 @@ void start_fresh()
 	nt_active_ = 1;
 }
 
-// Book the calls, by the fast path where it applies (fast) or by the generic path alone.
-books run(const std::vector<made_up_call> &calls, bool fast)
+// Book the calls, by the fast path where it applies (fast) or by the generic path alone; the
+// fast path's test calls sampled one in poll_sample (NOISETOOL_POLL_SAMPLE; 1: all timed).
+books run(const std::vector<made_up_call> &calls, bool fast, unsigned poll_sample = 1)
 {
 	start_fresh();
+	nt_poll_span_ = 2 * poll_sample - 1;
 	nt_gate_.b.generic = fast ? 0 : 1;
 	books b{};
 	uint64_t now = 1000;
@@ -124,11 +126,19 @@ books run(const std::vector<made_up_call> &calls, bool fast)
 							 x.type);
 			if (s) {
 				t->depth = 1;
+				unsigned fast_at = (unsigned)nt_fn_fast[x.fn];
+				if (test && nt_fast_untimed(t, fast_at)) { // the wrapper's untimed call
+					nt_fast_untimed_end(t, fast_at);
+					REQUIRE(t->depth == 0);
+					b.fast_calls++;
+					b.untimed_calls++;
+					continue;
+				}
 				// what nt_fast_entry keeps for the books, with the made-up entry
 				t->t0_cyc = t0;
 				t->poll_at = &x.flag;
 				int rc = collective ? nt_fast_coll_end(t, s, typed, t1, x.rc)
-					 : test	    ? nt_fast_poll_end(t, (unsigned)nt_fn_fast[x.fn], t1, x.rc)
+					 : test	    ? nt_fast_poll_end(t, fast_at, t1, x.rc)
 						    : nt_fast_p2p_end(t, s, typed, t0, t1, x.rc);
 				REQUIRE(rc == x.rc);
 				REQUIRE(t->depth == 0);
@@ -162,7 +172,9 @@ books run(const std::vector<made_up_call> &calls, bool fast)
 	return b;
 }
 
-void check_same(const books &fast, const books &generic)
+// sampled: the fast path's test calls were sampled, and its test sites' minimum, maximum and
+// histogram hold only the timed ones (a subset of the generic path's).
+void check_same(const books &fast, const books &generic, bool sampled = false)
 {
 	REQUIRE(fast.sites.size() == generic.sites.size());
 	for (size_t i = 0; i < fast.sites.size(); i++) {
@@ -171,6 +183,13 @@ void check_same(const books &fast, const books &generic)
 		CHECK(fast.sites[i].total == generic.sites[i].total);
 		CHECK(fast.sites[i].bytes == generic.sites[i].bytes);
 		CHECK(fast.sites[i].phase == generic.sites[i].phase);
+		if (sampled && fast.sites[i].fn == NT_FN_MPI_Test) {
+			CHECK(fast.sites[i].min >= generic.sites[i].min);
+			CHECK(fast.sites[i].max <= generic.sites[i].max);
+			for (size_t b = 0; b < fast.sites[i].hist.size(); b++)
+				CHECK(fast.sites[i].hist[b] <= generic.sites[i].hist[b]);
+			continue;
+		}
 		CHECK(fast.sites[i].min == generic.sites[i].min);
 		CHECK(fast.sites[i].max == generic.sites[i].max);
 		CHECK(fast.sites[i] == generic.sites[i]);
@@ -195,7 +214,11 @@ void check_same(const books &fast, const books &generic)
 // allreduce, and a barrier every fourth step; made-up durations with rare long ones (a late
 // partner, a slow collective) and long phases, so that records are kept; refused calls now
 // and then.
-std::vector<made_up_call> halo_exchange(int steps, uint64_t seed)
+// How the polling loops' tests go: as the other calls; tight, following the wait and each
+// other without a gap, each site's taking one duration (what makes sampled test calls' books
+// exact: nt_fast_untimed); steady, 40-79 cycles each and never a few ms more.
+enum class polls { as_others, tight, steady };
+std::vector<made_up_call> halo_exchange(int steps, uint64_t seed, polls how = polls::as_others)
 {
 	std::mt19937_64 rng(seed);
 	auto dur = [&rng](uint64_t base) {
@@ -222,8 +245,15 @@ std::vector<made_up_call> halo_exchange(int steps, uint64_t seed)
 		uint64_t test_site = i % 3 == 2 ? 0x4011c0 : 0x401180;
 		for (int k = 0, polls = (int)(rng() % 6); k <= polls; k++) {
 			int test_rc = rng() % 50 == 0 ? MPI_ERR_REQUEST : MPI_SUCCESS;
+			uint64_t test_gap = gap(), test_d = dur(40);
+			if (how == polls::tight) {
+				test_gap = 0;
+				test_d = test_site == 0x401180 ? 40 : 55;
+			} else if (how == polls::steady) {
+				test_d = 40 + rng() % 40;
+			}
 			v.push_back({ NT_FN_MPI_Test, test_site, MPI_COMM_NULL, 0, MPI_DATATYPE_NULL,
-				      gap(), dur(40), test_rc, k == polls });
+				      test_gap, test_d, test_rc, k == polls });
 		}
 		int bad_op = rng() % 60 == 0 ? MPI_ERR_OP : MPI_SUCCESS;
 		v.push_back({ NT_FN_MPI_Allreduce, 0x401100, MPI_COMM_WORLD, 1, MPI_DOUBLE, gap(),
@@ -268,11 +298,17 @@ struct mpi_singleton {
 	}
 };
 
+// One singleton job for every test case (MPI_Init once, MPI_Finalize at exit).
+void start_mpi()
+{
+	static mpi_singleton mpi;
+}
+
 } // namespace
 
 TEST_CASE("the fast and the generic path keep the same books")
 {
-	static mpi_singleton mpi;
+	start_mpi();
 	for (uint64_t seed : { 1u, 2u, 3u }) {
 		INFO("seed " << seed);
 		std::vector<made_up_call> calls = halo_exchange(3000, seed);
@@ -310,5 +346,49 @@ TEST_CASE("the fast and the generic path keep the same books")
 				test_sites++;
 			}
 		CHECK(test_sites == 2);
+	}
+}
+
+TEST_CASE("sampled test calls keep the same counts, and exact books when a site's tests take one time")
+{
+	start_mpi();
+	for (uint64_t seed : { 1u, 2u, 3u }) {
+		INFO("seed " << seed);
+		// Tight polling loops whose tests at a site all take one duration: the untimed calls'
+		// estimates are exact, so every book matches the generic path's but the test sites'
+		// extremes and histograms, which hold the timed calls only.
+		std::vector<made_up_call> calls = halo_exchange(3000, seed, polls::tight);
+		books sampled = run(calls, true, 16), generic = run(calls, false);
+		uint64_t tests = 0;
+		for (const made_up_call &x : calls)
+			tests += x.fn == NT_FN_MPI_Test;
+		// Most test calls went untimed (one in ~16 timed, and the first at a site after
+		// the memo moved to it: a third of the steps poll at the other site).
+		CHECK(sampled.untimed_calls > (int)(tests / 2));
+		check_same(sampled, generic, true);
+		// Durations that vary, 40-79 cycles (the tests' polls::steady), between gaps:
+		// every call still counted, the test sites' totals estimated without bias (within
+		// 5 %: ~1,000 timed tests a site; a few ms in one of them would be given to the
+		// untimed calls that follow, an estimate's error that the steady durations leave
+		// out). The phases before collectives now hold the gaps before untimed calls.
+		calls = halo_exchange(3000, seed, polls::steady);
+		sampled = run(calls, true, 16);
+		generic = run(calls, false);
+		CHECK(sampled.untimed_calls > (int)(tests / 2));
+		REQUIRE(sampled.sites.size() == generic.sites.size());
+		for (size_t i = 0; i < sampled.sites.size(); i++) {
+			INFO("site " << i << " (" << nt_fn_name[sampled.sites[i].fn] << ")");
+			CHECK(sampled.sites[i].calls == generic.sites[i].calls);
+			CHECK(sampled.sites[i].bytes == generic.sites[i].bytes);
+			if (sampled.sites[i].fn == NT_FN_MPI_Test)
+				CHECK(sampled.sites[i].total ==
+				      Approx(generic.sites[i].total).epsilon(0.05));
+			else
+				CHECK(sampled.sites[i].total == generic.sites[i].total);
+		}
+		// NOISETOOL_POLL_SAMPLE=1 times every call: the books are the generic path's.
+		books all = run(calls, true, 1);
+		CHECK(all.untimed_calls == 0);
+		check_same(all, generic);
 	}
 }
