@@ -369,10 +369,19 @@ int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 		qsort(&m[i], cnt, sizeof *m, cmp_arrival);
 		out->instances_joined++;
 		const struct member *late = &m[j - 1], *med = &m[i + (cnt - 1) / 2];
-		double delay = late->arrival_ns - med->arrival_ns;
+		double delay = late->arrival_ns - med->arrival_ns, by_arrival = delay;
 		interval_culprit(&m[i], cnt, busy, &late, &med, &delay);
 		if (!(delay >= (double)out->threshold_ns))
 			continue;
+		/* What the members waited, summed: by arrival, or by busy time when the interval
+		 * named the culprit (busy[] then holds the members sorted, the culprit last). */
+		double waited = 0;
+		if (delay == by_arrival)
+			for (size_t q = i; q < j; q++)
+				waited += late->arrival_ns - m[q].arrival_ns;
+		else
+			for (size_t q = 0; q < cnt; q++)
+				waited += busy[cnt - 1].ns - busy[q].ns;
 		out->instances_late++;
 		/* Clock-free check: the last arriver waits least inside the collective. */
 		const struct member *least = &m[i];
@@ -397,6 +406,7 @@ int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 			.site = late->rec->site < lr->nsites && lr->sites ? &lr->sites[late->rec->site]
 									  : NULL,
 			.start_ns = ns_from_double(med->arrival_ns), .delay_ns = delay_ns,
+			.waited_ns = ns_from_double(waited),
 			.causes = c, .host = lr->host ? lr->host : "",
 			.os_data = out->instances_no_window == no_window };
 	}

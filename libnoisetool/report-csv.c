@@ -15,11 +15,11 @@
 #include "utf8.h"
 
 /* The files, in the order written. */
-enum table { SITES, RANKS, CULPRITS, CULPRIT_NODES, CULPRIT_SITES, LATE, TABLES };
+enum table { COVERAGE, SITES, RANKS, CULPRITS, CULPRIT_NODES, CULPRIT_SITES, LATE, TABLES };
 
 static const char *const file_name[TABLES] = {
-	"sites.csv", "ranks.csv", "culprits.csv", "culprit-nodes.csv", "culprit-sites.csv",
-	"late.csv",
+	"coverage.csv", "sites.csv", "ranks.csv", "culprits.csv", "culprit-nodes.csv",
+	"culprit-sites.csv", "late.csv",
 };
 
 /* A row under construction: fields separated by commas, the row ended by CRLF (RFC 4180). */
@@ -154,6 +154,29 @@ static void write_sites(FILE *f, const struct nt_report *rep)
 	}
 }
 
+/* One row: how much of the MPI time the attribution accounts for (coverage.h). */
+static void write_coverage(FILE *f, const struct nt_report *rep)
+{
+	static const char *const names[] = {
+		"mpi_ns", "collective_ns", "own_cost_ns", "over_own_cost_ns", "late_arrivals_ns",
+		"with_cause_ns", "unexplained_ns", "not_measured_ns", "not_accounted_ns", NULL,
+	};
+	header(f, names);
+	const struct nt_coverage *c = &rep->coverage;
+	struct row w;
+	row_begin(&w, f);
+	u64(&w, c->mpi_ns);
+	u64(&w, c->coll_ns);
+	u64(&w, c->own_ns);
+	u64(&w, c->over_ns);
+	u64(&w, c->waited_ns);
+	u64(&w, c->cause_ns);
+	u64(&w, c->unexplained_ns);
+	u64(&w, c->no_data_ns);
+	u64(&w, c->over_ns - c->waited_ns);
+	row_end(&w);
+}
+
 static void write_ranks(FILE *f, const struct nt_report *rep)
 {
 	static const char *const names[] = {
@@ -282,7 +305,7 @@ int nt_report_write_csv(const struct nt_report *rep, const char *dir, char *why,
 		return -EINVAL;
 	}
 	int rc = 0;
-	/* Every file to a temporary file first; renamed over the targets only when all six were
+	/* Every file to a temporary file first; renamed over the targets only when all seven were
 	 * written, so that a failure leaves no new table beside old ones. */
 	struct nt_outfile out[TABLES];
 	int opened = 0;
@@ -300,6 +323,7 @@ int nt_report_write_csv(const struct nt_report *rep, const char *dir, char *why,
 			goto out;
 		}
 	}
+	write_coverage(out[COVERAGE].f, rep);
 	write_sites(out[SITES].f, rep);
 	write_ranks(out[RANKS].f, rep);
 	write_culprits(out[CULPRITS].f, rep);

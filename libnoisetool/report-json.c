@@ -141,6 +141,18 @@ static void write_json(struct nt_json *j, const struct nt_report *rep, const cha
 	nt_json_uint(j, "instances_without_os_data", a->instances_no_window);
 	nt_json_uint(j, "delay_without_os_data_ns", a->delay_no_window_ns);
 	nt_json_object_end(j);
+	const struct nt_coverage *cv = &rep->coverage;
+	nt_json_object_begin(j, "coverage");
+	nt_json_uint(j, "mpi_ns", cv->mpi_ns);
+	nt_json_uint(j, "collective_ns", cv->coll_ns);
+	nt_json_uint(j, "own_cost_ns", cv->own_ns);
+	nt_json_uint(j, "over_own_cost_ns", cv->over_ns);
+	nt_json_uint(j, "late_arrivals_ns", cv->waited_ns);
+	nt_json_uint(j, "with_cause_ns", cv->cause_ns);
+	nt_json_uint(j, "unexplained_ns", cv->unexplained_ns);
+	nt_json_uint(j, "not_measured_ns", cv->no_data_ns);
+	nt_json_uint(j, "not_accounted_ns", cv->over_ns - cv->waited_ns);
+	nt_json_object_end(j);
 	nt_json_array_begin(j, "culprits");
 	for (size_t i = 0; i < a->nranks; i++) {
 		nt_json_object_begin(j, NULL);

@@ -192,6 +192,8 @@ int nt_report_build(const struct nt_log *log, nt_symbolize_fn symbolize, void *c
 	free(merged);
 	free(order);
 	int rc = nt_attrib_build(log, &rep->attrib);
+	if (rc == 0)
+		rc = nt_coverage_build(log, &rep->attrib, &rep->coverage);
 	if (rc < 0)
 		nt_report_free(rep);
 	return rc;

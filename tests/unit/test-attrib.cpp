@@ -462,6 +462,8 @@ TEST_CASE("attribution measures the delay against the median arrival", "[attrib]
 		CHECK(a.late[0].start_ns == 40000);
 		CHECK(a.late[0].delay_ns == 5000000 - 40000);
 		CHECK(a.late[0].causes.ns[NT_CAUSE_UNEXPLAINED] == 5000000 - 40000);
+		// What the members waited for rank 1, summed: rank 0 from 40 us, rank 2 from 0.
+		CHECK(a.late[0].waited_ns == (5000000 - 40000) + 5000000);
 		CHECK(a.ranks[0].rank == 1);
 		CHECK(a.ranks[0].delay_ns == 5000000 - 40000);
 		CHECK(a.total_delay_ns == 5000000 - 40000);
@@ -484,6 +486,7 @@ TEST_CASE("attribution measures the delay against the median arrival", "[attrib]
 		CHECK(a.late[0].start_ns == 50000);
 		CHECK(a.late[0].delay_ns == 5000000 - 50000);
 		CHECK(a.late[0].causes.ns[NT_CAUSE_UNEXPLAINED] == 5000000 - 50000);
+		CHECK(a.late[0].waited_ns == 4 * 5000000 - (50000 + 0 + 60000 + 40000));
 		CHECK(a.ranks[0].delay_ns == 5000000 - 50000);
 		nt_attrib_free(&a);
 	}
@@ -853,6 +856,8 @@ TEST_CASE("lateness in the interval: the rank busy longest over the median busy 
 		CHECK(a.late[0].causes.ns[NT_CAUSE_PREEMPTION] == 500000);
 		CHECK(a.late[0].causes.ns[NT_CAUSE_UNEXPLAINED] == 50000);
 		CHECK(a.late[0].os_data);
+		// What the others waited, by busy time: rank 1 1.35 ms - 700 us, rank 2 550 us.
+		CHECK(a.late[0].waited_ns == 650000 + 550000);
 		CHECK(a.ranks[0].rank == 0);
 		nt_attrib_free(&a);
 	}

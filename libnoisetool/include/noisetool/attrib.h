@@ -87,6 +87,9 @@ struct nt_late {
 	const struct nt_log_site *site; /* its call site on the last arriver (borrowed) */
 	uint64_t start_ns;              /* the median arrival, global time */
 	uint64_t delay_ns;
+	uint64_t waited_ns;             /* what the members lost to it, summed: each one's lateness
+					 * short of the last arriver's (arrivals; busy times when the
+					 * interval named the culprit), 0 for the last arriver */
 	struct nt_causes causes;
 	bool os_data;                   /* the last arriver's record had a probe window; else its
 					 * whole delay is unexplained for want of OS data (counted in

@@ -10,6 +10,7 @@
 
 #include <noisetool/attrib.h>
 #include <noisetool/common.h>
+#include <noisetool/coverage.h>
 #include <noisetool/loss.h>
 #include <noisetool/ntlog.h>
 
@@ -49,6 +50,7 @@ struct nt_report {
 	size_t nsites;
 	struct nt_report_site *sites; /* by time_ns_total, largest first */
 	struct nt_attrib attrib;      /* who made collectives late, and why */
+	struct nt_coverage coverage;  /* how much of the MPI time that accounts for */
 	void *by_identity_;           /* private: the sites in identity order, for lookups */
 };
 

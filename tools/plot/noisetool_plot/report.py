@@ -110,6 +110,18 @@ def _job_facts(doc, rep, page):
          f"joined (late: > {fmt_ns(a.get('threshold_ns', 0))})", "late-instances"),
         ("delay imposed", fmt_ns(a.get("total_delay_ns", 0)), "total-delay"),
     ]
+    cov = rep.get("coverage")
+    if cov:  # doc/attribution.md, "Coverage"; logs' reports before it have none
+        over = cov.get("over_own_cost_ns", 0) or 1
+        pct = lambda k: f"{100 * cov.get(k, 0) / over:.1f} %"
+        facts.append(("coverage",
+                      f"{fmt_ns(cov.get('mpi_ns', 0))} in MPI, "
+                      f"{fmt_ns(cov.get('collective_ns', 0))} in collectives, "
+                      f"{fmt_ns(cov.get('over_own_cost_ns', 0))} over their own cost: late "
+                      f"arrivals {pct('late_arrivals_ns')} of it ({pct('with_cause_ns')} with "
+                      f"an OS cause, {pct('unexplained_ns')} unexplained, "
+                      f"{pct('not_measured_ns')} not measured), {pct('not_accounted_ns')} not "
+                      "accounted for yet", "coverage"))
     culprits = rep.get("culprits", [])
     if culprits and culprits[0].get("delay_ns"):
         c = culprits[0]

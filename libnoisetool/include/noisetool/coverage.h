@@ -1,0 +1,46 @@
+/* Coverage: how much of a job's MPI time the attribution accounts for (issue 34's identity,
+ * its first terms). A collective call site's own cost per call is estimated from its duration
+ * histogram (the lower quartile: most of a site's instances are not held up); what its calls
+ * took beyond it is the time over their own cost, and the late arrivals' waits (what the
+ * members waited for the last arriver, summed: struct nt_late's waited_ns) are the part of it
+ * the attribution gives to a rank, split as each instance's delay is: with an OS cause,
+ * unexplained, or without OS data. The rest is not accounted for yet (held up inside a call,
+ * or in instances without records on every member). doc/attribution.md, "Coverage". */
+#ifndef NOISETOOL_COVERAGE_H
+#define NOISETOOL_COVERAGE_H
+
+#include <stdint.h>
+
+#include <noisetool/attrib.h>
+#include <noisetool/common.h>
+#include <noisetool/ntlog.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct nt_coverage {
+	uint64_t mpi_ns;        /* every rank's time in MPI calls, summed */
+	uint64_t coll_ns;       /* of it, at collective call sites (sites with records) */
+	uint64_t own_ns;        /* their calls' own cost, estimated */
+	uint64_t over_ns;       /* coll_ns beyond own_ns, site by site (never below 0) */
+	uint64_t waited_ns;     /* the late arrivals' waits (scaled down to over_ns if above) */
+	uint64_t cause_ns;      /* of waited_ns, given to a rank and an OS cause */
+	uint64_t unexplained_ns;/* given to a rank, measured, no OS cause */
+	uint64_t no_data_ns;    /* given to a rank without OS data (not measured) */
+};
+
+/* The coverage of log, whose attribution is a (NULL: no waits). Every sum saturates. 0,
+ * -EINVAL (no log), -ENOMEM. */
+NT_API int nt_coverage_build(const struct nt_log *log, const struct nt_attrib *a,
+			     struct nt_coverage *out);
+
+/* A collective site's own cost per call in ns: the lower quartile of its histogram
+ * (interpolated inside its log2 bin of clock_hz cycles), within [min_ns, max_ns]; 0 when the
+ * histogram is empty. */
+NT_API uint64_t nt_coverage_own_ns(const struct nt_log_site *s, double clock_hz);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NOISETOOL_COVERAGE_H */
