@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <noisetool/attrib.h>
+#include <noisetool/coverage.h>
 #include <noisetool/probe.h>
 
 #include "site-identity.h"
@@ -316,6 +317,108 @@ static void group_culprits(const struct nt_late *late, size_t nlate, const struc
 	}
 }
 
+/* The OS time in a member's window (every cause a window shows), 0 without a window. */
+static double window_os(const struct nt_log_record *r)
+{
+	if (!(r->flags & NT_LOG_REC_WINDOW) || r->win.wall_ns == 0)
+		return 0;
+	double c[NT_CAUSE_COUNT] = { 0 }, os = 0;
+	window_causes(&r->win, c);
+	for (int k = 0; k < NT_CAUSE_COUNT; k++)
+		os += c[k];
+	return os;
+}
+
+/* How long member x stayed in the call after the last arrival (last, global) and its site's
+ * own cost (coverage.h), at least 0; -1 when that cost is not known (no histogram). */
+static double member_held(const struct nt_log *log, const struct member *x, double last)
+{
+	const struct nt_log_rank *k = &log->ranks[x->rank];
+	const struct nt_log_record *r = x->rec;
+	if (r->site >= k->nsites || !k->sites)
+		return -1;
+	uint64_t own = nt_coverage_own_ns(&k->sites[r->site], log->clock_hz);
+	if (!own)
+		return -1;
+	double held = x->arrival_ns + (double)r->duration_ns - (last + (double)own);
+	return held > 0 ? held : 0;
+}
+
+/* A hold inside the instance of members g[0..cnt) (by arrival; late: its last arriver when
+ * the instance was late by late_delay at the entry, else NULL), on log's sites: each member
+ * stayed in the call held_r after the last arrival and its site's own cost. The member held
+ * longest held the call (a member preempted inside it holds itself, and the others too when
+ * it had not yet given its part); among those held about as long (within a tenth, or the
+ * threshold), the one whose window shows the most OS time. The hold's delay is its held_r,
+ * waited_ns every member's, summed. Fills *h and returns true when the delay is over
+ * threshold_ns and the sites' own costs are known. */
+static bool held_instance(const struct nt_log *log, const struct member *g, size_t cnt,
+			  const struct member *late, double late_delay, uint64_t threshold_ns,
+			  struct nt_late *h)
+{
+	double last = g[cnt - 1].arrival_ns, waited = 0, longest = 0;
+	for (size_t q = 0; q < cnt; q++) {
+		double held = member_held(log, &g[q], last);
+		if (held < 0)
+			return false; /* no histogram: the site's own cost is not known */
+		waited += held;
+		if (held > longest)
+			longest = held;
+	}
+	double near = longest / 10 > (double)threshold_ns ? longest / 10 : (double)threshold_ns;
+	const struct member *culprit = NULL, *quiet = NULL;
+	double most = -1, least = 0, delay = 0;
+	for (size_t q = 0; q < cnt; q++) {
+		double held = member_held(log, &g[q], last), os = window_os(g[q].rec);
+		if (held >= longest - near && os > most) {
+			most = os;
+			culprit = &g[q];
+			delay = held;
+		}
+	}
+	for (size_t q = 0; q < cnt; q++) {
+		double os = window_os(g[q].rec);
+		if (&g[q] != culprit && (!quiet || os < least)) {
+			least = os;
+			quiet = &g[q];
+		}
+	}
+	if (!(delay >= (double)threshold_ns))
+		return false;
+	uint64_t no_window = 0;
+	struct nt_causes c;
+	if (late == culprit) {
+		/* Its window holds its lateness at the entry too: what that took is not given
+		 * twice. */
+		struct nt_causes both, at_entry;
+		split(culprit->rec, quiet->rec, late_delay + delay, &both, &no_window);
+		split(culprit->rec, quiet->rec, late_delay, &at_entry, &no_window);
+		double given = 0;
+		memset(&c, 0, sizeof c);
+		for (int k = 0; k < NT_CAUSE_COUNT; k++) {
+			if (k == NT_CAUSE_UNEXPLAINED)
+				continue;
+			c.ns[k] = both.ns[k] > at_entry.ns[k] ? both.ns[k] - at_entry.ns[k] : 0;
+			given += (double)c.ns[k];
+		}
+		c.ns[NT_CAUSE_UNEXPLAINED] = ns_from_double(delay - given);
+	} else {
+		split(culprit->rec, quiet->rec, delay, &c, &no_window);
+	}
+	const struct nt_log_rank *cr = &log->ranks[culprit->rank];
+	*h = (struct nt_late){
+		.comm_id = culprit->comm_id, .seq = culprit->seq, .rank = culprit->rank,
+		.host = cr->host ? cr->host : "",
+		.members = cnt < UINT32_MAX ? (uint32_t)cnt : UINT32_MAX,
+		.site = culprit->rec->site < cr->nsites && cr->sites ? &cr->sites[culprit->rec->site]
+								     : NULL,
+		.start_ns = ns_from_double(last), .delay_ns = ns_from_double(delay),
+		.waited_ns = ns_from_double(waited), .causes = c,
+		.os_data = (culprit->rec->flags & NT_LOG_REC_WINDOW) && culprit->rec->win.wall_ns,
+	};
+	return true;
+}
+
 int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 {
 	if (!log || !out || (log->nranks && !log->ranks))
@@ -339,7 +442,9 @@ int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 	const struct nt_late **order = calloc(n ? n : 1, sizeof *order);
 	out->ranks = calloc(log->nranks ? log->nranks : 1, sizeof *out->ranks);
 	out->late = calloc(n ? n : 1, sizeof *out->late);
-	if (!m || !busy || !order || !out->ranks || !out->late) {
+	out->held = calloc(n ? n : 1, sizeof *out->held);
+	out->held_ranks = calloc(log->nranks ? log->nranks : 1, sizeof *out->held_ranks);
+	if (!m || !busy || !order || !out->ranks || !out->late || !out->held || !out->held_ranks) {
 		free(m);
 		free(busy);
 		free(order);
@@ -371,7 +476,19 @@ int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 		const struct member *late = &m[j - 1], *med = &m[i + (cnt - 1) / 2];
 		double delay = late->arrival_ns - med->arrival_ns, by_arrival = delay;
 		interval_culprit(&m[i], cnt, busy, &late, &med, &delay);
-		if (!(delay >= (double)out->threshold_ns))
+		bool is_late = delay >= (double)out->threshold_ns;
+		struct nt_late h;
+		if (held_instance(log, &m[i], cnt, is_late ? late : NULL, is_late ? delay : 0,
+				  out->threshold_ns, &h)) {
+			out->instances_held++;
+			out->held_delay_ns = add_sat(out->held_delay_ns, h.delay_ns);
+			out->held[out->nheld++] = h;
+			struct nt_culprit *hc = &out->held_ranks[h.rank];
+			hc->rank = h.rank;
+			hc->host = h.host;
+			add(hc, h.delay_ns, &h.causes);
+		}
+		if (!is_late)
 			continue;
 		/* What the members waited, summed: by arrival, or by busy time when the interval
 		 * named the culprit (busy[] then holds the members sorted, the culprit last). */
@@ -439,6 +556,13 @@ int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 		if (out->ranks[r].instances)
 			out->ranks[kept++] = out->ranks[r];
 	out->nranks = kept;
+	kept = 0;
+	for (uint32_t r = 0; r < log->nranks; r++)
+		if (out->held_ranks[r].instances)
+			out->held_ranks[kept++] = out->held_ranks[r];
+	out->nheld_ranks = kept;
+	qsort(out->held_ranks, out->nheld_ranks, sizeof *out->held_ranks, cmp_delay_desc);
+	qsort(out->held, out->nheld, sizeof *out->held, cmp_late_desc);
 	qsort(out->ranks, out->nranks, sizeof *out->ranks, cmp_delay_desc);
 	qsort(out->nodes, out->nnodes, sizeof *out->nodes, cmp_delay_desc);
 	qsort(out->sites, out->nsites, sizeof *out->sites, cmp_delay_desc);
@@ -454,5 +578,7 @@ void nt_attrib_free(struct nt_attrib *a)
 	free(a->nodes);
 	free(a->sites);
 	free(a->late);
+	free(a->held);
+	free(a->held_ranks);
 	memset(a, 0, sizeof *a);
 }

@@ -71,29 +71,35 @@ int nt_coverage_build(const struct nt_log *log, const struct nt_attrib *a,
 	}
 	if (!a)
 		return 0;
-	for (size_t i = 0; i < a->nlate; i++) {
-		const struct nt_late *l = &a->late[i];
-		uint64_t w = l->waited_ns;
-		out->waited_ns = add_sat(out->waited_ns, w);
-		if (!l->os_data) {
-			out->no_data_ns = add_sat(out->no_data_ns, w);
-			continue;
+	for (int list = 0; list < 2; list++) {
+		const struct nt_late *l = list ? a->held : a->late;
+		size_t n = list ? a->nheld : a->nlate;
+		for (size_t i = 0; i < n; i++, l++) {
+			uint64_t w = l->waited_ns;
+			uint64_t *sum = list ? &out->held_ns : &out->waited_ns;
+			*sum = add_sat(*sum, w);
+			if (!l->os_data) {
+				out->no_data_ns = add_sat(out->no_data_ns, w);
+				continue;
+			}
+			double f = l->delay_ns ? (double)l->causes.ns[NT_CAUSE_UNEXPLAINED] /
+							 (double)l->delay_ns
+					       : 1;
+			uint64_t un = (uint64_t)((double)w * (f < 1 ? f : 1));
+			out->unexplained_ns = add_sat(out->unexplained_ns, un);
+			out->cause_ns = add_sat(out->cause_ns, w - un);
 		}
-		double f = l->delay_ns ? (double)l->causes.ns[NT_CAUSE_UNEXPLAINED] /
-						 (double)l->delay_ns
-				       : 1;
-		uint64_t un = (uint64_t)((double)w * (f < 1 ? f : 1));
-		out->unexplained_ns = add_sat(out->unexplained_ns, un);
-		out->cause_ns = add_sat(out->cause_ns, w - un);
 	}
-	/* The waits are part of the time over the calls' own cost: where the estimate of that
-	 * cost puts them beyond it, they are scaled down to fit. */
-	if (out->waited_ns > out->over_ns) {
-		double f = (double)out->over_ns / (double)out->waited_ns;
+	/* The waits and holds are part of the time over the calls' own cost: where the
+	 * estimate of that cost puts them beyond it, they are scaled down to fit. */
+	uint64_t both = add_sat(out->waited_ns, out->held_ns);
+	if (both > out->over_ns) {
+		double f = (double)out->over_ns / (double)both;
 		out->cause_ns = (uint64_t)((double)out->cause_ns * f);
 		out->unexplained_ns = (uint64_t)((double)out->unexplained_ns * f);
-		out->no_data_ns = (uint64_t)((double)out->no_data_ns * f);
-		out->waited_ns = out->cause_ns + out->unexplained_ns + out->no_data_ns;
+		out->no_data_ns = out->over_ns - out->cause_ns - out->unexplained_ns;
+		out->held_ns = (uint64_t)((double)out->held_ns * f);
+		out->waited_ns = out->over_ns - out->held_ns;
 	}
 	return 0;
 }

@@ -159,7 +159,8 @@ static void write_coverage(FILE *f, const struct nt_report *rep)
 {
 	static const char *const names[] = {
 		"mpi_ns", "collective_ns", "own_cost_ns", "over_own_cost_ns", "late_arrivals_ns",
-		"with_cause_ns", "unexplained_ns", "not_measured_ns", "not_accounted_ns", NULL,
+		"held_inside_ns", "with_cause_ns", "unexplained_ns", "not_measured_ns",
+		"not_accounted_ns", NULL,
 	};
 	header(f, names);
 	const struct nt_coverage *c = &rep->coverage;
@@ -170,10 +171,11 @@ static void write_coverage(FILE *f, const struct nt_report *rep)
 	u64(&w, c->own_ns);
 	u64(&w, c->over_ns);
 	u64(&w, c->waited_ns);
+	u64(&w, c->held_ns);
 	u64(&w, c->cause_ns);
 	u64(&w, c->unexplained_ns);
 	u64(&w, c->no_data_ns);
-	u64(&w, c->over_ns - c->waited_ns);
+	u64(&w, c->over_ns - c->waited_ns - c->held_ns);
 	row_end(&w);
 }
 

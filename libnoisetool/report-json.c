@@ -140,7 +140,18 @@ static void write_json(struct nt_json *j, const struct nt_report *rep, const cha
 	nt_json_uint(j, "crosscheck_agree", a->crosscheck_agree);
 	nt_json_uint(j, "instances_without_os_data", a->instances_no_window);
 	nt_json_uint(j, "delay_without_os_data_ns", a->delay_no_window_ns);
+	nt_json_uint(j, "instances_held", a->instances_held);
+	nt_json_uint(j, "held_delay_ns", a->held_delay_ns);
 	nt_json_object_end(j);
+	nt_json_array_begin(j, "held_culprits");
+	for (size_t i = 0; i < a->nheld_ranks; i++) {
+		nt_json_object_begin(j, NULL);
+		nt_json_uint(j, "rank", a->held_ranks[i].rank);
+		nt_json_string(j, "host", a->held_ranks[i].host);
+		write_culprit_json(j, &a->held_ranks[i]);
+		nt_json_object_end(j);
+	}
+	nt_json_array_end(j);
 	const struct nt_coverage *cv = &rep->coverage;
 	nt_json_object_begin(j, "coverage");
 	nt_json_uint(j, "mpi_ns", cv->mpi_ns);
@@ -148,10 +159,11 @@ static void write_json(struct nt_json *j, const struct nt_report *rep, const cha
 	nt_json_uint(j, "own_cost_ns", cv->own_ns);
 	nt_json_uint(j, "over_own_cost_ns", cv->over_ns);
 	nt_json_uint(j, "late_arrivals_ns", cv->waited_ns);
+	nt_json_uint(j, "held_inside_ns", cv->held_ns);
 	nt_json_uint(j, "with_cause_ns", cv->cause_ns);
 	nt_json_uint(j, "unexplained_ns", cv->unexplained_ns);
 	nt_json_uint(j, "not_measured_ns", cv->no_data_ns);
-	nt_json_uint(j, "not_accounted_ns", cv->over_ns - cv->waited_ns);
+	nt_json_uint(j, "not_accounted_ns", cv->over_ns - cv->waited_ns - cv->held_ns);
 	nt_json_object_end(j);
 	nt_json_array_begin(j, "culprits");
 	for (size_t i = 0; i < a->nranks; i++) {

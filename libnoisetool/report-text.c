@@ -412,14 +412,35 @@ static void write_coverage_text(FILE *f, const struct nt_report *rep)
 	const struct nt_coverage *c = &rep->coverage;
 	double over = c->over_ns ? (double)c->over_ns : 1;
 	fprintf(f, "Coverage: %.3f ms in MPI, %.3f ms of it in collectives, %.3f ms over their "
-		   "calls' own cost;\n  late arrivals account for %.1f %% of that (%.1f %% given "
-		   "to a rank and an OS cause, %.1f %% to a rank unexplained, %.1f %% not measured: "
-		   "no OS data); %.1f %% not accounted for yet (held up inside the calls, or not "
-		   "recorded on every member)\n\n",
+		   "calls' own cost;\n  late arrivals account for %.1f %% of that, holds inside the "
+		   "calls %.1f %% (%.1f %% given to a rank and an OS cause, %.1f %% to a rank "
+		   "unexplained, %.1f %% not measured: no OS data); %.1f %% not accounted for yet "
+		   "(instances not recorded on every member)\n\n",
 		(double)c->mpi_ns / 1e6, (double)c->coll_ns / 1e6, (double)c->over_ns / 1e6,
-		100.0 * (double)c->waited_ns / over, 100.0 * (double)c->cause_ns / over,
-		100.0 * (double)c->unexplained_ns / over, 100.0 * (double)c->no_data_ns / over,
-		c->over_ns ? 100.0 * (double)(c->over_ns - c->waited_ns) / over : 0.0);
+		100.0 * (double)c->waited_ns / over, 100.0 * (double)c->held_ns / over,
+		100.0 * (double)c->cause_ns / over, 100.0 * (double)c->unexplained_ns / over,
+		100.0 * (double)c->no_data_ns / over,
+		c->over_ns ? 100.0 * (double)(c->over_ns - c->waited_ns - c->held_ns) / over : 0.0);
+}
+
+/* The holds inside the calls: by the rank that held them (doc/attribution.md, "Held up inside
+ * a call"). Nothing when there is none. */
+static void write_held_text(FILE *f, const struct nt_report *rep)
+{
+	const struct nt_attrib *a = &rep->attrib;
+	if (!a->instances_held)
+		return;
+	fprintf(f, "\nHeld up inside the call: %llu instances a member stayed in after the last "
+		   "arrival and the call's own cost, %.3f ms held\n",
+		(unsigned long long)a->instances_held, (double)a->held_delay_ns / 1e6);
+	fprintf(f, "%-*s %10s %8s", CULPRIT_WIDTH, "held by rank (host)", "delay ms", "held");
+	cause_columns(f);
+	for (size_t i = 0; i < a->nheld_ranks; i++) {
+		char who[64], host[41];
+		snprintf(who, sizeof who, "%u (%s)", a->held_ranks[i].rank,
+			 printable(a->held_ranks[i].host, host, sizeof host));
+		culprit_row(f, who, &a->held_ranks[i]);
+	}
 }
 
 int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_path, size_t top)
@@ -476,5 +497,6 @@ int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_p
 		fprintf(f, "(%zu more call sites; --top 0 shows all)\n", rep->nsites - n);
 	write_python_calls_text(f, rep, top);
 	write_culprits_text(f, rep);
+	write_held_text(f, rep);
 	return ferror(f) ? -EIO : 0;
 }

@@ -886,3 +886,92 @@ TEST_CASE("lateness in the interval: the rank busy longest over the median busy 
 		nt_attrib_free(&a);
 	}
 }
+
+TEST_CASE("held up inside the call: the member held longest, by the OS time in its window",
+	  "[attrib]")
+{
+	// The site's own cost, known from its histogram: 100 calls in [1024, 2048) ns at 1 GHz,
+	// whose lower quartile is 1280 ns.
+	auto with_costs = [](fake_log &f) {
+		f.site.hist[10] = 100;
+		f.log.clock_hz = 1e9;
+	};
+
+	SECTION("preempted inside after giving its part: it holds itself, the others left")
+	{
+		fake_log f;
+		with_costs(f);
+		// Rank 0 arrives at 0, was preempted 600 ns before (its window), leaves after 2 us;
+		// rank 1 arrives 100 ns later (not late) and stays 5 ms, 4.99 ms of it runnable.
+		f.add(0, 3, 0, 0, 0, 1000000, 999400, 600, 2000);
+		f.add(1, 3, 100, 0, 0, 5000000, 10000, 4990000, 5000000);
+		f.finish();
+		nt_attrib a;
+		REQUIRE(nt_attrib_build(&f.log, &a) == 0);
+		CHECK(a.instances_late == 0);
+		REQUIRE(a.nheld == 1);
+		CHECK(a.instances_held == 1);
+		const nt_late &h = a.held[0];
+		CHECK(h.rank == 1);
+		CHECK(h.os_data);
+		// held: rank 1 100 + 5 ms - (100 + 1280), rank 0 2000 - 1380
+		CHECK(h.delay_ns == 5000000 - 1280);
+		CHECK(h.waited_ns == (5000000 - 1280) + 620);
+		CHECK(h.causes.ns[NT_CAUSE_PREEMPTION] > 4980000);
+		CHECK(cause_sum(h.causes) == h.delay_ns);
+		REQUIRE(a.nheld_ranks == 1);
+		CHECK(a.held_ranks[0].rank == 1);
+		CHECK(a.held_ranks[0].delay_ns == h.delay_ns);
+		nt_attrib_free(&a);
+	}
+
+	SECTION("preempted inside before giving its part: all held alike, the preempted one named")
+	{
+		fake_log f;
+		with_costs(f);
+		// Rank 0 waits 5 ms in the call on a quiet CPU; rank 1, 100 ns later, is runnable
+		// 4.9 ms of its 5 ms: both leave at 5 ms.
+		f.add(0, 3, 0, 0, 0, 5000000, 5000000, 0, 5000000);
+		f.add(1, 3, 100, 0, 0, 5000000, 100000, 4900000, 4999900);
+		f.finish();
+		nt_attrib a;
+		REQUIRE(nt_attrib_build(&f.log, &a) == 0);
+		REQUIRE(a.nheld == 1);
+		CHECK(a.held[0].rank == 1);
+		CHECK(a.held[0].waited_ns == 2 * (5000000 - 1380));
+		CHECK(a.held[0].causes.ns[NT_CAUSE_PREEMPTION] > 4800000);
+		nt_attrib_free(&a);
+	}
+
+	SECTION("the member held longest without a window: named, not measured")
+	{
+		fake_log f;
+		with_costs(f);
+		// As the first case, but rank 1's record has no window; rank 0's shows 600 ns of
+		// run delay, which must not make it the culprit.
+		f.add(0, 3, 0, 0, 0, 1000000, 999400, 600, 2000);
+		f.add(1, 3, 100, 0, 0, 5000000, 10000, 4990000, 5000000);
+		f.records[1].back().flags &= ~NT_LOG_REC_WINDOW;
+		f.finish();
+		nt_attrib a;
+		REQUIRE(nt_attrib_build(&f.log, &a) == 0);
+		REQUIRE(a.nheld == 1);
+		CHECK(a.held[0].rank == 1);
+		CHECK_FALSE(a.held[0].os_data);
+		CHECK(a.held[0].causes.ns[NT_CAUSE_UNEXPLAINED] == a.held[0].delay_ns);
+		nt_attrib_free(&a);
+	}
+
+	SECTION("no histogram: the own cost is not known, and no hold is counted")
+	{
+		fake_log f;
+		f.add(0, 3, 0, 0, 0, 1000000, 999400, 600, 2000);
+		f.add(1, 3, 100, 0, 0, 5000000, 10000, 4990000, 5000000);
+		f.finish();
+		nt_attrib a;
+		REQUIRE(nt_attrib_build(&f.log, &a) == 0);
+		CHECK(a.nheld == 0);
+		CHECK(a.instances_held == 0);
+		nt_attrib_free(&a);
+	}
+}

@@ -101,13 +101,22 @@ TEST_CASE("coverage: time over the own cost, and the waits given to a rank", "[c
 		late[1].waited_ns = 6000000; // 3 ranks: more waited than the delay
 		late[1].causes.ns[NT_CAUSE_UNEXPLAINED] = 4000000;
 		late[1].os_data = false;
+		// and one hold inside a call: 3 ms for the others, 5 ms lost in all, all preemption
+		std::vector<nt_late> held(1);
+		held[0].delay_ns = 3000000;
+		held[0].waited_ns = 5000000;
+		held[0].causes.ns[NT_CAUSE_PREEMPTION] = 3000000;
+		held[0].os_data = true;
 		nt_attrib a{};
 		a.late = late.data();
 		a.nlate = late.size();
+		a.held = held.data();
+		a.nheld = held.size();
 		nt_coverage c;
 		REQUIRE(nt_coverage_build(&log, &a, &c) == 0);
 		CHECK(c.waited_ns == 16000000);
-		CHECK(c.cause_ns == 7500000);
+		CHECK(c.held_ns == 5000000);
+		CHECK(c.cause_ns == 7500000 + 5000000);
 		CHECK(c.unexplained_ns == 2500000);
 		CHECK(c.no_data_ns == 6000000);
 		CHECK(c.over_ns == over);
@@ -125,8 +134,9 @@ TEST_CASE("coverage: time over the own cost, and the waits given to a rank", "[c
 		a.nlate = 1;
 		nt_coverage c;
 		REQUIRE(nt_coverage_build(&log, &a, &c) == 0);
-		CHECK(c.waited_ns <= c.over_ns);
-		CHECK(c.waited_ns >= c.over_ns - 2);
-		CHECK(c.cause_ns == c.waited_ns);
+		CHECK(c.waited_ns == c.over_ns);
+		CHECK(c.held_ns == 0);
+		CHECK(c.cause_ns + c.unexplained_ns + c.no_data_ns == c.over_ns);
+		CHECK(c.cause_ns >= c.over_ns - 2);
 	}
 }

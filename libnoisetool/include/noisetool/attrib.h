@@ -112,6 +112,17 @@ struct nt_attrib {
 	struct nt_culprit *sites;      /* per (last arriver's) call site, largest first */
 	size_t nlate;
 	struct nt_late *late;          /* every late instance, largest delay first */
+	/* Held up inside the call: instances whose members left the call later than the last
+	 * arrival and the site's own cost allow (doc/attribution.md, "Held up inside a call"). An
+	 * entry's rank is the member that held it (the most OS time in its window), delay_ns what
+	 * the others lost to it (the largest), waited_ns what every member lost, summed. Only where
+	 * the sites' own costs are known (their histograms). */
+	uint64_t instances_held;
+	uint64_t held_delay_ns;        /* their delays, summed */
+	size_t nheld;
+	struct nt_late *held;          /* largest delay first */
+	size_t nheld_ranks;
+	struct nt_culprit *held_ranks; /* every rank that held an instance, largest first */
 };
 
 /* Join and attribute log's records. Every number is taken as it is, whatever its size: sums

@@ -2,10 +2,11 @@
  * its first terms). A collective call site's own cost per call is estimated from its duration
  * histogram (the lower quartile: most of a site's instances are not held up); what its calls
  * took beyond it is the time over their own cost, and the late arrivals' waits (what the
- * members waited for the last arriver, summed: struct nt_late's waited_ns) are the part of it
+ * members waited for the last arriver, summed: struct nt_late's waited_ns) and the holds inside
+ * the calls (what every member lost to a member disturbed inside the call) are the part of it
  * the attribution gives to a rank, split as each instance's delay is: with an OS cause,
- * unexplained, or without OS data. The rest is not accounted for yet (held up inside a call,
- * or in instances without records on every member). doc/attribution.md, "Coverage". */
+ * unexplained, or without OS data. The rest is not accounted for yet (instances without
+ * records on every member). doc/attribution.md, "Coverage". */
 #ifndef NOISETOOL_COVERAGE_H
 #define NOISETOOL_COVERAGE_H
 
@@ -24,8 +25,10 @@ struct nt_coverage {
 	uint64_t coll_ns;       /* of it, at collective call sites (sites with records) */
 	uint64_t own_ns;        /* their calls' own cost, estimated */
 	uint64_t over_ns;       /* coll_ns beyond own_ns, site by site (never below 0) */
-	uint64_t waited_ns;     /* the late arrivals' waits (scaled down to over_ns if above) */
-	uint64_t cause_ns;      /* of waited_ns, given to a rank and an OS cause */
+	uint64_t waited_ns;     /* the late arrivals' waits */
+	uint64_t held_ns;       /* the holds inside the calls (struct nt_attrib's held) */
+	/* waited_ns + held_ns (both scaled down to over_ns if above), split: */
+	uint64_t cause_ns;      /* given to a rank and an OS cause */
 	uint64_t unexplained_ns;/* given to a rank, measured, no OS cause */
 	uint64_t no_data_ns;    /* given to a rank without OS data (not measured) */
 };

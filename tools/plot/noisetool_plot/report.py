@@ -118,7 +118,8 @@ def _job_facts(doc, rep, page):
                       f"{fmt_ns(cov.get('mpi_ns', 0))} in MPI, "
                       f"{fmt_ns(cov.get('collective_ns', 0))} in collectives, "
                       f"{fmt_ns(cov.get('over_own_cost_ns', 0))} over their own cost: late "
-                      f"arrivals {pct('late_arrivals_ns')} of it ({pct('with_cause_ns')} with "
+                      f"arrivals {pct('late_arrivals_ns')} of it, holds inside the calls "
+                      f"{pct('held_inside_ns')} ({pct('with_cause_ns')} with "
                       f"an OS cause, {pct('unexplained_ns')} unexplained, "
                       f"{pct('not_measured_ns')} not measured), {pct('not_accounted_ns')} not "
                       "accounted for yet", "coverage"))
