@@ -145,14 +145,16 @@ struct nt_rec_decision nt_recpolicy_at_instance(const struct nt_rec_thread *rt,
 		flags = NT_REC_ABSOLUTE; /* over keep_cyc or keep_span_cyc, under the slow ones */
 	dec.refresh = flags & NT_REC_SAMPLE;
 
-	/* A record may end its window early: the span it covers is the phase, or the whole
+	/* A record may end its window early: what it covers is the phase, or the whole
 	 * interval since the previous collective (samples come at the same instance on every
-	 * member, so that their windows can be compared). These reads come out of the budget:
+	 * member, so that their windows can be compared), and the call itself, where a member
+	 * held inside it (preempted, blocked) shows (issue 34: a 12 ms call after a 20 us phase
+	 * had no window, its hold not measured). These reads come out of the budget:
 	 * one is made only while the reads since the last grid read, with it, stay within half
 	 * the budget of the time since (early_read_affordable), and the grid widens when
 	 * they take its share. */
 	if (windows && !dec.close_window && rt->window_end_cyc != in->t1_cyc &&
-	    in->span_cyc / NT_REC_AFFORD_SPANS >= rt->read_cost_cyc &&
+	    (in->span_cyc + d) / NT_REC_AFFORD_SPANS >= rt->read_cost_cyc &&
 	    early_read_affordable(rt, in->t1_cyc))
 		dec.close_window = true;
 	if (windows && (dec.close_window || rt->window_end_cyc == in->t1_cyc))

@@ -97,7 +97,7 @@ extern "C" {
  * 2 s job went without OS data). */
 #define NT_REC_FIRST_READS 4
 /* A kept instance ends its window at once, off the grid, when a read costs at most
- * 1 / NT_REC_AFFORD_SPANS (5 %) of its span and the records' early reads have the credit for
+ * 1 / NT_REC_AFFORD_SPANS (5 %) of its span and call and the records' early reads have the credit for
  * it: such records are rare (slow calls, long spans, samples), being long the read is cheap
  * against them, and a window that ends with the record describes its span rather than some
  * earlier part of the job. The credit grows by half the budget of the time that passes, up to

@@ -485,16 +485,17 @@ TEST_CASE("probe windows and the read budget", "[recpolicy]")
 		CHECK(s.rt.grid_mask == (1ull << NT_REC_GRID_MAX_BITS) - 1);
 	}
 
-	SECTION("a kept instance ends its window early when a read costs at most 5 % of its span")
+	SECTION("a kept instance ends its window early when a read costs at most 5 % of its span "
+		"and call")
 	{
 		s.windows_open(C);
 		s.rt.grid_mask = (1ull << 20) - 1; // no grid read in this test
 		s.calls_kept(8, 1000, 2000);       // thresholds
 		REQUIRE(s.reads == 0);
 		s.now += 200 * C; // time since the probe opened: a read is within half the budget
-		CHECK(s.call(1000, 20 * C - 1) == (NT_REC_LONG_PHASE | NT_REC_INTERVAL));
+		CHECK(s.call(1000, 20 * C - 1001) == (NT_REC_LONG_PHASE | NT_REC_INTERVAL));
 		CHECK(s.reads == 0);
-		CHECK(s.call(1000, 20 * C) ==
+		CHECK(s.call(1000, 20 * C - 1000) ==
 		      (NT_REC_LONG_PHASE | NT_REC_INTERVAL | NT_REC_WINDOW));
 		CHECK(s.reads == 1);
 		CHECK(s.rt.window_end_cyc == s.now - C);
@@ -509,6 +510,20 @@ TEST_CASE("probe windows and the read budget", "[recpolicy]")
 		REQUIRE(s.now - s.rt.grid_from_cyc < 400 * C);
 		CHECK(s.call(1000, 20 * C) == (NT_REC_LONG_PHASE | NT_REC_INTERVAL));
 		CHECK(s.reads == 1);
+	}
+
+	SECTION("a slow call after a short span ends its window: the window covers the call")
+	{
+		// Issue 34: a member held 12 ms inside a call after a 20 us phase had no window
+		// there, its hold not measured. The span alone (1,000 cycles) is under 20 reads; the
+		// span and the call (100 reads) are not.
+		s.windows_open(C);
+		s.rt.grid_mask = (1ull << 20) - 1;
+		s.calls_kept(8, 1000, 2000);
+		s.now += 200 * C;
+		CHECK(s.call(100 * C, 1000) == (NT_REC_SLOW | NT_REC_INTERVAL | NT_REC_WINDOW));
+		CHECK(s.reads == 1);
+		CHECK(s.rt.window_end_cyc == s.now - C); // at the call's exit, before the read
 	}
 
 	SECTION("records' early reads stay within the budget: a long span every 100 instances")
