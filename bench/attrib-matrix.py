@@ -17,8 +17,9 @@ ground truth in ns, or `injected`: what the injector spun on RANK (the report's 
 
 CPU competition is preemption and steal: other tasks of the machine, or the host, had the CPU.
 The kernel measures both directly (run delay, steal), and a loaded machine adds them to any
-case: the job undisturbed lost 170-190 ms of its 0.9 s to them (2 vCPUs, load average 4.5), and
-no disturbance that runs on the CPU (a detour, extra work) escapes them, however long. The
+case: undisturbed, 0.6 s of work took 0.9-2.7 s beside the other jobs of this 2-vCPU VM, with
+0.17-1.29 s of delay, 94-99 % preemption; and no disturbance that runs on the CPU (a detour,
+extra work) escapes them, however long. The
 column "cause %" is the brief's share of all of RANK's delay; "beyond %" the share of its delay
 beyond CPU competition, which the check judges.
 """
