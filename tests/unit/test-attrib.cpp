@@ -975,3 +975,48 @@ TEST_CASE("held up inside the call: the member held longest, by the OS time in i
 		nt_attrib_free(&a);
 	}
 }
+
+TEST_CASE("lateness carried from a hold inside the instance before", "[attrib]")
+{
+	// Instance 3: rank 1 is held 5 ms inside the call (4.99 ms runnable) after rank 0 left.
+	// Instance 4: rank 1 arrives those 5 ms late, its window since its late exit quiet: the
+	// lateness is the hold's, and takes its causes.
+	fake_log f;
+	f.site.hist[10] = 100; // own cost 1280 ns at 1 GHz
+	f.log.clock_hz = 1e9;
+	f.add(0, 3, 0, 0, 0, 1000000, 1000000, 0, 2000);
+	f.add(1, 3, 100, 0, 0, 5000000, 10000, 4990000, 5000000);
+	f.add(0, 4, 100000, 0, 0, 98000, 98000, 0, 5000000);
+	f.add(1, 4, 5100000, 0, 0, 98000, 98000, 0, 2000);
+
+	SECTION("the same member: its late arrival takes the hold's causes")
+	{
+		f.finish();
+		nt_attrib a;
+		REQUIRE(nt_attrib_build(&f.log, &a) == 0);
+		REQUIRE(a.nheld == 1);
+		CHECK(a.held[0].seq == 3);
+		REQUIRE(a.nlate == 1);
+		const nt_late &l = a.late[0];
+		CHECK(l.seq == 4);
+		CHECK(l.rank == 1);
+		CHECK(l.delay_ns == 5000000);
+		// The hold's shares: 4.99 ms of its 4,998,720 ns preemption.
+		CHECK(l.causes.ns[NT_CAUSE_PREEMPTION] > 4900000);
+		CHECK(cause_sum(l.causes) == l.delay_ns);
+		nt_attrib_free(&a);
+	}
+
+	SECTION("another member late: nothing is carried")
+	{
+		f.records[0][1].start_ns = 5200000; // rank 0 arrives last at instance 4
+		f.records[1][1].start_ns = 100000;
+		f.finish();
+		nt_attrib a;
+		REQUIRE(nt_attrib_build(&f.log, &a) == 0);
+		REQUIRE(a.nlate == 1);
+		CHECK(a.late[0].rank == 0);
+		CHECK(a.late[0].causes.ns[NT_CAUSE_PREEMPTION] == 0);
+		nt_attrib_free(&a);
+	}
+}
