@@ -30,6 +30,7 @@ static uint32_t rusage_read(void *state, struct nt_probe_sample *s)
 	s->invol_switches = (uint64_t)ru.ru_nivcsw;
 	s->minor_faults = (uint64_t)ru.ru_minflt;
 	s->major_faults = (uint64_t)ru.ru_majflt;
+	s->sys_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000u + (uint64_t)ru.ru_stime.tv_usec * 1000u;
 	return NT_SRC_RUSAGE;
 }
 

@@ -587,7 +587,9 @@ TEST_CASE("page faults: minor ones at 250 ns, major ones at 100 us out of the bl
 	  "[attrib]")
 {
 	// As above: rank 1 is 1 ms late with 200 us of run delay and 600 us blocked (voluntary
-	// switches), now with 40 minor faults: 40 x 250 ns = 10 us (attrib.c MINOR_FAULT_NS).
+	// switches), now with 40 minor faults: 40 x 250 ns = 10 us (attrib.c MINOR_FAULT_NS), and
+	// of the on-CPU time left unexplained, up to 10 us a fault (MINOR_FAULT_MAX_NS) with
+	// those: 400 us in all.
 	fake_log f;
 	f.add(0, 1, 1000000, 0, 0, quiet_ns, quiet_ns, 0);
 	f.add(1, 1, 2000000, 0, 0, 1800000, 1000000, 200000);
@@ -602,9 +604,9 @@ TEST_CASE("page faults: minor ones at 250 ns, major ones at 100 us out of the bl
 		const nt_causes &c = a.ranks[0].causes;
 		CHECK(c.ns[NT_CAUSE_PREEMPTION] == 200000);
 		CHECK(c.ns[NT_CAUSE_BLOCKED] == 600000 - 200000);
-		CHECK(c.ns[NT_CAUSE_PAGE_FAULT] == 200000 + 10000);
-		// 1 ms - (200 + 400 + 210) us
-		CHECK(c.ns[NT_CAUSE_UNEXPLAINED] == 190000);
+		// 2 x 100 us, 10 us, and the 1 ms - (200 + 400 + 210) us = 190 us left on the CPU
+		CHECK(c.ns[NT_CAUSE_PAGE_FAULT] == 200000 + 10000 + 190000);
+		CHECK(c.ns[NT_CAUSE_UNEXPLAINED] == 0);
 		nt_attrib_free(&a);
 	}
 
@@ -615,6 +617,7 @@ TEST_CASE("page faults: minor ones at 250 ns, major ones at 100 us out of the bl
 		const nt_causes &c = a.ranks[0].causes;
 		CHECK(c.ns[NT_CAUSE_PREEMPTION] == 200000);
 		CHECK(c.ns[NT_CAUSE_BLOCKED] == 0);
+		// the 190 us left: out of room (600 + 10 us is over 40 x 10 us)
 		CHECK(c.ns[NT_CAUSE_PAGE_FAULT] == 600000 + 10000);
 		CHECK(c.ns[NT_CAUSE_UNEXPLAINED] == 190000);
 		nt_attrib_free(&a);
@@ -633,8 +636,8 @@ TEST_CASE("page faults: minor ones at 250 ns, major ones at 100 us out of the bl
 		CHECK(c.ns[NT_CAUSE_PREEMPTION] == 200000);
 		CHECK(c.ns[NT_CAUSE_STEAL] == 600000);
 		CHECK(c.ns[NT_CAUSE_BLOCKED] == 0);
-		CHECK(c.ns[NT_CAUSE_PAGE_FAULT] == 10000);
-		CHECK(c.ns[NT_CAUSE_UNEXPLAINED] == 1000000 - 800000 - 10000);
+		CHECK(c.ns[NT_CAUSE_PAGE_FAULT] == 10000 + 190000); // the 190 us left on the CPU
+		CHECK(c.ns[NT_CAUSE_UNEXPLAINED] == 0);
 		nt_attrib_free(&a);
 	}
 
@@ -647,8 +650,38 @@ TEST_CASE("page faults: minor ones at 250 ns, major ones at 100 us out of the bl
 		const nt_causes &c = a.ranks[0].causes;
 		CHECK(c.ns[NT_CAUSE_PREEMPTION] == 200000);
 		CHECK(c.ns[NT_CAUSE_BLOCKED] == 0);
-		CHECK(c.ns[NT_CAUSE_PAGE_FAULT] == 10000);
-		CHECK(c.ns[NT_CAUSE_UNEXPLAINED] == 1000000 - 200000 - 10000);
+		// 10 us, then 390 us of the 790 us left on the CPU: 40 x 10 us in all
+		CHECK(c.ns[NT_CAUSE_PAGE_FAULT] == 400000);
+		CHECK(c.ns[NT_CAUSE_UNEXPLAINED] == 1000000 - 200000 - 400000);
+		nt_attrib_free(&a);
+	}
+
+	SECTION("the kernel's time: what minor faults cost, between 250 ns and 10 us each")
+	{
+		// No blocking: 200 us runnable, the rest on the CPU, 100 us of it the kernel's.
+		w.vol_switches = 0;
+		w.wall_ns = 1200000;
+		w.sys_ns = 100000;
+		nt_attrib a = f.one_culprit();
+		CHECK(a.ranks[0].causes.ns[NT_CAUSE_PAGE_FAULT] == 400000); // 100 us, then the room
+		nt_attrib_free(&a);
+		w.minor_faults = 4; // 4 x 10 us at most, of the kernel's 100 us
+		a = f.one_culprit();
+		CHECK(a.ranks[0].causes.ns[NT_CAUSE_PAGE_FAULT] == 40000);
+		CHECK(a.ranks[0].causes.ns[NT_CAUSE_UNEXPLAINED] == 1000000 - 200000 - 40000);
+		nt_attrib_free(&a);
+		w.minor_faults = 0; // no fault: the kernel's time is not theirs
+		a = f.one_culprit();
+		CHECK(a.ranks[0].causes.ns[NT_CAUSE_PAGE_FAULT] == 0);
+		nt_attrib_free(&a);
+	}
+
+	SECTION("faults no more than the median member's: no room")
+	{
+		f.records[0][0].win.minor_faults = 40;
+		nt_attrib a = f.one_culprit();
+		CHECK(a.ranks[0].causes.ns[NT_CAUSE_PAGE_FAULT] == 0);
+		CHECK(a.ranks[0].causes.ns[NT_CAUSE_UNEXPLAINED] == 1000000 - 200000 - 600000);
 		nt_attrib_free(&a);
 	}
 }

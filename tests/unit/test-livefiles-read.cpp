@@ -34,7 +34,7 @@ struct fake_record {
 	uint64_t comm_id, seq;
 	uint32_t site, flags;
 	uint64_t t0, d, phase, interval, p2p;
-	uint64_t wall, cpu, delay, vol, invol, minor, major, instr, injected;
+	uint64_t wall, cpu, delay, vol, invol, minor, major, instr, injected, sys;
 	uint32_t valid, pad;
 };
 
@@ -114,6 +114,7 @@ live_file make(uint32_t rank, uint32_t size)
 	r[NT_LRF_WIN_MAJOR] = F(fake_record, major);
 	r[NT_LRF_WIN_INSTRUCTIONS] = F(fake_record, instr);
 	r[NT_LRF_WIN_INJECTED] = F(fake_record, injected);
+	r[NT_LRF_WIN_SYS_NS] = F(fake_record, sys);
 	r[NT_LRF_WIN_VALID] = F(fake_record, valid);
 	h->nfns = 2;
 	snprintf(h->fn_names[0], NT_LIVE_FN_NAME, "MPI_Barrier");

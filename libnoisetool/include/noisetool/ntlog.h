@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 /* The version written; the reader reads 1 to it. Raised with each new window field. */
-#define NT_LOG_VERSION_WRITTEN 4
+#define NT_LOG_VERSION_WRITTEN 5
 #ifndef NT_TEST_EXTRA_ENTRIES
 #define NT_LOG_VERSION NT_LOG_VERSION_WRITTEN
 #else /* tests/unit/test-one-list.cpp: one more entry in each list, and a version for it */
@@ -124,6 +124,9 @@ struct nt_log_site {
 	X(INSTRUCTIONS, instructions, COUNT, PAPI, 1, "instructions")                          \
 	/* spun by the noise injector */                                                       \
 	X(INJECTED, injected, CYC, INJECTOR, 1, "injected_ns")                                 \
+	/* the kernel's time on the thread's behalf (getrusage's ru_stime): what page faults  \
+	 * cost (attrib.c) */                                                                  \
+	X(SYS_NS, sys, NS, PROBE, 5, "sys_ns")                                                 \
 	NT_LOG_WINDOW_FIELDS_EXTRA(X)
 
 /* A window field's member in the log (NT_LOG_WINDOW_NAME) and in the wrappers (_RAW), by

@@ -52,7 +52,8 @@ enum nt_probe_papi_event {
 	X(vol_switches, NT_SRC_RUSAGE, "voluntary context switches (blocked)")                 \
 	X(invol_switches, NT_SRC_RUSAGE, "involuntary context switches")                       \
 	X(minor_faults, NT_SRC_RUSAGE, "minor page faults")                                    \
-	X(major_faults, NT_SRC_RUSAGE, "major page faults")
+	X(major_faults, NT_SRC_RUSAGE, "major page faults")                                    \
+	X(sys_ns, NT_SRC_RUSAGE, "system CPU time (page faults, system calls)")
 
 #define NT_PROBE_MEMBER_(field, source, what) uint64_t field;
 
