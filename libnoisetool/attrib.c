@@ -443,6 +443,28 @@ static bool held_instance(const struct nt_log *log, const struct member *g, size
 	return true;
 }
 
+/* Rank loss l lost amount ns to instance x (a late arrival's or a hold's: held), split as x's
+ * delay is. */
+static void lose(struct nt_rank_loss *l, double amount, const struct nt_late *x, bool held)
+{
+	uint64_t w = ns_from_double(amount);
+	if (!w)
+		return;
+	if (held)
+		l->held_ns = add_sat(l->held_ns, w);
+	else
+		l->waited_ns = add_sat(l->waited_ns, w);
+	if (!x->os_data) {
+		l->no_data_ns = add_sat(l->no_data_ns, w);
+		return;
+	}
+	double f = x->delay_ns ? (double)x->causes.ns[NT_CAUSE_UNEXPLAINED] / (double)x->delay_ns : 1;
+	uint64_t un = ns_from_double((double)w * (f < 1 ? f : 1));
+	un = un < w ? un : w;
+	l->unexplained_ns = add_sat(l->unexplained_ns, un);
+	l->cause_ns = add_sat(l->cause_ns, w - un);
+}
+
 /* A late arrival's unexplained delay (in c) that its last arriver carried from a hold inside
  * the instance just before (h): a member held inside a call leaves it late, after the others,
  * and arrives that much later at the next one, with nothing in that interval's window to show
@@ -490,7 +512,10 @@ int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 	out->late = calloc(n ? n : 1, sizeof *out->late);
 	out->held = calloc(n ? n : 1, sizeof *out->held);
 	out->held_ranks = calloc(log->nranks ? log->nranks : 1, sizeof *out->held_ranks);
-	if (!m || !busy || !order || !out->ranks || !out->late || !out->held || !out->held_ranks) {
+	out->loss = calloc(log->nranks ? log->nranks : 1, sizeof *out->loss);
+	out->nloss = log->nranks;
+	if (!m || !busy || !order || !out->ranks || !out->late || !out->held || !out->held_ranks ||
+	    !out->loss) {
 		free(m);
 		free(busy);
 		free(order);
@@ -545,6 +570,9 @@ int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 			add(hc, h.delay_ns, &h.causes);
 			prev = h;
 			prev_held = true;
+			for (size_t q = i; q < j; q++)
+				lose(&out->loss[m[q].rank], member_held(log, &m[q], m[j - 1].arrival_ns),
+				     &h, true);
 		}
 		if (!is_late)
 			continue;
@@ -586,6 +614,13 @@ int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 			.waited_ns = ns_from_double(waited),
 			.causes = c, .host = lr->host ? lr->host : "",
 			.os_data = out->instances_no_window == no_window };
+		const struct nt_late *x = &out->late[out->nlate - 1];
+		if (delay == by_arrival)
+			for (size_t q = i; q < j; q++)
+				lose(&out->loss[m[q].rank], late->arrival_ns - m[q].arrival_ns, x, false);
+		else
+			for (size_t q = 0; q < cnt; q++)
+				lose(&out->loss[busy[q].m->rank], busy[cnt - 1].ns - busy[q].ns, x, false);
 	}
 	free(m);
 	free(busy);
@@ -640,5 +675,6 @@ void nt_attrib_free(struct nt_attrib *a)
 	free(a->late);
 	free(a->held);
 	free(a->held_ranks);
+	free(a->loss);
 	memset(a, 0, sizeof *a);
 }

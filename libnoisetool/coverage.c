@@ -37,69 +37,95 @@ uint64_t nt_coverage_own_ns(const struct nt_log_site *s, double clock_hz)
 	return ns >= 18446744073709549568.0 ? UINT64_MAX : (uint64_t)ns;
 }
 
+/* part += x, field by field. */
+static void part_add(struct nt_coverage_part *part, const struct nt_coverage_part *x)
+{
+	part->mpi_ns = add_sat(part->mpi_ns, x->mpi_ns);
+	part->coll_ns = add_sat(part->coll_ns, x->coll_ns);
+	part->own_ns = add_sat(part->own_ns, x->own_ns);
+	part->over_ns = add_sat(part->over_ns, x->over_ns);
+	part->waited_ns = add_sat(part->waited_ns, x->waited_ns);
+	part->held_ns = add_sat(part->held_ns, x->held_ns);
+	part->cause_ns = add_sat(part->cause_ns, x->cause_ns);
+	part->unexplained_ns = add_sat(part->unexplained_ns, x->unexplained_ns);
+	part->no_data_ns = add_sat(part->no_data_ns, x->no_data_ns);
+}
+
+/* Rank k's collective sites (those its records name with a communicator): their time, own cost
+ * and the time over it, into p. */
+static int rank_sites(const struct nt_log *log, const struct nt_log_rank *k,
+		      struct nt_coverage_part *p)
+{
+	if (!k->nsites || !k->sites)
+		return 0;
+	bool *coll = calloc(k->nsites, sizeof *coll);
+	if (!coll)
+		return -ENOMEM;
+	for (uint64_t q = 0; q < k->nrecords && k->records; q++)
+		if (k->records[q].comm_id != UINT64_MAX && k->records[q].site < k->nsites)
+			coll[k->records[q].site] = true;
+	for (uint32_t i = 0; i < k->nsites; i++) {
+		const struct nt_log_site *s = &k->sites[i];
+		if (!coll[i])
+			continue;
+		uint64_t own = nt_coverage_own_ns(s, log->clock_hz);
+		double own_all = (double)own * (double)s->calls;
+		uint64_t own_total = own_all >= (double)s->total_ns ? s->total_ns : (uint64_t)own_all;
+		p->coll_ns = add_sat(p->coll_ns, s->total_ns);
+		p->own_ns = add_sat(p->own_ns, own_total);
+		p->over_ns = add_sat(p->over_ns, s->total_ns - own_total);
+	}
+	free(coll);
+	return 0;
+}
+
 int nt_coverage_build(const struct nt_log *log, const struct nt_attrib *a,
 		      struct nt_coverage *out)
 {
 	memset(out, 0, sizeof *out);
 	if (!log)
 		return -EINVAL;
+	out->ranks = calloc(log->nranks ? log->nranks : 1, sizeof *out->ranks);
+	if (!out->ranks)
+		return -ENOMEM;
+	out->nranks = log->nranks;
 	for (uint32_t r = 0; r < log->nranks; r++) {
-		const struct nt_log_rank *k = &log->ranks[r];
-		out->mpi_ns = add_sat(out->mpi_ns, k->mpi_ns);
-		if (!k->nsites || !k->sites)
-			continue;
-		/* The collective sites: those the rank's records name with a communicator. */
-		bool *coll = calloc(k->nsites, sizeof *coll);
-		if (!coll)
+		struct nt_coverage_part *p = &out->ranks[r];
+		p->mpi_ns = log->ranks[r].mpi_ns;
+		if (rank_sites(log, &log->ranks[r], p) < 0) {
+			nt_coverage_free(out);
 			return -ENOMEM;
-		for (uint64_t q = 0; q < k->nrecords && k->records; q++)
-			if (k->records[q].comm_id != UINT64_MAX && k->records[q].site < k->nsites)
-				coll[k->records[q].site] = true;
-		for (uint32_t i = 0; i < k->nsites; i++) {
-			const struct nt_log_site *s = &k->sites[i];
-			if (!coll[i])
-				continue;
-			uint64_t own = nt_coverage_own_ns(s, log->clock_hz);
-			double own_all = (double)own * (double)s->calls;
-			uint64_t own_total = own_all >= (double)s->total_ns ? s->total_ns
-									    : (uint64_t)own_all;
-			out->coll_ns = add_sat(out->coll_ns, s->total_ns);
-			out->own_ns = add_sat(out->own_ns, own_total);
-			out->over_ns = add_sat(out->over_ns, s->total_ns - own_total);
 		}
-		free(coll);
-	}
-	if (!a)
-		return 0;
-	for (int list = 0; list < 2; list++) {
-		const struct nt_late *l = list ? a->held : a->late;
-		size_t n = list ? a->nheld : a->nlate;
-		for (size_t i = 0; i < n; i++, l++) {
-			uint64_t w = l->waited_ns;
-			uint64_t *sum = list ? &out->held_ns : &out->waited_ns;
-			*sum = add_sat(*sum, w);
-			if (!l->os_data) {
-				out->no_data_ns = add_sat(out->no_data_ns, w);
-				continue;
-			}
-			double f = l->delay_ns ? (double)l->causes.ns[NT_CAUSE_UNEXPLAINED] /
-							 (double)l->delay_ns
-					       : 1;
-			uint64_t un = (uint64_t)((double)w * (f < 1 ? f : 1));
-			out->unexplained_ns = add_sat(out->unexplained_ns, un);
-			out->cause_ns = add_sat(out->cause_ns, w - un);
+		if (a && a->loss && r < a->nloss) {
+			const struct nt_rank_loss *l = &a->loss[r];
+			p->waited_ns = l->waited_ns;
+			p->held_ns = l->held_ns;
+			p->cause_ns = l->cause_ns;
+			p->unexplained_ns = l->unexplained_ns;
+			p->no_data_ns = l->no_data_ns;
 		}
-	}
-	/* The waits and holds are part of the time over the calls' own cost: where the
-	 * estimate of that cost puts them beyond it, they are scaled down to fit. */
-	uint64_t both = add_sat(out->waited_ns, out->held_ns);
-	if (both > out->over_ns) {
-		double f = (double)out->over_ns / (double)both;
-		out->cause_ns = (uint64_t)((double)out->cause_ns * f);
-		out->unexplained_ns = (uint64_t)((double)out->unexplained_ns * f);
-		out->no_data_ns = out->over_ns - out->cause_ns - out->unexplained_ns;
-		out->held_ns = (uint64_t)((double)out->held_ns * f);
-		out->waited_ns = out->over_ns - out->held_ns;
+		/* What the rank lost is part of its time over its calls' own cost: where the
+		 * estimate of that cost puts it beyond, it is scaled down to fit. */
+		uint64_t lost = add_sat(p->waited_ns, p->held_ns);
+		if (lost > p->over_ns) {
+			double f = (double)p->over_ns / (double)lost;
+			p->cause_ns = (uint64_t)((double)p->cause_ns * f);
+			p->unexplained_ns = (uint64_t)((double)p->unexplained_ns * f);
+			if (p->cause_ns + p->unexplained_ns > p->over_ns)
+				p->unexplained_ns = p->over_ns - p->cause_ns;
+			p->no_data_ns = p->over_ns - p->cause_ns - p->unexplained_ns;
+			p->held_ns = (uint64_t)((double)p->held_ns * f);
+			p->waited_ns = p->over_ns - p->held_ns;
+		}
+		part_add(&out->all, p);
 	}
 	return 0;
+}
+
+void nt_coverage_free(struct nt_coverage *c)
+{
+	if (!c)
+		return;
+	free(c->ranks);
+	memset(c, 0, sizeof *c);
 }

@@ -154,18 +154,11 @@ static void write_sites(FILE *f, const struct nt_report *rep)
 	}
 }
 
-/* One row: how much of the MPI time the attribution accounts for (coverage.h). */
-static void write_coverage(FILE *f, const struct nt_report *rep)
+static void coverage_row(FILE *f, const char *who, const struct nt_coverage_part *c)
 {
-	static const char *const names[] = {
-		"mpi_ns", "collective_ns", "own_cost_ns", "over_own_cost_ns", "late_arrivals_ns",
-		"held_inside_ns", "with_cause_ns", "unexplained_ns", "not_measured_ns",
-		"not_accounted_ns", NULL,
-	};
-	header(f, names);
-	const struct nt_coverage *c = &rep->coverage;
 	struct row w;
 	row_begin(&w, f);
+	text(&w, who);
 	u64(&w, c->mpi_ns);
 	u64(&w, c->coll_ns);
 	u64(&w, c->own_ns);
@@ -177,6 +170,24 @@ static void write_coverage(FILE *f, const struct nt_report *rep)
 	u64(&w, c->no_data_ns);
 	u64(&w, c->over_ns - c->waited_ns - c->held_ns);
 	row_end(&w);
+}
+
+/* How much of the MPI time the attribution accounts for (coverage.h): the job ("all"), then a
+ * row a rank. */
+static void write_coverage(FILE *f, const struct nt_report *rep)
+{
+	static const char *const names[] = {
+		"rank", "mpi_ns", "collective_ns", "own_cost_ns", "over_own_cost_ns",
+		"late_arrivals_ns", "held_inside_ns", "with_cause_ns", "unexplained_ns",
+		"not_measured_ns", "not_accounted_ns", NULL,
+	};
+	header(f, names);
+	coverage_row(f, "all", &rep->coverage.all);
+	for (size_t r = 0; r < rep->coverage.nranks; r++) {
+		char who[24];
+		snprintf(who, sizeof who, "%zu", r);
+		coverage_row(f, who, &rep->coverage.ranks[r]);
+	}
 }
 
 static void write_ranks(FILE *f, const struct nt_report *rep)

@@ -58,6 +58,21 @@ static void write_culprit_json(struct nt_json *j, const struct nt_culprit *c)
 	nt_json_object_end(j);
 }
 
+/* A rank's or the job's coverage (coverage.h) into j's current object. */
+static void write_coverage_json(struct nt_json *j, const struct nt_coverage_part *c)
+{
+	nt_json_uint(j, "mpi_ns", c->mpi_ns);
+	nt_json_uint(j, "collective_ns", c->coll_ns);
+	nt_json_uint(j, "own_cost_ns", c->own_ns);
+	nt_json_uint(j, "over_own_cost_ns", c->over_ns);
+	nt_json_uint(j, "late_arrivals_ns", c->waited_ns);
+	nt_json_uint(j, "held_inside_ns", c->held_ns);
+	nt_json_uint(j, "with_cause_ns", c->cause_ns);
+	nt_json_uint(j, "unexplained_ns", c->unexplained_ns);
+	nt_json_uint(j, "not_measured_ns", c->no_data_ns);
+	nt_json_uint(j, "not_accounted_ns", c->over_ns - c->waited_ns - c->held_ns);
+}
+
 /* The report's JSON object (doc/report-json.md) into j; with "log": log_path when it is set. */
 static void write_json(struct nt_json *j, const struct nt_report *rep, const char *log_path)
 {
@@ -152,18 +167,16 @@ static void write_json(struct nt_json *j, const struct nt_report *rep, const cha
 		nt_json_object_end(j);
 	}
 	nt_json_array_end(j);
-	const struct nt_coverage *cv = &rep->coverage;
 	nt_json_object_begin(j, "coverage");
-	nt_json_uint(j, "mpi_ns", cv->mpi_ns);
-	nt_json_uint(j, "collective_ns", cv->coll_ns);
-	nt_json_uint(j, "own_cost_ns", cv->own_ns);
-	nt_json_uint(j, "over_own_cost_ns", cv->over_ns);
-	nt_json_uint(j, "late_arrivals_ns", cv->waited_ns);
-	nt_json_uint(j, "held_inside_ns", cv->held_ns);
-	nt_json_uint(j, "with_cause_ns", cv->cause_ns);
-	nt_json_uint(j, "unexplained_ns", cv->unexplained_ns);
-	nt_json_uint(j, "not_measured_ns", cv->no_data_ns);
-	nt_json_uint(j, "not_accounted_ns", cv->over_ns - cv->waited_ns - cv->held_ns);
+	write_coverage_json(j, &rep->coverage.all);
+	nt_json_array_begin(j, "ranks");
+	for (size_t r = 0; r < rep->coverage.nranks; r++) {
+		nt_json_object_begin(j, NULL);
+		nt_json_uint(j, "rank", r);
+		write_coverage_json(j, &rep->coverage.ranks[r]);
+		nt_json_object_end(j);
+	}
+	nt_json_array_end(j);
 	nt_json_object_end(j);
 	nt_json_array_begin(j, "culprits");
 	for (size_t i = 0; i < a->nranks; i++) {

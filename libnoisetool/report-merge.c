@@ -217,6 +217,7 @@ void nt_report_free(struct nt_report *rep)
 	free(rep->sites);
 	free(rep->by_identity_);
 	nt_attrib_free(&rep->attrib);
+	nt_coverage_free(&rep->coverage);
 	memset(rep, 0, sizeof *rep);
 }
 

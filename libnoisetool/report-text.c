@@ -409,7 +409,7 @@ static void write_rank_losses_text(FILE *f, const struct nt_log_rank *k)
 /* The coverage line: how much of the MPI time the attribution accounts for (coverage.h). */
 static void write_coverage_text(FILE *f, const struct nt_report *rep)
 {
-	const struct nt_coverage *c = &rep->coverage;
+	const struct nt_coverage_part *c = &rep->coverage.all;
 	double over = c->over_ns ? (double)c->over_ns : 1;
 	fprintf(f, "Coverage: %.3f ms in MPI, %.3f ms of it in collectives, %.3f ms over their "
 		   "calls' own cost;\n  late arrivals account for %.1f %% of that, holds inside the "
@@ -421,6 +421,28 @@ static void write_coverage_text(FILE *f, const struct nt_report *rep)
 		100.0 * (double)c->cause_ns / over, 100.0 * (double)c->unexplained_ns / over,
 		100.0 * (double)c->no_data_ns / over,
 		c->over_ns ? 100.0 * (double)(c->over_ns - c->waited_ns - c->held_ns) / over : 0.0);
+}
+
+/* The identity rank by rank: its MPI time, of it in collectives, their own cost, what it lost
+ * waiting for late arrivals and to holds inside the calls, and the rest; the columns add up
+ * (coverage.h). */
+static void write_coverage_ranks_text(FILE *f, const struct nt_report *rep)
+{
+	const struct nt_coverage *cv = &rep->coverage;
+	fprintf(f, "\nMPI time by rank (ms; collectives = own cost + waiting for late arrivals + "
+		   "held inside + not accounted)\n");
+	fprintf(f, "%6s %12s %12s %12s %12s %12s %14s %10s\n", "rank", "MPI",
+		"collectives", "own cost", "waiting", "held inside", "not accounted",
+		"measured %");
+	for (size_t r = 0; r < cv->nranks; r++) {
+		const struct nt_coverage_part *p = &cv->ranks[r];
+		uint64_t lost = p->waited_ns + p->held_ns;
+		fprintf(f, "%6zu %12.3f %12.3f %12.3f %12.3f %12.3f %14.3f %10.1f\n", r,
+			(double)p->mpi_ns / 1e6, (double)p->coll_ns / 1e6, (double)p->own_ns / 1e6,
+			(double)p->waited_ns / 1e6, (double)p->held_ns / 1e6,
+			(double)(p->over_ns - lost) / 1e6,
+			lost ? 100.0 * (double)(lost - p->no_data_ns) / (double)lost : 100.0);
+	}
 }
 
 /* The holds inside the calls: by the rank that held them (doc/attribution.md, "Held up inside
@@ -496,6 +518,7 @@ int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_p
 	if (n < rep->nsites)
 		fprintf(f, "(%zu more call sites; --top 0 shows all)\n", rep->nsites - n);
 	write_python_calls_text(f, rep, top);
+	write_coverage_ranks_text(f, rep);
 	write_culprits_text(f, rep);
 	write_held_text(f, rep);
 	return ferror(f) ? -EIO : 0;

@@ -63,19 +63,26 @@ def table(file, objs, columns, extra=lambda o: {}, limit=None):
             same(file, i, col, row[col], want.get(col, ""))
     return rows
 
-cov_cols = ["mpi_ns", "collective_ns", "own_cost_ns", "over_own_cost_ns", "late_arrivals_ns",
-            "held_inside_ns", "with_cause_ns", "unexplained_ns", "not_measured_ns", "not_accounted_ns"]
-table("coverage.csv", [rep["coverage"]], cov_cols)
+cov_cols = ["rank", "mpi_ns", "collective_ns", "own_cost_ns", "over_own_cost_ns",
+            "late_arrivals_ns", "held_inside_ns", "with_cause_ns", "unexplained_ns",
+            "not_measured_ns", "not_accounted_ns"]
 cov = rep["coverage"]
-if (cov["late_arrivals_ns"] + cov["held_inside_ns"] !=
-        cov["with_cause_ns"] + cov["unexplained_ns"] + cov["not_measured_ns"]):
-    fail(f"coverage: the late arrivals' and holds' parts do not add up: {cov}")
-if cov["late_arrivals_ns"] + cov["held_inside_ns"] + cov["not_accounted_ns"] != cov["over_own_cost_ns"]:
-    fail(f"coverage: late arrivals and the rest are not the time over the own cost: {cov}")
-if cov["own_cost_ns"] + cov["over_own_cost_ns"] != cov["collective_ns"]:
-    fail(f"coverage: own cost and the time over it are not the collectives' time: {cov}")
-if cov["collective_ns"] > cov["mpi_ns"]:
-    fail(f"coverage: more time in collectives than in MPI: {cov}")
+table("coverage.csv", [dict(cov, rank="all")] + [dict(c, rank=str(c["rank"])) for c in cov["ranks"]],
+      cov_cols)
+for c in [cov] + cov["ranks"]:
+    if (c["late_arrivals_ns"] + c["held_inside_ns"] !=
+            c["with_cause_ns"] + c["unexplained_ns"] + c["not_measured_ns"]):
+        fail(f"coverage: the late arrivals' and holds' parts do not add up: {c}")
+    if c["late_arrivals_ns"] + c["held_inside_ns"] + c["not_accounted_ns"] != c["over_own_cost_ns"]:
+        fail(f"coverage: late arrivals, holds and the rest are not the time over the own cost: {c}")
+    if c["own_cost_ns"] + c["over_own_cost_ns"] != c["collective_ns"]:
+        fail(f"coverage: own cost and the time over it are not the collectives' time: {c}")
+    if c["collective_ns"] > c["mpi_ns"]:
+        fail(f"coverage: more time in collectives than in MPI: {c}")
+for k in ["mpi_ns", "collective_ns", "own_cost_ns", "over_own_cost_ns", "late_arrivals_ns",
+          "held_inside_ns", "with_cause_ns", "unexplained_ns", "not_measured_ns"]:
+    if sum(c[k] for c in cov["ranks"]) != cov[k]:
+        fail(f"coverage: the ranks' {k} do not add up to the job's")
 site_cols = ["function", "location", "module", "offset", "calls", "time_ns_total",
              "time_ns_max", "time_ns_max_rank", "bytes_total", "bytes_per_call", "max_rank",
              "ranks_calling", "cov", "language", "file", "line", "caller", "python_call"]
@@ -151,8 +158,8 @@ fi
 [ ! -s "$tmp/out" ] || { echo "FAIL: a log was reported before --csv was refused"; fail=1; }
 [ "$(cat "$tmp/afile")" = keep ] || { echo "FAIL: the file was changed"; fail=1; }
 
-# A failed write (the file size limit: ranks.csv of 300 ranks is past 4 KiB, sites.csv before it
-# is not) leaves the tables that were there, every one, and no temporary file.
+# A failed write (the file size limit: coverage.csv, written first, is past 4 KiB at 300 ranks,
+# a row a rank) leaves the tables that were there, every one, and no temporary file.
 cp -r "$tmp/r3" "$tmp/old"
 "$MAKE" "$tmp/r300.ntlog" 300 || { echo "FAIL: make-ntlog 300"; exit 1; }
 if (trap '' XFSZ; ulimit -f 4; exec "$NT" report "$tmp/r300.ntlog" --no-symbols \
@@ -162,5 +169,5 @@ if (trap '' XFSZ; ulimit -f 4; exec "$NT" report "$tmp/r300.ntlog" --no-symbols 
 fi
 [ "$(wc -l <"$tmp/err")" = 1 ] || { echo "FAIL: not one line:"; cat "$tmp/err"; fail=1; }
 diff -r "$tmp/r3" "$tmp/old" >/dev/null || { echo "FAIL: a failed write changed the tables"; fail=1; }
-grep -q "ranks.csv" "$tmp/err" || { echo "FAIL: the error does not name ranks.csv:"; cat "$tmp/err"; fail=1; }
+grep -q "coverage.csv" "$tmp/err" || { echo "FAIL: the error does not name coverage.csv:"; cat "$tmp/err"; fail=1; }
 exit $fail

@@ -464,6 +464,13 @@ TEST_CASE("attribution measures the delay against the median arrival", "[attrib]
 		CHECK(a.late[0].causes.ns[NT_CAUSE_UNEXPLAINED] == 5000000 - 40000);
 		// What the members waited for rank 1, summed: rank 0 from 40 us, rank 2 from 0.
 		CHECK(a.late[0].waited_ns == (5000000 - 40000) + 5000000);
+		// ... and by rank, unexplained as the delay is (the windows are quiet)
+		REQUIRE(a.nloss == 3);
+		CHECK(a.loss[0].waited_ns == 5000000 - 40000);
+		CHECK(a.loss[1].waited_ns == 0);
+		CHECK(a.loss[2].waited_ns == 5000000);
+		CHECK(a.loss[2].unexplained_ns == 5000000);
+		CHECK(a.loss[2].cause_ns == 0);
 		CHECK(a.ranks[0].rank == 1);
 		CHECK(a.ranks[0].delay_ns == 5000000 - 40000);
 		CHECK(a.total_delay_ns == 5000000 - 40000);
@@ -950,6 +957,10 @@ TEST_CASE("held up inside the call: the member held longest, by the OS time in i
 		// held: rank 1 100 + 5 ms - (100 + 1280), rank 0 2000 - 1380
 		CHECK(h.delay_ns == 5000000 - 1280);
 		CHECK(h.waited_ns == (5000000 - 1280) + 620);
+		CHECK(a.loss[1].held_ns == 5000000 - 1280);
+		CHECK(a.loss[0].held_ns == 620);
+		CHECK(a.loss[1].cause_ns + a.loss[1].unexplained_ns == a.loss[1].held_ns);
+		CHECK(a.loss[1].cause_ns > 4980000);
 		CHECK(h.causes.ns[NT_CAUSE_PREEMPTION] > 4980000);
 		CHECK(cause_sum(h.causes) == h.delay_ns);
 		REQUIRE(a.nheld_ranks == 1);

@@ -48,7 +48,7 @@ TEST_CASE("a collective site's own cost: the lower quartile of its histogram", "
 	CHECK(nt_coverage_own_ns(&s, 0) == 0);
 }
 
-TEST_CASE("coverage: time over the own cost, and the waits given to a rank", "[coverage]")
+TEST_CASE("coverage: time over the own cost, and what each rank lost, adding up", "[coverage]")
 {
 	// 2 ranks, one collective site each (named by a record) and one point-to-point site.
 	nt_log_site coll = site_with({ { 12, 100 }, { 20, 100 } }, 4096, 2000000, 110000000);
@@ -76,67 +76,66 @@ TEST_CASE("coverage: time over the own cost, and the waits given to a rank", "[c
 	log.ranks = ranks;
 	log.clock_hz = hz;
 	// Own cost 6144 ns a call: 200 calls 1,228,800 ns; over it 108,771,200 ns a rank.
-	const uint64_t over = 2 * (110000000 - 200 * 6144);
+	const uint64_t over = 110000000 - 200 * 6144;
+	auto adds_up = [](const nt_coverage_part &p) {
+		CHECK(p.own_ns + p.over_ns == p.coll_ns);
+		CHECK(p.waited_ns + p.held_ns <= p.over_ns);
+		CHECK(p.cause_ns + p.unexplained_ns + p.no_data_ns == p.waited_ns + p.held_ns);
+	};
 
 	SECTION("no attribution: everything over the own cost is unaccounted")
 	{
 		nt_coverage c;
 		REQUIRE(nt_coverage_build(&log, NULL, &c) == 0);
-		CHECK(c.mpi_ns == 2 * 110015000);
-		CHECK(c.coll_ns == 2 * 110000000); // the send site is not a collective's
-		CHECK(c.own_ns == 2 * 200 * 6144);
-		CHECK(c.over_ns == over);
-		CHECK(c.waited_ns == 0);
+		REQUIRE(c.nranks == 2);
+		CHECK(c.all.mpi_ns == 2 * 110015000);
+		CHECK(c.all.coll_ns == 2 * 110000000); // the send site is not a collective's
+		CHECK(c.all.own_ns == 2 * 200 * 6144);
+		CHECK(c.all.over_ns == 2 * over);
+		CHECK(c.ranks[1].over_ns == over);
+		CHECK(c.all.waited_ns == 0);
+		adds_up(c.all);
+		nt_coverage_free(&c);
+		CHECK(c.ranks == nullptr);
 	}
 
-	SECTION("late instances: their waits split as their delay, not measured apart")
+	SECTION("what each rank lost, split as the attribution says, summed over the ranks")
 	{
-		std::vector<nt_late> late(2);
-		late[0].delay_ns = 10000000;
-		late[0].waited_ns = 10000000;
-		late[0].causes.ns[NT_CAUSE_PREEMPTION] = 7500000;
-		late[0].causes.ns[NT_CAUSE_UNEXPLAINED] = 2500000;
-		late[0].os_data = true;
-		late[1].delay_ns = 4000000;
-		late[1].waited_ns = 6000000; // 3 ranks: more waited than the delay
-		late[1].causes.ns[NT_CAUSE_UNEXPLAINED] = 4000000;
-		late[1].os_data = false;
-		// and one hold inside a call: 3 ms for the others, 5 ms lost in all, all preemption
-		std::vector<nt_late> held(1);
-		held[0].delay_ns = 3000000;
-		held[0].waited_ns = 5000000;
-		held[0].causes.ns[NT_CAUSE_PREEMPTION] = 3000000;
-		held[0].os_data = true;
+		std::vector<nt_rank_loss> loss(2);
+		loss[0] = { 10000000, 2000000, 9000000, 1000000, 2000000 };
+		loss[1] = { 0, 5000000, 5000000, 0, 0 };
 		nt_attrib a{};
-		a.late = late.data();
-		a.nlate = late.size();
-		a.held = held.data();
-		a.nheld = held.size();
+		a.loss = loss.data();
+		a.nloss = loss.size();
 		nt_coverage c;
 		REQUIRE(nt_coverage_build(&log, &a, &c) == 0);
-		CHECK(c.waited_ns == 16000000);
-		CHECK(c.held_ns == 5000000);
-		CHECK(c.cause_ns == 7500000 + 5000000);
-		CHECK(c.unexplained_ns == 2500000);
-		CHECK(c.no_data_ns == 6000000);
-		CHECK(c.over_ns == over);
+		CHECK(c.ranks[0].waited_ns == 10000000);
+		CHECK(c.ranks[0].held_ns == 2000000);
+		CHECK(c.ranks[1].held_ns == 5000000);
+		CHECK(c.all.waited_ns == 10000000);
+		CHECK(c.all.held_ns == 7000000);
+		CHECK(c.all.cause_ns == 14000000);
+		CHECK(c.all.unexplained_ns == 1000000);
+		CHECK(c.all.no_data_ns == 2000000);
+		for (const nt_coverage_part &p : { c.all, c.ranks[0], c.ranks[1] })
+			adds_up(p);
+		nt_coverage_free(&c);
 	}
 
-	SECTION("waits beyond the time over the own cost are scaled down to it")
+	SECTION("a rank's losses beyond its time over the own cost are scaled down to it")
 	{
-		std::vector<nt_late> late(1);
-		late[0].delay_ns = 1000000000;
-		late[0].waited_ns = 2 * over;
-		late[0].causes.ns[NT_CAUSE_BLOCKED] = 1000000000;
-		late[0].os_data = true;
+		std::vector<nt_rank_loss> loss(2);
+		loss[0] = { 2 * over, 0, 2 * over, 0, 0 };
 		nt_attrib a{};
-		a.late = late.data();
-		a.nlate = 1;
+		a.loss = loss.data();
+		a.nloss = loss.size();
 		nt_coverage c;
 		REQUIRE(nt_coverage_build(&log, &a, &c) == 0);
-		CHECK(c.waited_ns == c.over_ns);
-		CHECK(c.held_ns == 0);
-		CHECK(c.cause_ns + c.unexplained_ns + c.no_data_ns == c.over_ns);
-		CHECK(c.cause_ns >= c.over_ns - 2);
+		CHECK(c.ranks[0].waited_ns == over);
+		CHECK(c.ranks[0].cause_ns == over);
+		CHECK(c.ranks[1].waited_ns == 0);
+		for (const nt_coverage_part &p : { c.all, c.ranks[0], c.ranks[1] })
+			adds_up(p);
+		nt_coverage_free(&c);
 	}
 }

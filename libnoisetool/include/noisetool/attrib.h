@@ -96,6 +96,14 @@ struct nt_late {
 					 * instances_no_window) */
 };
 
+/* What one rank lost in collective instances to other members (waiting for a late arrival) and
+ * to holds inside the call (its time there after the last arrival and its own cost), split as
+ * each instance's delay is: with an OS cause, unexplained, or without OS data. */
+struct nt_rank_loss {
+	uint64_t waited_ns, held_ns;
+	uint64_t cause_ns, unexplained_ns, no_data_ns; /* of waited_ns + held_ns */
+};
+
 struct nt_attrib {
 	uint64_t instances_joined;     /* instances seen on two or more ranks */
 	uint64_t instances_late;       /* of those, with a delay above the threshold */
@@ -123,6 +131,8 @@ struct nt_attrib {
 	struct nt_late *held;          /* largest delay first */
 	size_t nheld_ranks;
 	struct nt_culprit *held_ranks; /* every rank that held an instance, largest first */
+	struct nt_rank_loss *loss;     /* by rank, the log's nranks of them (the coverage's) */
+	size_t nloss;
 };
 
 /* Join and attribute log's records. Every number is taken as it is, whatever its size: sums

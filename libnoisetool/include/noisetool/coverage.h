@@ -20,23 +20,34 @@
 extern "C" {
 #endif
 
-struct nt_coverage {
-	uint64_t mpi_ns;        /* every rank's time in MPI calls, summed */
+/* The coverage of a rank, or of the job (the ranks' sums). */
+struct nt_coverage_part {
+	uint64_t mpi_ns;        /* time in MPI calls */
 	uint64_t coll_ns;       /* of it, at collective call sites (sites with records) */
 	uint64_t own_ns;        /* their calls' own cost, estimated */
 	uint64_t over_ns;       /* coll_ns beyond own_ns, site by site (never below 0) */
-	uint64_t waited_ns;     /* the late arrivals' waits */
-	uint64_t held_ns;       /* the holds inside the calls (struct nt_attrib's held) */
-	/* waited_ns + held_ns (both scaled down to over_ns if above), split: */
+	uint64_t waited_ns;     /* lost waiting for late arrivals (struct nt_attrib's loss) */
+	uint64_t held_ns;       /* lost to holds inside the calls */
+	/* waited_ns + held_ns (both scaled down to over_ns if above: a rank's own cost is an
+	 * estimate), split: */
 	uint64_t cause_ns;      /* given to a rank and an OS cause */
 	uint64_t unexplained_ns;/* given to a rank, measured, no OS cause */
 	uint64_t no_data_ns;    /* given to a rank without OS data (not measured) */
 };
 
-/* The coverage of log, whose attribution is a (NULL: no waits). Every sum saturates. 0,
- * -EINVAL (no log), -ENOMEM. */
+struct nt_coverage {
+	struct nt_coverage_part all; /* the job: the ranks' sums */
+	size_t nranks;
+	struct nt_coverage_part *ranks; /* by rank */
+};
+
+/* The coverage of log, whose attribution is a (NULL: no waits), rank by rank and in all.
+ * Every sum saturates. 0, -EINVAL (no log), -ENOMEM. nt_coverage_free frees it. */
 NT_API int nt_coverage_build(const struct nt_log *log, const struct nt_attrib *a,
 			     struct nt_coverage *out);
+
+/* Free what nt_coverage_build allocated and zero *c. NULL is accepted. */
+NT_API void nt_coverage_free(struct nt_coverage *c);
 
 /* A collective site's own cost per call in ns: the lower quartile of its histogram
  * (interpolated inside its log2 bin of clock_hz cycles), within [min_ns, max_ns]; 0 when the
