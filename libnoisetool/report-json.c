@@ -58,6 +58,21 @@ static void write_culprit_json(struct nt_json *j, const struct nt_culprit *c)
 	nt_json_object_end(j);
 }
 
+/* The array key of n ranks' culprits c: rank, host, delay, instances, causes. */
+static void write_rank_culprits_json(struct nt_json *j, const char *key, const struct nt_culprit *c,
+				     size_t n)
+{
+	nt_json_array_begin(j, key);
+	for (size_t i = 0; i < n; i++) {
+		nt_json_object_begin(j, NULL);
+		nt_json_uint(j, "rank", c[i].rank);
+		nt_json_string(j, "host", c[i].host);
+		write_culprit_json(j, &c[i]);
+		nt_json_object_end(j);
+	}
+	nt_json_array_end(j);
+}
+
 /* A rank's or the job's coverage (coverage.h) into j's current object. */
 static void write_coverage_json(struct nt_json *j, const struct nt_coverage_part *c)
 {
@@ -158,15 +173,7 @@ static void write_json(struct nt_json *j, const struct nt_report *rep, const cha
 	nt_json_uint(j, "instances_held", a->instances_held);
 	nt_json_uint(j, "held_delay_ns", a->held_delay_ns);
 	nt_json_object_end(j);
-	nt_json_array_begin(j, "held_culprits");
-	for (size_t i = 0; i < a->nheld_ranks; i++) {
-		nt_json_object_begin(j, NULL);
-		nt_json_uint(j, "rank", a->held_ranks[i].rank);
-		nt_json_string(j, "host", a->held_ranks[i].host);
-		write_culprit_json(j, &a->held_ranks[i]);
-		nt_json_object_end(j);
-	}
-	nt_json_array_end(j);
+	write_rank_culprits_json(j, "held_culprits", a->held_ranks, a->nheld_ranks);
 	nt_json_object_begin(j, "coverage");
 	write_coverage_json(j, &rep->coverage.all);
 	nt_json_array_begin(j, "ranks");
@@ -178,15 +185,7 @@ static void write_json(struct nt_json *j, const struct nt_report *rep, const cha
 	}
 	nt_json_array_end(j);
 	nt_json_object_end(j);
-	nt_json_array_begin(j, "culprits");
-	for (size_t i = 0; i < a->nranks; i++) {
-		nt_json_object_begin(j, NULL);
-		nt_json_uint(j, "rank", a->ranks[i].rank);
-		nt_json_string(j, "host", a->ranks[i].host);
-		write_culprit_json(j, &a->ranks[i]);
-		nt_json_object_end(j);
-	}
-	nt_json_array_end(j);
+	write_rank_culprits_json(j, "culprits", a->ranks, a->nranks);
 	nt_json_array_begin(j, "late_instances"); /* the 1000 latest */
 	for (size_t i = 0; i < a->nlate && i < 1000; i++) {
 		const struct nt_late *l = &a->late[i];
