@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Damages a job log on purpose, from the layout in doc/ntlog-format.md (read independently of
 # the C reader): cut it, flip a byte, or set one field and fix the checksums so that only the
-# value is wrong; or rewrites it as an older version wrote it (`as-version 3`, `2` or `1`).
+# value is wrong; or rewrites it as an older version wrote it (`as-version 4`, `3`, `2` or `1`).
 # `where` prints the byte offsets of the header, blocks, payloads and records.
 import json
 import struct
@@ -17,6 +17,7 @@ RECORD = {"site": (16, "<I"), "start_ns": (24, "<Q"), "duration_ns": (32, "<Q"),
           "interval_ns": (48, "<Q"), "p2p_ns": (56, "<Q"), "win_wall_ns": (64, "<Q")}
 LOSS_COUNTS = (96, 24)     # version 3's loss counts in the payload: offset, bytes
 INTERVAL = (48, 16)        # version 2's interval fields in a record
+SYS = (136, 8)             # version 5's window field sys_ns in a record
 
 
 def fixed_bytes(version):
@@ -25,7 +26,7 @@ def fixed_bytes(version):
 
 
 def record_bytes(version):
-    return 140 if version >= 2 else 124
+    return 148 if version >= 5 else 140 if version >= 2 else 124
 
 
 def layout(b):
@@ -64,18 +65,23 @@ def fix_crcs(b, lay):
 
 
 def as_version(b, version):
-    """The log as a build writing that version (1, 2 or 3) wrote it: without the job's command
-    line, MPI library and tool version, for 2 also without the loss counts, and for 1 also
-    without the interval fields; lengths and checksums fixed."""
+    """The log as a build writing that version (1 to 4) wrote it: without the window's sys_ns;
+    for 3 also without the job's command line, MPI library and tool version, for 2 also without
+    the loss counts, and for 1 also without the interval fields; lengths and checksums
+    fixed."""
     lay = layout(b)
-    assert lay["version"] == 4 and version in (1, 2, 3)
+    assert lay["version"] == 5 and version in (1, 2, 3, 4)
     out = bytearray(b[:64])
     struct.pack_into("<I", out, 8, version)
     for r in lay["ranks"]:
         p, n = r["payload"], r["payload_len"]
         payload = bytearray(b[p:p + n])
-        del payload[r["job"] - p:]                  # the job's three strings end the payload
         recs = r["records"] - p
+        for k in reversed(range(r["nrecords"])):    # version 5's sys_ns out of each record
+            at = recs + k * 148 + SYS[0]
+            del payload[at:at + SYS[1]]
+        if version <= 3:                            # the job's three strings end the payload
+            del payload[r["job"] - p - 8 * r["nrecords"]:]
         if version <= 2:
             recs -= LOSS_COUNTS[1]                  # where they start after the cut below
             del payload[LOSS_COUNTS[0]:LOSS_COUNTS[0] + LOSS_COUNTS[1]]
