@@ -484,7 +484,8 @@ static void carry_hold(const struct nt_late *h, struct nt_causes *c)
 		c->ns[k] = add_sat(c->ns[k], add_k);
 		moved += (double)add_k;
 	}
-	c->ns[NT_CAUSE_UNEXPLAINED] = un - (uint64_t)(moved < (double)un ? moved : (double)un);
+	uint64_t taken = ns_from_double(moved);
+	c->ns[NT_CAUSE_UNEXPLAINED] = un - (taken < un ? taken : un);
 }
 
 int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)

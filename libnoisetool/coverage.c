@@ -12,6 +12,15 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
+/* A count of ns computed in double: NaN and negatives 0, past 2^64 - 1 saturated (converting an
+ * out-of-range double is undefined; a caller may hand any numbers: the fuzzer found 2^64). */
+static uint64_t to_ns(double ns)
+{
+	if (!(ns > 0))
+		return 0;
+	return ns < 0x1p64 ? (uint64_t)ns : UINT64_MAX;
+}
+
 uint64_t nt_coverage_own_ns(const struct nt_log_site *s, double clock_hz)
 {
 	uint64_t n = 0;
@@ -34,7 +43,7 @@ uint64_t nt_coverage_own_ns(const struct nt_log_site *s, double clock_hz)
 		ns = (double)s->min_ns;
 	if (s->max_ns && ns > (double)s->max_ns)
 		ns = (double)s->max_ns;
-	return ns >= 18446744073709549568.0 ? UINT64_MAX : (uint64_t)ns;
+	return to_ns(ns);
 }
 
 /* part += x, field by field. */
@@ -70,7 +79,7 @@ static int rank_sites(const struct nt_log *log, const struct nt_log_rank *k,
 			continue;
 		uint64_t own = nt_coverage_own_ns(s, log->clock_hz);
 		double own_all = (double)own * (double)s->calls;
-		uint64_t own_total = own_all >= (double)s->total_ns ? s->total_ns : (uint64_t)own_all;
+		uint64_t own_total = own_all >= (double)s->total_ns ? s->total_ns : to_ns(own_all);
 		p->coll_ns = add_sat(p->coll_ns, s->total_ns);
 		p->own_ns = add_sat(p->own_ns, own_total);
 		p->over_ns = add_sat(p->over_ns, s->total_ns - own_total);
@@ -109,12 +118,16 @@ int nt_coverage_build(const struct nt_log *log, const struct nt_attrib *a,
 		uint64_t lost = add_sat(p->waited_ns, p->held_ns);
 		if (lost > p->over_ns) {
 			double f = (double)p->over_ns / (double)lost;
-			p->cause_ns = (uint64_t)((double)p->cause_ns * f);
-			p->unexplained_ns = (uint64_t)((double)p->unexplained_ns * f);
-			if (p->cause_ns + p->unexplained_ns > p->over_ns)
+			/* Each part at most what is left of over_ns, so that they add up to it
+			 * whatever the rounding. */
+			p->cause_ns = to_ns((double)p->cause_ns * f);
+			p->cause_ns = p->cause_ns < p->over_ns ? p->cause_ns : p->over_ns;
+			p->unexplained_ns = to_ns((double)p->unexplained_ns * f);
+			if (p->unexplained_ns > p->over_ns - p->cause_ns)
 				p->unexplained_ns = p->over_ns - p->cause_ns;
 			p->no_data_ns = p->over_ns - p->cause_ns - p->unexplained_ns;
-			p->held_ns = (uint64_t)((double)p->held_ns * f);
+			p->held_ns = to_ns((double)p->held_ns * f);
+			p->held_ns = p->held_ns < p->over_ns ? p->held_ns : p->over_ns;
 			p->waited_ns = p->over_ns - p->held_ns;
 		}
 		part_add(&out->all, p);
