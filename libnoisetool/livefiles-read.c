@@ -265,6 +265,7 @@ static int rebuild_rank(const struct rank_file *f, struct pool *p, struct nt_log
 						  sizeof h->mpi_library));
 	out->tool_version = AS_OFFSET(intern_again(p, &p->job_at[2], h->tool_version,
 						   sizeof h->tool_version));
+	out->cpus = AS_OFFSET(intern(p, "", 1)); /* measured at MPI_Finalize: not in a live file */
 	uint64_t last = h->last_cyc > h->init_cyc ? h->last_cyc : h->init_cyc;
 	out->init_global_ns = h->init_global_ns;
 	out->clock_error_ns = h->clock_error_ns;
@@ -406,6 +407,7 @@ static void fix_strings(struct nt_log *log, const char *base)
 		FIX(r->command);
 		FIX(r->mpi_library);
 		FIX(r->tool_version);
+		FIX(r->cpus);
 		for (uint32_t k = 0; k < r->nsites; k++) {
 			FIX(r->sites[k].function);
 			FIX(r->sites[k].module);
@@ -562,6 +564,13 @@ int nt_live_read_job(const char *dir, struct nt_log *log, char *err, size_t errs
 			    NT_LOG_WAIT_COUNT - 1);
 			rc = -EINVAL;
 		}
+		log->poll_sample = first->poll_sample;
+		if (rc == 0 && log->poll_sample > NT_LOG_POLL_SAMPLE_MAX) {
+			say(err, errsz, "%s: test-call sampling 1 in %" PRIu32 " is out of range (0 "
+			    "to %u)", by_rank[0] ? by_rank[0]->path : files[0].path, log->poll_sample,
+			    NT_LOG_POLL_SAMPLE_MAX);
+			rc = -EINVAL;
+		}
 		log->clock_hz = first->clock_hz;
 		log->created_unix_ns = first->created_unix_ns;
 		log->flags = NT_LOG_FLAG_PARTIAL;
@@ -573,7 +582,7 @@ int nt_live_read_job(const char *dir, struct nt_log *log, char *err, size_t errs
 				o->rank = r;
 				o->flags = NT_LOG_FLAG_PARTIAL | NT_LOG_FLAG_MISSING;
 				o->host = AS_OFFSET(intern(&pool, "?", 2));
-				o->command = o->mpi_library = o->tool_version =
+				o->command = o->mpi_library = o->tool_version = o->cpus =
 					AS_OFFSET(intern(&pool, "", 1));
 			}
 			log->flags |= o->flags;

@@ -483,6 +483,16 @@ static int decode_payload(struct input *in, uint32_t version, struct nt_log_rank
 	} else {
 		out->command = out->mpi_library = out->tool_version = AS_OFFSET(0);
 	}
+	if (version >= 6) {
+		if ((rc = rstr(in, &out->cpus)))
+			return rc;
+		out->cpu_ns = r64(in);
+		out->run_delay_ns = r64(in);
+		out->cpus_busy_ns = r64(in);
+		out->cpus_steal_ns = r64(in);
+	} else {
+		out->cpus = AS_OFFSET(0);
+	}
 	if (!in->bad && left(in) != 0)
 		in->bad = true;
 	return in->bad ? MALFORMED : 0;
@@ -611,6 +621,7 @@ static void fix_strings(struct nt_log *log, const char *pool)
 		k->command = fix(pool, k->command);
 		k->mpi_library = fix(pool, k->mpi_library);
 		k->tool_version = fix(pool, k->tool_version);
+		k->cpus = fix(pool, k->cpus);
 		for (uint32_t i = 0; i < k->nsites; i++) {
 			struct nt_log_site *s = &k->sites[i];
 			s->function = fix(pool, s->function);
@@ -672,6 +683,7 @@ static int decode(struct input *in, struct nt_log *log, char *err, size_t errsz)
 	uint64_t hz_bits = nt_get64(h + 32);
 	memcpy(&log->clock_hz, &hz_bits, 8);
 	log->created_unix_ns = nt_get64(h + 40);
+	log->poll_sample = log->version >= 6 ? nt_get32(h + 48) : 0;
 	in->pos += NT_LOG_HEADER_BYTES;
 	if (log->level > 2) {
 		nt_err_set(err, errsz, "header: probe level %u is out of range (0 to 2)", log->level);
@@ -680,6 +692,11 @@ static int decode(struct input *in, struct nt_log *log, char *err, size_t errsz)
 	if (log->wait_mode >= NT_LOG_WAIT_COUNT) {
 		nt_err_set(err, errsz, "header: wait mode %u is out of range (0 to %u)",
 			   log->wait_mode, NT_LOG_WAIT_COUNT - 1);
+		return -EINVAL;
+	}
+	if (log->version >= 6 && (log->poll_sample < 1 || log->poll_sample > NT_LOG_POLL_SAMPLE_MAX)) {
+		nt_err_set(err, errsz, "header: test-call sampling 1 in %u is out of range (1 to %u)",
+			   log->poll_sample, NT_LOG_POLL_SAMPLE_MAX);
 		return -EINVAL;
 	}
 	if (!(log->clock_hz > 0) || !(log->clock_hz < 1e12)) {

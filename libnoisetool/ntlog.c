@@ -47,7 +47,8 @@ uint32_t nt_crc32(uint32_t crc, const void *data, size_t len)
 }
 
 void nt_log_header(unsigned char out[NT_LOG_HEADER_BYTES], uint32_t nranks, uint32_t flags,
-		   uint32_t level, uint32_t wait_mode, double clock_hz, uint64_t created_unix_ns)
+		   uint32_t level, uint32_t wait_mode, uint32_t poll_sample, double clock_hz,
+		   uint64_t created_unix_ns)
 {
 	memset(out, 0, NT_LOG_HEADER_BYTES);
 	memcpy(out, NT_LOG_FILE_MAGIC, 8);
@@ -61,6 +62,7 @@ void nt_log_header(unsigned char out[NT_LOG_HEADER_BYTES], uint32_t nranks, uint
 	memcpy(&hz_bits, &clock_hz, 8);
 	nt_put64(out + 32, hz_bits);
 	nt_put64(out + 40, created_unix_ns);
+	nt_put32(out + 48, poll_sample); /* version 6 */
 	nt_put32(out + 60, nt_crc32(0, out, 60));
 }
 
@@ -219,6 +221,11 @@ static void encode_payload(struct wbuf *w, const struct nt_log_source *src)
 	wstr(w, r->command); /* version 4: the job's identity */
 	wstr(w, r->mpi_library);
 	wstr(w, r->tool_version);
+	wstr(w, r->cpus); /* version 6: the rank's CPUs */
+	w64(w, r->cpu_ns);
+	w64(w, r->run_delay_ns);
+	w64(w, r->cpus_busy_ns);
+	w64(w, r->cpus_steal_ns);
 }
 
 static bool source_valid(const struct nt_log_source *src)

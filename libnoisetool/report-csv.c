@@ -196,7 +196,9 @@ static void write_ranks(FILE *f, const struct nt_report *rep)
 		"rank", "host", "wall_ns", "mpi_ns", "dropped_calls", "records", "dropped_records",
 		"untimed_instances", "unregistered_persistent", "unknown_comm_records",
 		"probe_reads", "probe_read_ns", "probe_pct", "injected_ns", "injected_count",
-		"unfinished", "aborted", "missing", "running", "unwritten", NULL,
+		"unfinished", "aborted", "missing", "running", "unwritten", "cpus", "cpu_ns",
+		"run_delay_ns", "cpus_busy_ns", "cpus_steal_ns", "ranks_within", "on_cpu_share",
+		"waited_share", "job_share", "others_share", "steal_share", NULL,
 	};
 	header(f, names);
 	const struct nt_log *log = rep->log;
@@ -224,6 +226,30 @@ static void write_ranks(FILE *f, const struct nt_report *rep)
 		u64(&w, (k->flags & NT_LOG_FLAG_MISSING) != 0);
 		u64(&w, (k->flags & NT_LOG_FLAG_RUNNING) != 0);
 		u64(&w, (k->flags & NT_LOG_FLAG_UNWRITTEN) != 0);
+		/* its CPUs (log version 6): a cell empty where it is not known */
+		text(&w, k->cpus ? k->cpus : "");
+		const uint64_t t[4] = { k->cpu_ns, k->run_delay_ns, k->cpus_busy_ns,
+					k->cpus_steal_ns };
+		for (int i = 0; i < 4; i++) {
+			if (k->cpus && *k->cpus && t[i] != NT_LOG_UNKNOWN)
+				u64(&w, t[i]);
+			else
+				text(&w, "");
+		}
+		const struct nt_report_cpus *c = rep->cpus ? &rep->cpus[r] : NULL;
+		if (c && c->known)
+			u64(&w, c->crowd);
+		else
+			text(&w, "");
+		const double sh[5] = { c ? c->on_cpu : -1, c ? c->waited : -1,
+				       c ? c->job_share : -1, c ? c->others_share : -1,
+				       c ? c->steal_share : -1 };
+		for (int i = 0; i < 5; i++) {
+			if (c && c->known && sh[i] >= 0)
+				real(&w, sh[i]);
+			else
+				text(&w, "");
+		}
 		row_end(&w);
 	}
 }

@@ -74,6 +74,33 @@ static void write_rank_culprits_json(struct nt_json *j, const char *key, const s
 }
 
 /* A rank's or the job's coverage (coverage.h) into j's current object. */
+/* A rank's CPUs (log version 6): what it recorded, each time absent where it could not read
+ * it; and with a parsed list, who shares them and the shares (absent where unknown). */
+static void write_cpus_json(struct nt_json *j, const struct nt_log_rank *k,
+			    const struct nt_report_cpus *c)
+{
+	nt_json_object_begin(j, "cpus");
+	nt_json_string(j, "list", k->cpus ? k->cpus : "");
+	const char *const keys[4] = { "cpu_ns", "run_delay_ns", "busy_ns", "steal_ns" };
+	const uint64_t v[4] = { k->cpu_ns, k->run_delay_ns, k->cpus_busy_ns, k->cpus_steal_ns };
+	for (int i = 0; i < 4 && k->cpus && *k->cpus; i++)
+		if (v[i] != NT_LOG_UNKNOWN)
+			nt_json_uint(j, keys[i], v[i]);
+	if (c && c->known) {
+		nt_json_uint(j, "count", c->ncpus);
+		nt_json_uint(j, "ranks_within", c->crowd);
+		nt_json_uint(j, "ranks_sharing", c->sharing);
+		const char *const sk[5] = { "on_cpu_share", "waited_share", "job_share", "others_share",
+					    "steal_share" };
+		const double sv[5] = { c->on_cpu, c->waited, c->job_share, c->others_share,
+				       c->steal_share };
+		for (int i = 0; i < 5; i++)
+			if (sv[i] >= 0)
+				nt_json_double(j, sk[i], sv[i]);
+	}
+	nt_json_object_end(j);
+}
+
 static void write_coverage_json(struct nt_json *j, const struct nt_coverage_part *c)
 {
 	nt_json_uint(j, "mpi_ns", c->mpi_ns);
@@ -121,6 +148,8 @@ static void write_json(struct nt_json *j, const struct nt_report *rep, const cha
 	}
 	nt_json_string(j, "level", nt_report_level_name(rep->level));
 	nt_json_string(j, "wait_mode", nt_report_wait_name(rep->log->wait_mode));
+	nt_json_uint(j, "poll_sample", rep->log->poll_sample);
+	nt_json_uint(j, "crowded_ranks", rep->crowded_ranks);
 	struct nt_report_job job;
 	if (nt_report_job(rep->log, &job) != 0)
 		j->error = true; /* the document would lie by omission */
@@ -151,6 +180,7 @@ static void write_json(struct nt_json *j, const struct nt_report *rep, const cha
 		nt_json_double(j, "probe_pct", nt_report_probe_pct(k));
 		nt_json_uint(j, "injected_ns", k->injected_ns);
 		nt_json_uint(j, "injected_count", k->injected_count);
+		write_cpus_json(j, k, rep->cpus ? &rep->cpus[r] : NULL);
 		nt_json_object_end(j);
 	}
 	nt_json_array_end(j);

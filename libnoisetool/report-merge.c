@@ -194,6 +194,8 @@ int nt_report_build(const struct nt_log *log, nt_symbolize_fn symbolize, void *c
 	int rc = nt_attrib_build(log, &rep->attrib);
 	if (rc == 0)
 		rc = nt_coverage_build(log, &rep->attrib, &rep->coverage);
+	if (rc == 0)
+		rc = nt_report_cpus_build(log, rep);
 	if (rc < 0)
 		nt_report_free(rep);
 	return rc;
@@ -218,6 +220,7 @@ void nt_report_free(struct nt_report *rep)
 	free(rep->by_identity_);
 	nt_attrib_free(&rep->attrib);
 	nt_coverage_free(&rep->coverage);
+	free(rep->cpus);
 	memset(rep, 0, sizeof *rep);
 }
 

@@ -43,6 +43,10 @@ struct nt_report_py_group {
 int nt_report_python_groups(const struct nt_report *rep, const struct nt_report_site ***idx,
 			    struct nt_report_py_group **groups, size_t *ngroups);
 
+/* rep->cpus and rep->crowded_ranks from log's version-6 rank fields (report-cpus.c): nothing
+ * (NULL, 0) when no rank recorded its CPUs. 0 or -ENOMEM. */
+int nt_report_cpus_build(const struct nt_log *log, struct nt_report *rep);
+
 /* A probe level's name: "timing", "os", "full", "?" for any other. */
 const char *nt_report_level_name(uint32_t level);
 

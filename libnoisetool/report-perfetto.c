@@ -552,6 +552,8 @@ int nt_perfetto_write(FILE *f, const struct nt_report *rep)
 	put_key_u64(f, "ranks", log->nranks);
 	put_key_str(f, "level", nt_report_level_name(log->level));
 	put_key_str(f, "wait_mode", nt_report_wait_name(log->wait_mode));
+	put_key_u64(f, "poll_sample", log->poll_sample);
+	put_key_u64(f, "crowded_ranks", rep->crowded_ranks);
 	put_key_u64(f, "records", records);
 	fprintf(f, ",\"time_origin_ns\":%.0f", t.origin_ns);
 	put_key_u64(f, "clock_error_ns", a->clock_error_ns);

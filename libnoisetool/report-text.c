@@ -465,6 +465,95 @@ static void write_held_text(FILE *f, const struct nt_report *rep)
 	}
 }
 
+/* Whether a call site of the job is a test call's (MPI_Test*, MPI_Iprobe, MPI_Improbe), whose
+ * calls the fast path samples. */
+static bool has_test_calls(const struct nt_report *rep)
+{
+	for (size_t i = 0; i < rep->nsites; i++) {
+		const char *fn = rep->sites[i].function;
+		if (fn && (strncmp(fn, "MPI_Test", 8) == 0 || strcmp(fn, "MPI_Iprobe") == 0 ||
+			   strcmp(fn, "MPI_Improbe") == 0))
+			return true;
+	}
+	return false;
+}
+
+/* A share in % for a table, "-" when unknown. */
+static const char *pct(double share, char buf[16])
+{
+	if (share < 0)
+		return "-";
+	snprintf(buf, 16, "%.1f", 100 * share);
+	return buf;
+}
+
+/* What to do about ranks that take turns on their CPUs, by how their MPI waits wait. */
+static const char *crowd_advice(uint32_t wait_mode)
+{
+	switch (wait_mode) {
+	case NT_LOG_WAIT_MPI:
+		return "their MPI waits spin (waits mpi) through the turns of the ranks beside "
+		       "them; `noisetool run --wait adaptive` (NOISETOOL_WAIT=adaptive) makes a "
+		       "waiting rank nap while its CPU is shared (doc/polling.md)";
+	case NT_LOG_WAIT_BUSY:
+		return "their MPI waits spin (waits busy) through the turns of the ranks beside "
+		       "them; `noisetool run --wait adaptive` makes a waiting rank nap while its "
+		       "CPU is shared (doc/polling.md)";
+	case NT_LOG_WAIT_ADAPTIVE:
+		return "their MPI waits nap while a CPU is shared (waits adaptive)";
+	default:
+		return "their MPI waits nap (waits sleep)";
+	}
+}
+
+/* Who shares each rank's CPUs (log version 6), and what follows from it. */
+static void write_cpus_text(FILE *f, const struct nt_report *rep)
+{
+	const struct nt_log *log = rep->log;
+	if (!rep->cpus)
+		return;
+	fprintf(f, "\nCPUs by rank (on CPU, waited: %% of its wall time; the job's other ranks "
+		   "there, other tasks, steal: %% of its CPUs' time)\n");
+	fprintf(f, "%6s  %-20s %-14s %9s %8s %8s %8s %8s %8s\n", "rank", "host", "cpus",
+		"ranks/CPUs", "on CPU", "waited", "job's", "others", "steal");
+	uint32_t noisy = 0;
+	for (uint32_t r = 0; r < log->nranks; r++) {
+		const struct nt_log_rank *k = &log->ranks[r];
+		const struct nt_report_cpus *c = &rep->cpus[r];
+		char host[21], list[15], crowd[24], b[5][16];
+		printable(k->host, host, sizeof host);
+		if (!c->known) {
+			fprintf(f, "%6u  %-20s %-14s\n", k->rank, host, "?");
+			continue;
+		}
+		printable(k->cpus, list, sizeof list);
+		snprintf(crowd, sizeof crowd, "%u/%u", c->crowd, c->ncpus);
+		fprintf(f, "%6u  %-20s %-14s %9s %8s %8s %8s %8s %8s\n", k->rank, host, list, crowd,
+			pct(c->on_cpu, b[0]), pct(c->waited, b[1]), pct(c->job_share, b[2]),
+			pct(c->others_share, b[3]), pct(c->steal_share, b[4]));
+		noisy += c->others_share >= 0.1;
+	}
+	if (rep->crowded_ranks) {
+		uint32_t first = 0;
+		while (first < log->nranks &&
+		       !(rep->cpus[first].known && rep->cpus[first].crowd > rep->cpus[first].ncpus))
+			first++;
+		const struct nt_report_cpus *c = &rep->cpus[first];
+		char list[64];
+		fprintf(f, "%u rank%s take%s turns on %s CPUs with more ranks of this job than they "
+			   "have CPUs (rank %u: %u ranks on CPU%s %s): %s.\n",
+			rep->crowded_ranks, rep->crowded_ranks == 1 ? "" : "s",
+			rep->crowded_ranks == 1 ? "s" : "", rep->crowded_ranks == 1 ? "its" : "their",
+			log->ranks[first].rank, c->crowd, c->ncpus == 1 ? "" : "s",
+			printable(log->ranks[first].cpus, list, sizeof list),
+			crowd_advice(log->wait_mode));
+	}
+	if (noisy)
+		fprintf(f, "Tasks outside this job took 10 %% or more of the CPUs of %u rank%s "
+			   "(column others).\n",
+			noisy, noisy == 1 ? "" : "s");
+}
+
 int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_path, size_t top)
 {
 	if (!f || !rep)
@@ -490,8 +579,13 @@ int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_p
 		write_rank_losses_text(f, k);
 		fputc('\n', f);
 	}
+	write_cpus_text(f, rep);
 	size_t n = top && top < rep->nsites ? top : rep->nsites;
-	fprintf(f, "\nCall sites by MPI time (cov: spread of the per-rank time across ranks)\n");
+	fprintf(f, "\nCall sites by MPI time (cov: spread of the per-rank time across ranks");
+	if (log->poll_sample > 1 && has_test_calls(rep)) /* 0: not recorded; 1: all timed */
+		fprintf(f, "; test calls timed 1 in %u at random, each other one given the last "
+			   "timed one's time at its site", log->poll_sample);
+	fprintf(f, ")\n");
 	/* The location column fits its longest entry (a Python site adds its call), up to
 	 * SITE_LOCATION_MAX characters; a longer one is elided in its middle. */
 	int loc_w = 36;

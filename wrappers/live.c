@@ -68,7 +68,7 @@ void *nt_live_create(const char *name, int rank, int size, size_t arena_bytes, c
 }
 
 void nt_live_describe(const struct nt_live_part *sites, const struct nt_live_part *records,
-		      unsigned level, unsigned wait_mode)
+		      unsigned level, unsigned wait_mode, unsigned poll_sample)
 {
 	if (!hdr)
 		return;
@@ -82,6 +82,7 @@ void nt_live_describe(const struct nt_live_part *sites, const struct nt_live_par
 	memcpy(hdr->record_fields, records->fields, sizeof hdr->record_fields);
 	hdr->level = level;
 	hdr->wait_mode = wait_mode;
+	hdr->poll_sample = poll_sample;
 }
 
 void nt_live_python_names(const void *mem, size_t bytes, struct nt_live_field name,

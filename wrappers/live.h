@@ -31,9 +31,10 @@ struct nt_live_part {
 };
 
 /* The header's layout and settings once the tables are placed in the arena: the site table,
- * the records, the probe level, the wait mode (enum nt_log_wait_mode). */
+ * the records, the probe level, the wait mode (enum nt_log_wait_mode), the test calls' sampling
+ * (one timed in poll_sample). */
 void nt_live_describe(const struct nt_live_part *sites, const struct nt_live_part *records,
-		      unsigned level, unsigned wait_mode);
+		      unsigned level, unsigned wait_mode, unsigned poll_sample);
 
 /* The pool of Python call sites' names (pysite.h), when it lies in the live file, and the
  * places of a site's name and line in the pool (struct nt_site). */

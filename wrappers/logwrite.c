@@ -158,6 +158,11 @@ static void rank_fields(const struct nt_runtime *rt, struct rank_block *b)
 	r->command = rt->job.command;
 	r->mpi_library = rt->job.mpi_library;
 	r->tool_version = rt->job.tool_version;
+	r->cpus = rt->cpus.list;
+	r->cpu_ns = rt->cpus.cpu_ns;
+	r->run_delay_ns = rt->cpus.run_delay_ns;
+	r->cpus_busy_ns = rt->cpus.busy_ns;
+	r->cpus_steal_ns = rt->cpus.steal_ns;
 	r->wall_ns = (uint64_t)nt_clock_cyc_to_ns(rt->finalize_cyc - rt->init_cyc);
 	struct global_base g = global_base(rt);
 	r->init_global_ns = (int64_t)llround(g.init_global_ns);
@@ -598,7 +603,7 @@ int nt_logwrite(const struct nt_runtime *rt, char *path, size_t size)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	nt_log_header(header, (uint32_t)rt->size, flags, (uint32_t)rt->env.level,
-		      (uint32_t)rt->env.wait, nt_clock_hz(),
+		      (uint32_t)rt->env.wait, rt->env.poll_sample, nt_clock_hz(),
 		      (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
 
 	int worst = -EIO;

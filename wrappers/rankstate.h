@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include "clocksync.h"
+#include "cpushare.h"
 #include "env.h"
 #include "jobinfo.h"
 
@@ -27,6 +28,7 @@ struct nt_runtime {
 	struct nt_clock_params rank0; /* rank 0's clock, for NOISETOOL_TEST_CLOCK's truth */
 	int clock_hook;               /* NOISETOOL_TEST_CLOCK is set */
 	struct nt_job job;            /* this rank's command line, MPI library, tool version */
+	struct nt_cpushare cpus;      /* its CPUs over the job */
 };
 
 #endif /* WRAPPERS_RANKSTATE_H */

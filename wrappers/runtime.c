@@ -211,7 +211,8 @@ static int reserve_arena(void)
 				      site_fields },
 			    records = { at.records, plan.records, sizeof(struct nt_record),
 					record_fields };
-	nt_live_describe(&sites, &records, (unsigned)nt_rt.env.level, (unsigned)nt_rt.env.wait);
+	nt_live_describe(&sites, &records, (unsigned)nt_rt.env.level, (unsigned)nt_rt.env.wait,
+			 nt_rt.env.poll_sample);
 	char *base = p;
 	nt_sites_init(base + at.sites, plan.sites, nt_rt.threaded,
 		      (uint64_t)nt_clock_ns_to_cyc(NT_REC_ABS_FLOOR_NS), site_caller);
@@ -396,6 +397,7 @@ static void runtime_start(int provided)
 	nt_slow_extras_ = nt_rt.env.callsite_every_call ? NT_EXTRA_WALK : 0;
 	nt_poll_span_ = 2 * nt_rt.env.poll_sample - 1;
 	nt_job_collect(&nt_rt.job);
+	nt_cpushare_begin(&nt_rt.cpus);
 	nt_live_job(nt_rt.job.command, nt_rt.job.mpi_library, nt_rt.job.tool_version);
 	clock_start();
 	double local_init = nt_clocksync_local_ns(nt_rt.init_cyc);
@@ -500,6 +502,7 @@ void nt_finalize_begin(void)
 		if (nt_rt.env.inject)
 			inject_report_displaced(inject_sig);
 		nt_rt.finalize_cyc = nt_clock_now_cyc();
+		nt_cpushare_end(&nt_rt.cpus);
 		nt_comms_votes_finish();
 		nt_clocksync_measure(nt_rt.comm, &nt_rt.sync_fin);
 		if (nt_rt.env.summary && nt_rt.env.wait) {

@@ -93,9 +93,17 @@ flags = {"unfinished": "unfinished_ranks", "aborted": "aborted_ranks",
 rank_cols = ["rank", "host", "wall_ns", "mpi_ns", "dropped_calls", "records", "dropped_records",
              "untimed_instances", "unregistered_persistent", "unknown_comm_records",
              "probe_reads", "probe_read_ns", "probe_pct", "injected_ns", "injected_count",
-             "unfinished", "aborted", "missing", "running", "unwritten"]
+             "unfinished", "aborted", "missing", "running", "unwritten", "cpus", "cpu_ns",
+             "run_delay_ns", "cpus_busy_ns", "cpus_steal_ns", "ranks_within", "on_cpu_share",
+             "waited_share", "job_share", "others_share", "steal_share"]
+cpu_keys = {"cpus": "list", "cpu_ns": "cpu_ns", "run_delay_ns": "run_delay_ns",
+            "cpus_busy_ns": "busy_ns", "cpus_steal_ns": "steal_ns",
+            "ranks_within": "ranks_within", "on_cpu_share": "on_cpu_share",
+            "waited_share": "waited_share", "job_share": "job_share",
+            "others_share": "others_share", "steal_share": "steal_share"}
 table("ranks.csv", rep["rank_times"], rank_cols,
-      lambda o: {k: o["rank"] in rep[v] for k, v in flags.items()})
+      lambda o: dict({k: o["rank"] in rep[v] for k, v in flags.items()},
+                     **{k: o["cpus"].get(v, "") for k, v in cpu_keys.items()}))
 table("culprits.csv", rep["culprits"], ["rank", "host", "delay_ns", "instances"] + CAUSES)
 table("culprit-nodes.csv", rep["culprit_nodes"], ["host", "delay_ns", "instances"] + CAUSES)
 table("culprit-sites.csv", rep["culprit_sites"],

@@ -281,7 +281,7 @@ int main(int argc, char **argv)
 		unsigned char header[NT_LOG_HEADER_BYTES];
 		struct timespec now;
 		clock_gettime(CLOCK_REALTIME, &now);
-		nt_log_header(header, sh.nranks, dropped ? NT_LOG_FLAG_PARTIAL : 0, 1, 0, 2.6e9,
+		nt_log_header(header, sh.nranks, dropped ? NT_LOG_FLAG_PARTIAL : 0, 1, 0, 16, 2.6e9,
 			      (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
 		int status = fwrite(header, 1, sizeof header, f) == sizeof header ? 0 : 1;
 		if (status == 0)
@@ -311,7 +311,7 @@ int main(int argc, char **argv)
 	/* Made now, as a job's log is: a module modified later is reported as changed. */
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
-	nt_log_header(header, nranks, 0, 1, 0, 2.6e9,
+	nt_log_header(header, nranks, 0, 1, 0, 16, 2.6e9,
 		      (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
 	int status = fwrite(header, 1, sizeof header, f) == sizeof header ? 0 : 1;
 	for (unsigned r = 0; r < nranks && status == 0; r++) {
@@ -326,6 +326,8 @@ int main(int argc, char **argv)
 						 .offset = 0x2000, .calls = 1, .total_ns = 900,
 						 .min_ns = 900, .max_ns = 900 };
 		sites[1].hist[11] = 1;
+		char cpu_list[16];
+		snprintf(cpu_list, sizeof cpu_list, "%u", r);
 		/* Three allreduce instances; the last rank arrives 2 ms late at the second, preempted
 		 * for 1.5 ms of its 2.5 ms window. */
 		struct nt_log_record recs[3];
@@ -347,6 +349,9 @@ int main(int argc, char **argv)
 			.rank = r, .host = "node-a", .wall_ns = 10000000, .mpi_ns = 3900 + r,
 			.clock_error_ns = 200, .probe_reads = 3, .probe_cost_ns = 300,
 			.nsites = 2, .sites = sites, .nrecords = 3, .records = recs,
+			/* its CPUs (version 6): a CPU a rank, each to itself, 5 % of it others' */
+			.cpus = cpu_list, .cpu_ns = 9000000, .run_delay_ns = 100000,
+			.cpus_busy_ns = 9500000, .cpus_steal_ns = 0,
 		};
 		if (given) {
 			rank.nsites = (uint32_t)ngiven;

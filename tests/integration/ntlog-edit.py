@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Damages a job log on purpose, from the layout in doc/ntlog-format.md (read independently of
 # the C reader): cut it, flip a byte, or set one field and fix the checksums so that only the
-# value is wrong; or rewrites it as an older version wrote it (`as-version 4`, `3`, `2` or `1`).
+# value is wrong; or rewrites it as an older version wrote it (`as-version 5`, ... `1`).
 # `where` prints the byte offsets of the header, blocks, payloads and records.
 import json
 import struct
@@ -9,7 +9,7 @@ import sys
 import zlib
 
 HEADER = {"version": (8, "<I"), "nranks": (16, "<I"), "level": (24, "<I"),
-          "clock_hz": (32, "<d")}
+          "clock_hz": (32, "<d"), "poll_sample": (48, "<I")}
 RANK = {"wall_ns": (8, "<Q"), "init_global_ns": (32, "<q"), "drift_ppb": (40, "<q"),
         "clock_error_ns": (48, "<Q"), "untimed_instances": (96, "<Q"),
         "unregistered_persistent": (104, "<Q"), "unknown_comm_records": (112, "<Q")}
@@ -18,6 +18,7 @@ RECORD = {"site": (16, "<I"), "start_ns": (24, "<Q"), "duration_ns": (32, "<Q"),
 LOSS_COUNTS = (96, 24)     # version 3's loss counts in the payload: offset, bytes
 INTERVAL = (48, 16)        # version 2's interval fields in a record
 SYS = (136, 8)             # version 5's window field sys_ns in a record
+CPUS_TIMES = 4 * 8         # version 6's CPU times after the rank's CPU list, ending the payload
 
 
 def fixed_bytes(version):
@@ -65,18 +66,28 @@ def fix_crcs(b, lay):
 
 
 def as_version(b, version):
-    """The log as a build writing that version (1 to 4) wrote it: without the window's sys_ns;
-    for 3 also without the job's command line, MPI library and tool version, for 2 also without
-    the loss counts, and for 1 also without the interval fields; lengths and checksums
-    fixed."""
+    """The log as a build writing that version (1 to 5) wrote it: without the rank's CPUs and the
+    header's test-call sampling; for 4 also without the window's sys_ns, for 3 also without the
+    job's command line, MPI library and tool version, for 2 also without the loss counts, and
+    for 1 also without the interval fields; lengths and checksums fixed."""
     lay = layout(b)
-    assert lay["version"] == 5 and version in (1, 2, 3, 4)
+    assert lay["version"] == 6 and version in (1, 2, 3, 4, 5)
     out = bytearray(b[:64])
     struct.pack_into("<I", out, 8, version)
+    struct.pack_into("<I", out, 48, 0)              # reserved before version 6
     for r in lay["ranks"]:
         p, n = r["payload"], r["payload_len"]
         payload = bytearray(b[p:p + n])
+        q = r["job"] - p                            # after the job's three strings: the CPUs
+        for _ in range(3):
+            q += 4 + struct.unpack_from("<I", payload, q)[0]
+        del payload[q:]
         recs = r["records"] - p
+        if version == 5:
+            block = bytearray(b[r["block"]:p])
+            struct.pack_into("<QI", block, 8, len(payload), zlib.crc32(bytes(payload)))
+            out += block + payload
+            continue
         for k in reversed(range(r["nrecords"])):    # version 5's sys_ns out of each record
             at = recs + k * 148 + SYS[0]
             del payload[at:at + SYS[1]]

@@ -145,29 +145,35 @@ done
 
 # Another version (the header checksum fixed, so that only the version is wrong): one this
 # reader does not know, or an older one the blocks were not written in.
-edit "$tmp/v6.ntlog" set header version 6 &&
-	bad_log "$tmp/v6.ntlog" "written by a newer noisetool \(log version 6\); this one reads versions 1 to 5: report it with the noisetool that wrote it"
+edit "$tmp/v7.ntlog" set header version 7 &&
+	bad_log "$tmp/v7.ntlog" "written by a newer noisetool \(log version 7\); this one reads versions 1 to 6: report it with the noisetool that wrote it"
 edit "$tmp/v0.ntlog" set header version 0 && bad_log "$tmp/v0.ntlog" "log version 0 is unknown"
 edit "$tmp/v2-header.ntlog" set header version 2 &&
 	bad_log "$tmp/v2-header.ntlog" "rank 0: malformed block contents \(read as version 2\)"
 # Read as version 3 or 4, version 5's longer records run into each other: the block is
-# malformed, or a record's field is out of range, whichever the bytes hit first.
-for v in 3 4; do
+# malformed, or a record's field is out of range, whichever the bytes hit first; read as 5, the
+# rank's CPUs at the end are bytes too many.
+for v in 3 4 5; do
 	edit "$tmp/v$v-header.ntlog" set header version $v &&
 		bad_log "$tmp/v$v-header.ntlog" "rank 0: malformed block contents \(read as version $v\)|rank 0 record [0-9]+: .* out of range"
 done
-# Logs that builds of versions 1 to 4 wrote are read: the same report, but for what they lack
-# (before 5 no kernel time in the windows; before 4 no job identity; before 3 no loss counts;
-# in version 1 no intervals, so the late rank's record lost its interval).
-for v in 1 2 3 4; do
+# Logs that builds of versions 1 to 5 wrote are read: the same report, but for what they lack
+# (before 6 no rank's CPUs and no test-call sampling; before 5 no kernel time in the windows;
+# before 4 no job identity; before 3 no loss counts; in version 1 no intervals, so the late
+# rank's record lost its interval).
+for v in 1 2 3 4 5; do
 	edit "$tmp/old$v.ntlog" as-version $v &&
 		report "$tmp/old$v.ntlog" --json "$tmp/old$v.json" >"$tmp/out" 2>"$tmp/err" &&
 		grep -q "^2 ranks, level os, waits mpi, complete" "$tmp/out" &&
 		"$PY" -c '
 import json, sys
 old, new = (json.load(open(p)) for p in sys.argv[1:3])
-assert old["log_version"] == int(sys.argv[3]) and new["log_version"] == 5, old
-assert int(sys.argv[3]) == 4 or (old["job"]["command"] == "" and old["job"]["commands"] == 0), old["job"]
+assert old["log_version"] == int(sys.argv[3]) and new["log_version"] == 6, old
+assert old["poll_sample"] == 0 and new["poll_sample"] == 16, (old["poll_sample"], new["poll_sample"])
+assert int(sys.argv[3]) >= 4 or (old["job"]["command"] == "" and old["job"]["commands"] == 0), old["job"]
+assert all(k["cpus"] == {"list": ""} for k in old["rank_times"]), old["rank_times"]
+for k in old["rank_times"] + new["rank_times"]:
+    del k["cpus"]
 assert old["sites"] == new["sites"] and old["rank_times"] == new["rank_times"], old
 assert old["late_instances"][0]["delay_ns"] == new["late_instances"][0]["delay_ns"], old
 ' "$tmp/old$v.json" "$tmp/good.json" $v && ok || { fail "a version $v log"; cat "$tmp/err"; }
@@ -178,6 +184,10 @@ edit "$tmp/nranks.ntlog" set header nranks 3 && bad_log "$tmp/nranks.ntlog" "ran
 edit "$tmp/nranks0.ntlog" set header nranks 0 && bad_log "$tmp/nranks0.ntlog" "claims 0 ranks"
 edit "$tmp/nranks1.ntlog" set header nranks 1 && bad_log "$tmp/nranks1.ntlog" "unexpected bytes"
 edit "$tmp/level.ntlog" set header level 7 && bad_log "$tmp/level.ntlog" "probe level 7 is out of range"
+for n in 0 1025; do
+	edit "$tmp/sample$n.ntlog" set header poll_sample $n &&
+		bad_log "$tmp/sample$n.ntlog" "header: test-call sampling 1 in $n is out of range \(1 to 1024\)"
+done
 for hz in nan inf 0 -2.6e9; do
 	edit "$tmp/hz$hz.ntlog" set header clock_hz "$hz" &&
 		bad_log "$tmp/hz$hz.ntlog" "counter frequency .* is out of range"

@@ -55,7 +55,7 @@ void append_rank(std::vector<unsigned char> &out, const nt_log_rank &rank)
 std::vector<unsigned char> make_log(uint32_t nranks, uint32_t flags = 0)
 {
 	std::vector<unsigned char> out(NT_LOG_HEADER_BYTES);
-	nt_log_header(out.data(), nranks, flags, 1, 0, 2.6e9, 123456789);
+	nt_log_header(out.data(), nranks, flags, 1, 0, 16, 2.6e9, 123456789);
 	for (uint32_t r = 0; r < nranks; r++) {
 		struct nt_log_site sites[2];
 		std::memset(sites, 0, sizeof sites);
@@ -346,6 +346,12 @@ struct fields {
 			k.command = str(r == 2 ? "./other 'a b'" : "/bin/app -n " + std::to_string(r));
 			k.mpi_library = str("MPI " + std::to_string(next++));
 			k.tool_version = str("0.1." + std::to_string(next++));
+			// Its CPUs (version 6): rank 1's times unknown.
+			k.cpus = str(r == 0 ? "0" : r == 1 ? "" : "0-3,8,10-11");
+			k.cpu_ns = r == 1 ? NT_LOG_UNKNOWN : ns();
+			k.run_delay_ns = r == 1 ? NT_LOG_UNKNOWN : ns();
+			k.cpus_busy_ns = r == 1 ? NT_LOG_UNKNOWN : ns();
+			k.cpus_steal_ns = r == 1 ? NT_LOG_UNKNOWN : ns();
 			k.nsites = (uint32_t)sites[r].size();
 			k.sites = sites[r].data();
 			k.dropped_records = count();
@@ -364,7 +370,7 @@ struct fields {
 	std::vector<unsigned char> encode(uint32_t header_flags = 0)
 	{
 		std::vector<unsigned char> out(NT_LOG_HEADER_BYTES);
-		nt_log_header(out.data(), (uint32_t)ranks.size(), header_flags, 2, NT_LOG_WAIT_ADAPTIVE,
+		nt_log_header(out.data(), (uint32_t)ranks.size(), header_flags, 2, NT_LOG_WAIT_ADAPTIVE, 64,
 			      3.123456789e9, 0xfedcba9876543210ull);
 		for (const auto &k : ranks)
 			append_rank(out, k);
@@ -409,6 +415,11 @@ void check_rank(const struct nt_log_rank &a, const struct nt_log_rank &b)
 	CHECK(std::string(a.command) == (b.command ? b.command : ""));
 	CHECK(std::string(a.mpi_library) == (b.mpi_library ? b.mpi_library : ""));
 	CHECK(std::string(a.tool_version) == (b.tool_version ? b.tool_version : ""));
+	CHECK(std::string(a.cpus) == (b.cpus ? b.cpus : ""));
+	CHECK(a.cpu_ns == b.cpu_ns);
+	CHECK(a.run_delay_ns == b.run_delay_ns);
+	CHECK(a.cpus_busy_ns == b.cpus_busy_ns);
+	CHECK(a.cpus_steal_ns == b.cpus_steal_ns);
 	REQUIRE(a.nsites == b.nsites);
 	for (uint32_t i = 0; i < b.nsites; i++) {
 		INFO("site " << i);
@@ -569,15 +580,16 @@ TEST_CASE("log v4: every field of every rank, site, record and window survives",
 	nt_log_free(&log);
 
 	SECTION("the encoding is the documented one: records (140 bytes in version 4), then the "
-		"job's strings")
+		"job's strings, then the rank's CPUs")
 	{
-		// The last rank's block ends with its 4 records and its three strings; its payload
-		// ends 4 records and the strings after the record count, which holds 4.
+		// The last rank's block ends with its 4 records, its three strings and its CPUs (a
+		// string and 4 times); its payload ends 4 records and those after the record count,
+		// which holds 4.
 		const size_t record = NT_LOG_READ_MIN_CHUNK_BYTES; // the latest version's record
 		CHECK((NT_LOG_VERSION > 4 || record == 140));
 		const struct nt_log_rank &last = f.ranks[2];
 		size_t strings = 12 + std::strlen(last.command) + std::strlen(last.mpi_library) +
-				 std::strlen(last.tool_version);
+				 std::strlen(last.tool_version) + 4 + std::strlen(last.cpus) + 4 * 8;
 		size_t at = bytes.size() - strings - 4 * record - 8;
 		uint64_t n = 0;
 		for (int i = 7; i >= 0; i--)
@@ -785,6 +797,11 @@ struct spec_writer {
 			w.str(r.mpi_library);
 			w.str(r.tool_version);
 		}
+		if (version >= 6) {
+			w.str(r.cpus ? r.cpus : "");
+			for (uint64_t v : { r.cpu_ns, r.run_delay_ns, r.cpus_busy_ns, r.cpus_steal_ns })
+				w.u64(v);
+		}
 		return w.b;
 	}
 
@@ -808,7 +825,7 @@ struct spec_writer {
 		std::vector<unsigned char> out(NT_LOG_HEADER_BYTES);
 		// (the wait mode at offset 28: reserved, 0, in the builds before it, which read as
 		// the MPI's own waits)
-		nt_log_header(out.data(), (uint32_t)ranks.size(), header_flags, 2, NT_LOG_WAIT_ADAPTIVE,
+		nt_log_header(out.data(), (uint32_t)ranks.size(), header_flags, 2, NT_LOG_WAIT_ADAPTIVE, 64,
 			      3.123456789e9, 0xfedcba9876543210ull);
 		out[8] = (unsigned char)version; // then the header checksum again
 		uint32_t crc = nt_crc32(0, out.data(), 60);
@@ -1117,6 +1134,10 @@ TEST_CASE("logs of every older version are read, what they lack as 0", "[ntlog]"
 		for (uint32_t r = 0; r < 3; r++) {
 			// What the old version had is read as written ...
 			struct nt_log_rank want = f.ranks[r];
+			if (version < 6) { // ... version 6's CPUs unknown and 0,
+				want.cpus = "";
+				want.cpu_ns = want.run_delay_ns = want.cpus_busy_ns = want.cpus_steal_ns = 0;
+			}
 			if (version < 4) // ... version 4's job strings are empty,
 				want.command = want.mpi_library = want.tool_version = "";
 			if (version < 3) { // ... and the loss counts of version 3 are 0,
@@ -1367,11 +1388,13 @@ struct one_rank {
 		k.nrecords = 1;
 		k.records = &x;
 		bytes.resize(NT_LOG_HEADER_BYTES);
-		nt_log_header(bytes.data(), 1, 0, 1, 0, 2.6e9, 0);
+		nt_log_header(bytes.data(), 1, 0, 1, 0, 16, 2.6e9, 0);
 		append_rank(bytes, k);
 	}
 	// Payload offsets (doc/ntlog-format.md): flags 0, nsites 4, ..., host at 120 ("h": 5
 	// bytes), the site at 125: two strings (17 and 12 bytes), 6 + 48 u64, then its depth.
+	// The end of the block: the CPUs (version 6), an empty list and four times.
+	static constexpr size_t CPUS = 4 + 4 * 8;
 	static constexpr size_t NSITES = 4, HOST = 120, SITE = 125,
 				DEPTH = SITE + 17 + 12 + 54 * 8, NRECORDS = DEPTH + 4 + 12 + 8 + 8;
 	void set(size_t at, uint64_t v, int nbytes)
@@ -1489,15 +1512,19 @@ TEST_CASE("log v4: the job's strings are checked as every other", "[ntlog]")
 	{
 		for (uint64_t n : std::vector<uint64_t>{ 1, 12, 1000, UINT32_MAX }) {
 			one_rank l;
-			size_t command = l.bytes.size() - l.payload - 12; // three empty strings end it
+			// Three empty strings, then the CPUs' (empty) and their four times end it.
+			size_t command = l.bytes.size() - l.payload - 12 - one_rank::CPUS;
 			l.set(command, 0, 4);
 			REQUIRE(decode_error(l.bytes) == "");
 			INFO("length " << n);
 			l.set(command, n, 4);
 			CHECK(decode_error(l.bytes) == malformed);
 			one_rank t;
-			t.set(t.bytes.size() - t.payload - 4, n, 4); // the last one: the tool's version
+			t.set(t.bytes.size() - t.payload - 4 - one_rank::CPUS, n, 4); // the tool's version
 			CHECK(decode_error(t.bytes) == malformed);
+			one_rank c; // the last one: the CPUs' (version 6)
+			c.set(c.bytes.size() - c.payload - one_rank::CPUS, n, 4);
+			CHECK(decode_error(c.bytes) == malformed);
 		}
 	}
 	SECTION("a NUL inside one")
@@ -1506,9 +1533,10 @@ TEST_CASE("log v4: the job's strings are checked as every other", "[ntlog]")
 		f.ranks[0].command = "abc";
 		f.ranks[0].mpi_library = "";
 		f.ranks[0].tool_version = "";
+		f.ranks[0].cpus = "";
 		auto b = f.encode();
 		REQUIRE(decode_error(b) == "");
-		b[b.size() - 8 - 2] = 0; // the 'b' of the command, before the two empty strings
+		b[b.size() - 8 - 2 - one_rank::CPUS] = 0; // the 'b' of the command, before the two empty strings
 		size_t payload = NT_LOG_HEADER_BYTES + NT_LOG_RANK_HEADER_BYTES;
 		put_le(b, payload - 8, nt_crc32(0, b.data() + payload, b.size() - payload), 4);
 		CHECK(decode_error(b) == malformed);

@@ -80,7 +80,7 @@ TEST_CASE("a window field added to the list reaches the log and the timeline")
 {
 	job j;
 	std::vector<unsigned char> bytes(NT_LOG_HEADER_BYTES);
-	nt_log_header(bytes.data(), 2, 0, 1, 0, 2.6e9, 123456789);
+	nt_log_header(bytes.data(), 2, 0, 1, 0, 16, 2.6e9, 123456789);
 	const nt_log *made = j.m.get();
 	for (uint32_t r = 0; r < 2; r++) {
 		unsigned char *buf;

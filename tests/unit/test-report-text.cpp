@@ -2,6 +2,7 @@
 // gets a control character from a log.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -136,5 +137,108 @@ TEST_CASE("report: late instances without OS data are counted with the delay the
 	std::string j = json_of(rep);
 	CHECK(j.find("\"instances_without_os_data\": 3") != std::string::npos);
 	CHECK(j.find("\"delay_without_os_data_ns\": 7500000") != std::string::npos);
+	nt_report_free(&rep);
+}
+
+TEST_CASE("report: who shares each rank's CPUs, and the shares others took", "[report][cpus]")
+{
+	// Host a: ranks 0 and 2 on CPU 0, rank 1 alone on CPU 1, each 1 s of wall time; host b:
+	// rank 3 bound to CPUs 0-1 with rank 4 inside them on CPU 1; rank 5 recorded nothing.
+	mem_log m(6);
+	const char *cpus[6] = { "0", "1", "0", "0-1", "1", "" };
+	const char *hosts[6] = { "a", "a", "a", "b", "b", "b" };
+	const uint64_t s = 1000000000;
+	for (uint32_t r = 0; r < 6; r++) {
+		m.ranks[r].host = hosts[r];
+		m.ranks[r].cpus = cpus[r];
+		m.ranks[r].wall_ns = s;
+		m.site(r, "MPI_Allreduce", "/bin/app", 0x20).total_ns = 100;
+	}
+	// CPU 0 of a: busy the whole second, 0.45 s each for ranks 0 and 2, 0.1 s for others.
+	m.ranks[0].cpu_ns = m.ranks[2].cpu_ns = s * 45 / 100;
+	m.ranks[0].run_delay_ns = m.ranks[2].run_delay_ns = s / 2;
+	m.ranks[0].cpus_busy_ns = m.ranks[2].cpus_busy_ns = s;
+	m.ranks[0].cpus_steal_ns = m.ranks[2].cpus_steal_ns = s / 100;
+	// CPU 1 of a: rank 1 alone, 0.9 s on it, busy 0.95 s: others 5 %; its times unknown.
+	m.ranks[1].cpu_ns = s * 9 / 10;
+	m.ranks[1].run_delay_ns = NT_LOG_UNKNOWN;
+	m.ranks[1].cpus_busy_ns = s * 95 / 100;
+	m.ranks[1].cpus_steal_ns = NT_LOG_UNKNOWN;
+	// Host b: rank 3 on CPUs 0-1 (2 s of capacity), rank 4 inside them.
+	m.ranks[3].cpu_ns = s / 2;
+	m.ranks[3].cpus_busy_ns = s * 16 / 10; // 0.5 + 0.8 (rank 4) + 0.3 others
+	m.ranks[4].cpu_ns = s * 8 / 10;
+	m.ranks[4].cpus_busy_ns = s * 9 / 10; // CPU 1: rank 4's 0.8, rank 3's part, others
+	m.log.wait_mode = NT_LOG_WAIT_MPI;
+	nt_report rep;
+	REQUIRE(nt_report_build(m.get(), nullptr, nullptr, &rep) == 0);
+	REQUIRE(rep.cpus != nullptr);
+	const nt_report_cpus *c = rep.cpus;
+	CHECK(c[0].known);
+	CHECK(c[0].ncpus == 1);
+	CHECK(c[0].crowd == 2); // ranks 0 and 2 on CPU 0
+	CHECK(c[0].sharing == 1);
+	CHECK(c[0].on_cpu == Approx(0.45));
+	CHECK(c[0].waited == Approx(0.5));
+	CHECK(c[0].job_share == Approx(0.45));
+	CHECK(c[0].others_share == Approx(0.1));
+	CHECK(c[0].steal_share == Approx(0.01));
+	CHECK(c[1].crowd == 1);
+	CHECK(c[1].sharing == 0);
+	CHECK(c[1].others_share == Approx(0.05));
+	CHECK(c[1].waited < 0); // unknown
+	CHECK(c[1].steal_share < 0);
+	CHECK(c[3].ncpus == 2);
+	CHECK(c[3].crowd == 2);   // rank 4 lies within its CPUs
+	CHECK(c[3].sharing == 1);
+	CHECK(c[3].job_share == Approx(0.4));    // rank 4's 0.8 s of 2 s
+	CHECK(c[3].others_share == Approx(0.15)); // 1.6 - 0.5 - 0.8 = 0.3 s of 2 s
+	CHECK(c[4].crowd == 1);   // rank 3's CPUs do not lie within rank 4's
+	CHECK(c[4].sharing == 1);
+	CHECK(c[4].job_share == Approx(0.0));
+	CHECK(c[4].others_share == Approx(0.1)); // what rank 3 ran there counts as others
+	CHECK_FALSE(c[5].known);
+	CHECK(rep.crowded_ranks == 2);
+	std::string t = text_of(rep);
+	auto rows = table(t, "CPUs by rank");
+	REQUIRE(rows.size() >= 8);
+	CHECK(rows[1].find("     0  a                    0                    2/1     45.0     50.0"
+			   "     45.0     10.0      1.0") == 0);
+	CHECK(rows[2].find("     1  a                    1                    1/1     90.0        -"
+			   "      0.0      5.0        -") == 0);
+	CHECK(rows[6].find("     5  b                    ?") == 0);
+	CHECK(t.find("2 ranks take turns on their CPUs with more ranks of this job than they have "
+		     "CPUs (rank 0: 2 ranks on CPU 0): their MPI waits spin (waits mpi)") !=
+	      std::string::npos);
+	CHECK(t.find("Tasks outside this job took 10 % or more of the CPUs of 4 ranks") !=
+	      std::string::npos);
+	std::string js; // on one line: without the newlines and the indentation after them
+	for (char ch : json_of(rep))
+		if (ch == '\n')
+			js += '\n';
+		else if (!(ch == ' ' && !js.empty() && (js.back() == '\n' || js.back() == '\t')))
+			js += ch;
+	js.erase(std::remove(js.begin(), js.end(), '\n'), js.end());
+	CHECK(js.find("\"crowded_ranks\": 2") != std::string::npos);
+	CHECK(js.find("\"cpus\": {\"list\": \"0\",\"cpu_ns\": 450000000,\"run_delay_ns\": "
+		      "500000000,\"busy_ns\": 1000000000,\"steal_ns\": 10000000,\"count\": 1,"
+		      "\"ranks_within\": 2,\"ranks_sharing\": 1,\"on_cpu_share\": 0.45,"
+		      "\"waited_share\": 0.5,\"job_share\": 0.45,\"others_share\": 0.1,"
+		      "\"steal_share\": 0.01}") != std::string::npos);
+	CHECK(js.find("\"cpus\": {\"list\": \"1\",\"cpu_ns\": 900000000,\"busy_ns\": 950000000,"
+		      "\"count\": 1,") != std::string::npos);
+	CHECK(js.find("\"cpus\": {\"list\": \"\"}") != std::string::npos);
+	nt_report_free(&rep);
+	// Adaptive waits: the advice changes; a log without CPUs: no table.
+	m.log.wait_mode = NT_LOG_WAIT_ADAPTIVE;
+	REQUIRE(nt_report_build(m.get(), nullptr, nullptr, &rep) == 0);
+	CHECK(text_of(rep).find("their MPI waits nap while a CPU is shared (waits adaptive)") !=
+	      std::string::npos);
+	nt_report_free(&rep);
+	for (uint32_t r = 0; r < 6; r++)
+		m.ranks[r].cpus = "";
+	REQUIRE(nt_report_build(m.get(), nullptr, nullptr, &rep) == 0);
+	CHECK(rep.cpus == nullptr);
+	CHECK(text_of(rep).find("CPUs by rank") == std::string::npos);
 	nt_report_free(&rep);
 }

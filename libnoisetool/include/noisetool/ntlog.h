@@ -15,8 +15,8 @@
 extern "C" {
 #endif
 
-/* The version written; the reader reads 1 to it. Raised with each new window field. */
-#define NT_LOG_VERSION_WRITTEN 5
+/* The version written; the reader reads 1 to it. Raised with each new field. */
+#define NT_LOG_VERSION_WRITTEN 6
 #ifndef NT_TEST_EXTRA_ENTRIES
 #define NT_LOG_VERSION NT_LOG_VERSION_WRITTEN
 #else /* tests/unit/test-one-list.cpp: one more entry in each list, and a version for it */
@@ -40,6 +40,8 @@ enum nt_log_wait_mode {
 #undef NT_LOG_WAIT_ENUM_
 	NT_LOG_WAIT_COUNT
 };
+#define NT_LOG_POLL_SAMPLE_MAX 1024 /* the header's u32 at offset 48 (version 6) */
+#define NT_LOG_UNKNOWN UINT64_MAX /* a rank's CPU time that could not be read (version 6) */
 #define NT_LOG_RANK_HEADER_BYTES 24 /* before each rank's payload */
 #define NT_LOG_CHUNK_BYTES 65536  /* the wrapper library's chunk (nt_log_rank_stream) */
 #define NT_LOG_HIST_BINS 48
@@ -195,6 +197,15 @@ struct nt_log_rank {
 	const char *command;      /* its command line, shell-quoted, bounded */
 	const char *mpi_library;  /* the first line of the MPI library's version */
 	const char *tool_version; /* the noisetool that measured it */
+	/* The rank's CPUs from MPI_Init to MPI_Finalize (version 6; "" and 0 when read from an
+	 * older log or a live file): doc/ntlog-format.md, "The rank's CPUs". cpus is "" when the
+	 * affinity could not be read, a time NT_LOG_UNKNOWN when it could not. */
+	const char *cpus;        /* its thread's affinity at MPI_Init, a CPU list ("0", "0-3,8") */
+	uint64_t cpu_ns;         /* its process's CPU time, user and system */
+	uint64_t run_delay_ns;   /* its thread's time runnable, waiting for a CPU */
+	uint64_t cpus_busy_ns;   /* the time its CPUs ran any task, summed over them (/proc/stat:
+				  * user, nice, system, irq, softirq; 10 ms ticks) */
+	uint64_t cpus_steal_ns;  /* the time the hypervisor took from its CPUs, summed likewise */
 	/* With NT_LOG_FLAG_UNWRITTEN: why MPI_Finalize could not write the log (an errno; 0 when
 	 * not known). Never in a log file. */
 	uint32_t log_errno;
@@ -207,6 +218,8 @@ struct nt_log {
 	uint32_t flags;         /* OR of the header flag and every rank's flags */
 	uint32_t level;         /* 0 timing, 1 os, 2 full */
 	uint32_t wait_mode;     /* enum nt_log_wait_mode */
+	uint32_t poll_sample;   /* test calls timed one in this many (NOISETOOL_POLL_SAMPLE);
+				 * 0: not recorded (before version 6) */
 	double clock_hz;
 	uint64_t created_unix_ns;
 	struct nt_log_rank *ranks;
@@ -214,9 +227,10 @@ struct nt_log {
 };
 
 /* The 64-byte file header for a job of nranks whose blocking calls waited in wait_mode (enum
- * nt_log_wait_mode). */
+ * nt_log_wait_mode) and whose test calls were timed one in poll_sample (1 to
+ * NT_LOG_POLL_SAMPLE_MAX). */
 NT_API void nt_log_header(unsigned char out[NT_LOG_HEADER_BYTES], uint32_t nranks, uint32_t flags,
-			  uint32_t level, uint32_t wait_mode, double clock_hz,
+			  uint32_t level, uint32_t wait_mode, uint32_t poll_sample, double clock_hz,
 			  uint64_t created_unix_ns);
 
 /* Site i of the rank being encoded, filled into *site (zeroed before the call); its strings

@@ -41,6 +41,22 @@ struct nt_report_site {
 	double cov;                 /* coefficient of variation of per-rank totals (all ranks) */
 };
 
+/* A rank's CPUs over the job (log version 6; doc/attribution.md, "Who shares the CPUs"):
+ * shares of its wall time (on_cpu, waited) or of its CPUs' capacity, its wall time times their
+ * number (the rest). A time the rank could not read leaves its shares negative. */
+struct nt_report_cpus {
+	bool known;          /* its CPU list was recorded (and parsed) */
+	uint32_t ncpus;      /* CPUs in it */
+	uint32_t crowd;      /* ranks of the job on its host whose CPUs all lie in its list,
+			      * itself included: more than ncpus, and they take turns */
+	uint32_t sharing;    /* other ranks of the job on its host that share a CPU with it */
+	double on_cpu;       /* its process's CPU time */
+	double waited;       /* its thread's time runnable, waiting for a CPU */
+	double job_share;    /* the CPU time of the job's other ranks whose CPUs lie in its list */
+	double others_share; /* what tasks outside the job ran on its CPUs */
+	double steal_share;  /* what the hypervisor took from them */
+};
+
 struct nt_report {
 	uint32_t nranks;
 	bool partial;                    /* a rank or the header says so, or a loss is counted */
@@ -51,6 +67,8 @@ struct nt_report {
 	struct nt_report_site *sites; /* by time_ns_total, largest first */
 	struct nt_attrib attrib;      /* who made collectives late, and why */
 	struct nt_coverage coverage;  /* how much of the MPI time that accounts for */
+	struct nt_report_cpus *cpus;  /* by rank index; NULL when no rank recorded its CPUs */
+	uint32_t crowded_ranks;       /* ranks whose crowd is over their CPUs */
 	void *by_identity_;           /* private: the sites in identity order, for lookups */
 };
 

@@ -141,6 +141,9 @@ struct nt_live_header {
 	/* How the job's blocking calls waited (enum nt_log_wait_mode; 0, the MPI's own, in the
 	 * files of builds before it). */
 	uint32_t wait_mode;
+	/* Test calls timed one in this many (NOISETOOL_POLL_SAMPLE; 0, not recorded, in the files
+	 * of builds before it). */
+	uint32_t poll_sample;
 };
 
 /* Read the live files of a job (dir: NAME.live) into *log, as if it had written NAME.ntlog:

@@ -123,6 +123,25 @@ def _job_facts(doc, rep, page):
                       f"an OS cause, {pct('unexplained_ns')} unexplained, "
                       f"{pct('not_measured_ns')} not measured), {pct('not_accounted_ns')} not "
                       "accounted for yet", "coverage"))
+    cpus = [(r.get("rank"), r.get("cpus") or {}) for r in rep.get("rank_times", [])]
+    known = [(k, c) for k, c in cpus if c.get("count")]
+    if known:  # doc/attribution.md, "Who shares the CPUs"; logs before version 6 have none
+        crowded = rep.get("crowded_ranks", 0)
+        if crowded:
+            k, c = next((k, c) for k, c in known if c.get("ranks_within", 1) > c["count"])
+            text = (f"{crowded} ranks take turns on their CPUs (rank {k}: "
+                    f"{c['ranks_within']} ranks on CPU{'s' if c['count'] > 1 else ''} "
+                    f"{c.get('list', '?')}), waits "
+                    f"{rep.get('wait_mode', 'mpi')}")
+            if rep.get("wait_mode", "mpi") in ("mpi", "busy"):
+                text += ": --wait adaptive would nap while a CPU is shared"
+        else:
+            text = "each rank's CPUs are its own in this job"
+        k, c = max(known, key=lambda kc: kc[1].get("others_share", 0))
+        if c.get("others_share", 0) >= 0.005:
+            text += (f"; other tasks took up to {100 * c['others_share']:.1f} % of a rank's "
+                     f"CPUs (rank {k})")
+        facts.append(("CPUs", text, "cpus"))
     culprits = rep.get("culprits", [])
     if culprits and culprits[0].get("delay_ns"):
         c = culprits[0]

@@ -1,0 +1,80 @@
+/* The rank's CPUs over the job (cpushare.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <noisetool/sysinfo.h>
+#include <noisetool-private/cpus.h>
+#include <noisetool-private/schedstat.h>
+
+#include "cpushare.h"
+
+static uint64_t process_cpu_ns(void)
+{
+	struct rusage u;
+	if (getrusage(RUSAGE_SELF, &u) != 0)
+		return NT_CPUSHARE_UNKNOWN;
+	return ((uint64_t)u.ru_utime.tv_sec + (uint64_t)u.ru_stime.tv_sec) * 1000000000u +
+	       ((uint64_t)u.ru_utime.tv_usec + (uint64_t)u.ru_stime.tv_usec) * 1000u;
+}
+
+static uint64_t thread_run_delay_ns(void)
+{
+	char buf[128];
+	int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NT_CPUSHARE_UNKNOWN;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	uint64_t run, delay, count;
+	if (n <= 0)
+		return NT_CPUSHARE_UNKNOWN;
+	buf[n] = '\0';
+	return nt_parse_schedstat(buf, &run, &delay, &count) == 0 ? delay : NT_CPUSHARE_UNKNOWN;
+}
+
+/* The readings now: CPU time, run delay, and the CPUs' busy and steal time. */
+static void read_all(const struct nt_cpushare *c, uint64_t v[4])
+{
+	v[0] = process_cpu_ns();
+	v[1] = thread_run_delay_ns();
+	v[2] = v[3] = NT_CPUSHARE_UNKNOWN;
+	if (c->ncpus > 0 && nt_cpus_stat(c->cpus, (size_t)c->ncpus, &v[2], &v[3]) != 0)
+		v[2] = v[3] = NT_CPUSHARE_UNKNOWN;
+}
+
+void nt_cpushare_begin(struct nt_cpushare *c)
+{
+	c->list[0] = '\0';
+	int n = nt_allowed_cpus(c->cpus, CPU_SETSIZE);
+	c->ncpus = n > 0 && nt_cpulist_format(c->cpus, (size_t)n, c->list, sizeof c->list) >= 0
+			   ? n
+			   : 0;
+	if (c->ncpus == 0)
+		c->list[0] = '\0';
+	uint64_t v[4];
+	read_all(c, v);
+	c->cpu_ns = v[0];
+	c->run_delay_ns = v[1];
+	c->busy_ns = v[2];
+	c->steal_ns = v[3];
+}
+
+/* later - earlier, unknown when either is (or when the counter went back). */
+static uint64_t since(uint64_t earlier, uint64_t later)
+{
+	if (earlier == NT_CPUSHARE_UNKNOWN || later == NT_CPUSHARE_UNKNOWN || later < earlier)
+		return NT_CPUSHARE_UNKNOWN;
+	return later - earlier;
+}
+
+void nt_cpushare_end(struct nt_cpushare *c)
+{
+	uint64_t v[4];
+	read_all(c, v);
+	c->cpu_ns = since(c->cpu_ns, v[0]);
+	c->run_delay_ns = since(c->run_delay_ns, v[1]);
+	c->busy_ns = since(c->busy_ns, v[2]);
+	c->steal_ns = since(c->steal_ns, v[3]);
+}
