@@ -11,6 +11,12 @@ disturbance's ground truth (what the program or the injector measured).
       CAUSE is the largest of RANK's causes beyond CPU competition and half or more of its
       delay beyond CPU competition, and CAUSE holds at most TRUTH + ALLOWANCE_NS
 
+  attrib-matrix.py held CASE REPORT CAUSE RANK [SHARE]
+      the held-up time (a member held inside the call after the last arrival: the report's
+      held_culprits): the job's, RANK's share of it and the share of it in CAUSE; with SHARE
+      (a fraction), exit 1 with a FAIL line unless RANK's CAUSE holds at least SHARE of the
+      job's held-up time
+
 CAUSE is a key of the report's "causes" objects (preemption_ns, blocked_ns, ...). TRUTH is the
 ground truth in ns, or `injected`: what the injector spun on RANK (the report's rank_times), or
 `delay`: none of its own (a CPU hog), RANK's delay stands for it.
@@ -95,6 +101,26 @@ def check(case, s, cause, rank, allowance_ns):
     return not failed
 
 
+def held(case, path, cause, rank, share):
+    """The held-up row (see above); False when SHARE is given and not reached."""
+    with open(path) as f:
+        rep = json.load(f)
+    total = rep["attribution"].get("held_delay_ns", 0)
+    mine = next((c for c in rep.get("held_culprits", []) if c["rank"] == rank),
+                {"delay_ns": 0, "causes": {}})
+    c, delay = mine["causes"], mine["delay_ns"]
+    others = ", ".join(f"{k[:-3]} {pct(v, delay):.0f}" for k, v in c.items()
+                       if k != cause and pct(v, delay) >= 0.5)
+    print(f"{case:<16} held {total / 1e6:9.1f} ms, rank {rank} {pct(delay, total):5.1f} %, "
+          f"{cause} {c.get(cause, 0) / 1e6:9.1f} ms = {pct(c.get(cause, 0), total):5.1f} % of "
+          f"the held-up time; other causes of the rank's: {others or '-'}")
+    if share is not None and not (total > 0 and c.get(cause, 0) >= share * total):
+        print(f"FAIL: {case}: rank {rank}'s {cause} is {pct(c.get(cause, 0), total):.1f} % of "
+              f"the {total / 1e6:.1f} ms held up, under {100 * share:.0f} %")
+        return False
+    return True
+
+
 def main():
     a = sys.argv[1:]
     if a[:1] == ["header"] and len(a) == 1:
@@ -105,6 +131,9 @@ def main():
         row(a[1], s, a[4])
         if a[0] == "check":
             sys.exit(0 if check(a[1], s, a[4], int(a[5]), int(a[6])) else 1)
+    elif a[:1] == ["held"] and len(a) in (5, 6):
+        ok = held(a[1], a[2], a[3], int(a[4]), float(a[5]) if len(a) == 6 else None)
+        sys.exit(0 if ok else 1)
     else:
         sys.exit(__doc__)
 

@@ -169,6 +169,7 @@ static void write_json(struct nt_json *j, const struct nt_report *rep, const cha
 		nt_json_string(j, "host", k->host);
 		nt_json_uint(j, "wall_ns", k->wall_ns);
 		nt_json_uint(j, "mpi_ns", k->mpi_ns);
+		nt_json_int(j, "drift_ppb", k->drift_ppb);
 		nt_json_uint(j, "dropped_calls", k->dropped);
 		nt_json_uint(j, "records", k->nrecords);
 		nt_json_uint(j, "dropped_records", k->dropped_records);
