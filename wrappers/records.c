@@ -107,8 +107,9 @@ void nt_records_instance(struct nt_site *s, uint64_t comm_id, uint64_t seq,
 	if (dec.close_window) {
 		struct nt_window_read rd;
 		if (nt_window_close(in->t1_cyc, &rd) == 0) {
-			nt_recpolicy_window_closed(&t->rec, in->t1_cyc, rd.end_cyc, rd.cost_cyc,
-						   dec.on_grid);
+			nt_window_counted(nt_recpolicy_window_closed(&t->rec, in->t1_cyc,
+								      rd.end_cyc, rd.cost_cyc,
+								      dec.on_grid));
 		} else { /* no probe: no windows on this thread from here on */
 			nt_recpolicy_thread_init(&t->rec);
 			dec.flags &= ~NT_REC_WINDOW;

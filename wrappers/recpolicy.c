@@ -71,8 +71,8 @@ static uint64_t early_credit(const struct nt_rec_thread *rt, uint64_t now_cyc)
 	return credit < (double)cap ? (uint64_t)credit : cap;
 }
 
-void nt_recpolicy_window_closed(struct nt_rec_thread *rt, uint64_t end_cyc,
-				uint64_t read_end_cyc, uint64_t cost_cyc, bool on_grid)
+uint64_t nt_recpolicy_window_closed(struct nt_rec_thread *rt, uint64_t end_cyc,
+				    uint64_t read_end_cyc, uint64_t cost_cyc, bool on_grid)
 {
 	if (!on_grid) { /* an early read spends its estimated cost from the credit */
 		uint64_t credit = early_credit(rt, end_cyc);
@@ -87,7 +87,7 @@ void nt_recpolicy_window_closed(struct nt_rec_thread *rt, uint64_t end_cyc,
 	rt->window_end_cyc = end_cyc;
 	rt->spent_cyc += cost_cyc;
 	if (!on_grid)
-		return;
+		return cost_cyc;
 	/* The share of the time since the last grid read that reads took; each step of m
 	 * halves or doubles the reads to come. */
 	uint64_t elapsed = read_end_cyc > rt->grid_from_cyc ? read_end_cyc - rt->grid_from_cyc : 0;
@@ -104,6 +104,7 @@ void nt_recpolicy_window_closed(struct nt_rec_thread *rt, uint64_t end_cyc,
 	rt->grid_mask = (1ull << m) - 1;
 	rt->grid_from_cyc = read_end_cyc;
 	rt->spent_cyc = 0;
+	return cost_cyc;
 }
 
 /* Whether a record's early read at now_cyc is affordable: the early reads' credit holds its

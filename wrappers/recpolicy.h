@@ -250,13 +250,14 @@ struct nt_rec_decision nt_recpolicy_at_instance(const struct nt_rec_thread *rt,
 /* The window ended at end_cyc (an instance's exit) by a read that ended at read_end_cyc and
  * cost cost_cyc (measured); on_grid: the grid's read (else a record's early one, which spends
  * the estimate from the early reads' credit). The cost
- * joins the estimate and the reads' spending (at most NT_REC_COST_CLAMP x the estimate). At a
+ * joins the estimate and the reads' spending (at most NT_REC_COST_CLAMP x the estimate: that
+ * cost is returned, the read's as the budget counts it and the report shows it). At a
  * grid read the grid is set again: its m goes up or down by as many steps as make what the
  * reads cost since the last grid read, over the time since it, come between half the budget
  * and the budget (m = 0 at most; NT_REC_GRID_MAX_BITS at least); the read's own time belongs
  * to the next window. */
-void nt_recpolicy_window_closed(struct nt_rec_thread *rt, uint64_t end_cyc,
-				uint64_t read_end_cyc, uint64_t cost_cyc, bool on_grid);
+uint64_t nt_recpolicy_window_closed(struct nt_rec_thread *rt, uint64_t end_cyc,
+				    uint64_t read_end_cyc, uint64_t cost_cyc, bool on_grid);
 
 #ifdef __cplusplus
 }

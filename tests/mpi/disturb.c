@@ -6,6 +6,9 @@
  *   faults  mmap AMOUNT fresh anonymous pages, touch a byte in each 4 KiB, munmap (page faults)
  *   extra   AMOUNT microseconds more of the same compute (extra work)
  *   none    nothing (the disturbance comes from outside: an injector, a CPU hog)
+ *   idle    no compute at all on DISTURBED_RANK: it waits inside every allreduce for the
+ *           others, so that a CPU hog on its CPU lands inside the collectives, where it holds
+ *           the others up when they arrive (EVERY and AMOUNT unused)
  * Rank 0 prints the result ("result S"); every rank prints to stderr
  * "disturb rank R kind K events N measured_ns T", T the wall time of its disturbances.
  * The compute is a fixed count of dependent multiply-adds (rank 0's calibration, the fastest of
@@ -99,9 +102,10 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	const char *kind = argc == 7 ? argv[3] : "";
 	if (argc != 7 || (strcmp(kind, "sleep") && strcmp(kind, "faults") && strcmp(kind, "extra") &&
-			  strcmp(kind, "none")) || atol(argv[5]) < 1 || atol(argv[6]) < 0) {
+			  strcmp(kind, "none") && strcmp(kind, "idle")) || atol(argv[5]) < 1 ||
+	    atol(argv[6]) < 0) {
 		if (rank == 0)
-			fprintf(stderr, "usage: disturb ITERS WORK_US sleep|faults|extra|none "
+			fprintf(stderr, "usage: disturb ITERS WORK_US sleep|faults|extra|none|idle "
 					"DISTURBED_RANK EVERY AMOUNT\n");
 		MPI_Finalize();
 		return 2;
@@ -112,7 +116,9 @@ int main(int argc, char **argv)
 	MPI_Bcast(&per_us, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 	long phase = (long)(work_us * per_us);
 	int target = atoi(argv[4]);
-	int mine = rank == target && strcmp(kind, "none") != 0;
+	int mine = rank == target && strcmp(kind, "none") != 0 && strcmp(kind, "idle") != 0;
+	if (rank == target && strcmp(kind, "idle") == 0)
+		phase = 0;
 	long events = 0;
 	int64_t measured_ns = 0;
 	double x = rank + 1, y = 0, sum = 0;
