@@ -1064,3 +1064,63 @@ TEST_CASE("lateness carried from a hold inside the instance before", "[attrib]")
 		nt_attrib_free(&a);
 	}
 }
+
+TEST_CASE("lateness carried from the late rank's own long call before, not joined", "[attrib]")
+{
+	// A rank that waits inside every collective (no compute of its own): instance 3 is kept on
+	// rank 1 only (its call held 5 ms, 4.9 ms runnable: its window ended at that exit), rank 0's
+	// quick call there is not recorded, so instance 3 is not joined. At instance 4 rank 1 is
+	// 5 ms late after 20 us outside MPI: its lateness is that call's.
+	fake_log f;
+	f.add(1, 3, 100, 0, 0, 5000000, 90000, 4900000, 5000000);
+	f.add(0, 4, 100000, 200000, 0, 98000, 98000, 0, 5000000);
+	f.add(1, 4, 5100000, 20000, 0, 20000, 20000, 0, 2000);
+
+	SECTION("its OS time in that call explains the lateness")
+	{
+		nt_attrib a = f.one_culprit();
+		REQUIRE(a.nlate == 1);
+		const nt_late &l = a.late[0];
+		CHECK(l.rank == 1);
+		CHECK(l.delay_ns == 5000000);
+		// 4.9 ms runnable, 10 us steal (no voluntary switch): all but 90 us of the delay
+		CHECK(l.causes.ns[NT_CAUSE_PREEMPTION] == 4900000);
+		CHECK(l.causes.ns[NT_CAUSE_STEAL] == 10000);
+		CHECK(l.causes.ns[NT_CAUSE_UNEXPLAINED] == 90000);
+		CHECK(a.instances_no_window == 0);
+		nt_attrib_free(&a);
+	}
+	SECTION("also when the late arrival has no window of its own: it has OS data then")
+	{
+		f.records[1][1].flags &= ~NT_LOG_REC_WINDOW;
+		nt_attrib a = f.one_culprit();
+		REQUIRE(a.nlate == 1);
+		CHECK(a.late[0].causes.ns[NT_CAUSE_PREEMPTION] == 4900000);
+		CHECK(a.late[0].os_data);
+		CHECK(a.instances_no_window == 0);
+		CHECK(a.delay_no_window_ns == 0);
+		nt_attrib_free(&a);
+	}
+	SECTION("its own time outside MPI could hold the lateness: nothing is carried")
+	{
+		f.records[1][1].interval_ns = 6000000;
+		nt_attrib a = f.one_culprit();
+		REQUIRE(a.nlate == 1);
+		CHECK(a.late[0].causes.ns[NT_CAUSE_PREEMPTION] == 0);
+		nt_attrib_free(&a);
+	}
+	SECTION("its call before was too short to make the lateness: nothing is carried")
+	{
+		f.records[1][0].duration_ns = 1000000;
+		nt_attrib a = f.one_culprit();
+		CHECK(a.late[0].causes.ns[NT_CAUSE_PREEMPTION] == 0);
+		nt_attrib_free(&a);
+	}
+	SECTION("its record before is of another instance number: nothing is carried")
+	{
+		f.records[1][0].seq = 2;
+		nt_attrib a = f.one_culprit();
+		CHECK(a.late[0].causes.ns[NT_CAUSE_PREEMPTION] == 0);
+		nt_attrib_free(&a);
+	}
+}
