@@ -160,7 +160,10 @@ int mpi_library(enum mpi_kind kind, char *out, size_t size)
 		char *slash = strrchr(self, '/');
 		if (slash) {
 			*slash = '\0';
-			snprintf(out, size, "%s/../wrappers/libnoisetool-%s.so", self,
+			/* The build tree's library, named without "tools/.." (it is printed) */
+			char dir[PATH_MAX / 2 + 16], real[PATH_MAX];
+			snprintf(dir, sizeof dir, "%s/../wrappers", self);
+			snprintf(out, size, "%s/libnoisetool-%s.so", realpath(dir, real) ? real : dir,
 				 mpi_kind_lib(kind));
 			if (access(out, R_OK) == 0)
 				return 0;
