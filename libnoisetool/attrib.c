@@ -465,6 +465,16 @@ static void lose(struct nt_rank_loss *l, double amount, const struct nt_late *x,
 	l->cause_ns = add_sat(l->cause_ns, w - un);
 }
 
+/* What member m lost (lose), booked to its rank and to its call site. */
+static void lose_member(const struct nt_log *log, struct nt_attrib *out, const struct member *m,
+			double amount, const struct nt_late *x, bool held)
+{
+	lose(&out->loss[m->rank], amount, x, held);
+	const struct nt_log_rank *k = &log->ranks[m->rank];
+	if (k->sites && m->rec->site < k->nsites)
+		lose(&out->site_loss[out->site_at[m->rank] + m->rec->site], amount, x, held);
+}
+
 /* A late arrival's unexplained delay (in c) that its last arriver carried from a hold inside
  * the instance just before (h): a member held inside a call leaves it late, after the others,
  * and arrives that much later at the next one, with nothing in that interval's window to show
@@ -566,8 +576,14 @@ int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 	out->held_ranks = calloc(log->nranks ? log->nranks : 1, sizeof *out->held_ranks);
 	out->loss = calloc(log->nranks ? log->nranks : 1, sizeof *out->loss);
 	out->nloss = log->nranks;
+	out->site_at = calloc(log->nranks ? log->nranks : 1, sizeof *out->site_at);
+	for (uint32_t r = 0; out->site_at && r < log->nranks; r++) {
+		out->site_at[r] = out->nsite_loss;
+		out->nsite_loss += log->ranks[r].sites ? log->ranks[r].nsites : 0;
+	}
+	out->site_loss = calloc(out->nsite_loss ? out->nsite_loss : 1, sizeof *out->site_loss);
 	if (!m || !busy || !order || !out->ranks || !out->late || !out->held || !out->held_ranks ||
-	    !out->loss) {
+	    !out->loss || !out->site_at || !out->site_loss) {
 		free(m);
 		free(busy);
 		free(order);
@@ -623,8 +639,8 @@ int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 			prev = h;
 			prev_held = true;
 			for (size_t q = i; q < j; q++)
-				lose(&out->loss[m[q].rank], member_held(log, &m[q], m[j - 1].arrival_ns),
-				     &h, true);
+				lose_member(log, out, &m[q],
+					    member_held(log, &m[q], m[j - 1].arrival_ns), &h, true);
 		}
 		if (!is_late)
 			continue;
@@ -671,10 +687,12 @@ int nt_attrib_build(const struct nt_log *log, struct nt_attrib *out)
 		const struct nt_late *x = &out->late[out->nlate - 1];
 		if (delay == by_arrival)
 			for (size_t q = i; q < j; q++)
-				lose(&out->loss[m[q].rank], late->arrival_ns - m[q].arrival_ns, x, false);
+				lose_member(log, out, &m[q], late->arrival_ns - m[q].arrival_ns, x,
+					    false);
 		else
 			for (size_t q = 0; q < cnt; q++)
-				lose(&out->loss[busy[q].m->rank], busy[cnt - 1].ns - busy[q].ns, x, false);
+				lose_member(log, out, busy[q].m, busy[cnt - 1].ns - busy[q].ns, x,
+					    false);
 	}
 	free(m);
 	free(busy);
@@ -729,6 +747,8 @@ void nt_attrib_free(struct nt_attrib *a)
 	free(a->late);
 	free(a->held);
 	free(a->held_ranks);
+	free(a->site_at);
+	free(a->site_loss);
 	free(a->loss);
 	memset(a, 0, sizeof *a);
 }

@@ -46,8 +46,7 @@ uint64_t nt_coverage_own_ns(const struct nt_log_site *s, double clock_hz)
 	return to_ns(ns);
 }
 
-/* part += x, field by field. */
-static void part_add(struct nt_coverage_part *part, const struct nt_coverage_part *x)
+void nt_coverage_part_add(struct nt_coverage_part *part, const struct nt_coverage_part *x)
 {
 	part->mpi_ns = add_sat(part->mpi_ns, x->mpi_ns);
 	part->coll_ns = add_sat(part->coll_ns, x->coll_ns);
@@ -60,9 +59,39 @@ static void part_add(struct nt_coverage_part *part, const struct nt_coverage_par
 	part->no_data_ns = add_sat(part->no_data_ns, x->no_data_ns);
 }
 
-/* Rank k's collective sites (those its records name with a communicator): their time, own cost
- * and the time over it, into p. */
+/* What a rank lost at a site (l, NULL: nothing) is part of the site's time over its calls' own
+ * cost: where the estimate of that cost puts it beyond, it is scaled down to fit. */
+static void site_losses(struct nt_coverage_part *p, const struct nt_rank_loss *l)
+{
+	if (!l)
+		return;
+	p->waited_ns = l->waited_ns;
+	p->held_ns = l->held_ns;
+	p->cause_ns = l->cause_ns;
+	p->unexplained_ns = l->unexplained_ns;
+	p->no_data_ns = l->no_data_ns;
+	uint64_t lost = add_sat(p->waited_ns, p->held_ns);
+	if (lost <= p->over_ns)
+		return;
+	double f = (double)p->over_ns / (double)lost;
+	/* Each part at most what is left of over_ns, so that they add up to it whatever the
+	 * rounding. */
+	p->cause_ns = to_ns((double)p->cause_ns * f);
+	p->cause_ns = p->cause_ns < p->over_ns ? p->cause_ns : p->over_ns;
+	p->unexplained_ns = to_ns((double)p->unexplained_ns * f);
+	if (p->unexplained_ns > p->over_ns - p->cause_ns)
+		p->unexplained_ns = p->over_ns - p->cause_ns;
+	p->no_data_ns = p->over_ns - p->cause_ns - p->unexplained_ns;
+	p->held_ns = to_ns((double)p->held_ns * f);
+	p->held_ns = p->held_ns < p->over_ns ? p->held_ns : p->over_ns;
+	p->waited_ns = p->over_ns - p->held_ns;
+}
+
+/* Rank r's sites into parts[0..nsites): every site's time, and for its collective sites (those
+ * its records name with a communicator) their own cost, the time over it and what the rank
+ * lost there (losses[i], NULL: none); their sums, but the MPI time, into p. */
 static int rank_sites(const struct nt_log *log, const struct nt_log_rank *k,
+		      const struct nt_rank_loss *losses, struct nt_coverage_part *parts,
 		      struct nt_coverage_part *p)
 {
 	if (!k->nsites || !k->sites)
@@ -75,14 +104,21 @@ static int rank_sites(const struct nt_log *log, const struct nt_log_rank *k,
 			coll[k->records[q].site] = true;
 	for (uint32_t i = 0; i < k->nsites; i++) {
 		const struct nt_log_site *s = &k->sites[i];
-		if (!coll[i])
-			continue;
-		uint64_t own = nt_coverage_own_ns(s, log->clock_hz);
-		double own_all = (double)own * (double)s->calls;
-		uint64_t own_total = own_all >= (double)s->total_ns ? s->total_ns : to_ns(own_all);
-		p->coll_ns = add_sat(p->coll_ns, s->total_ns);
-		p->own_ns = add_sat(p->own_ns, own_total);
-		p->over_ns = add_sat(p->over_ns, s->total_ns - own_total);
+		struct nt_coverage_part one = { .mpi_ns = s->total_ns };
+		if (coll[i]) {
+			uint64_t own = nt_coverage_own_ns(s, log->clock_hz);
+			double own_all = (double)own * (double)s->calls;
+			uint64_t own_total =
+				own_all >= (double)s->total_ns ? s->total_ns : to_ns(own_all);
+			one.coll_ns = s->total_ns;
+			one.own_ns = own_total;
+			one.over_ns = s->total_ns - own_total;
+			site_losses(&one, losses ? &losses[i] : NULL);
+		}
+		if (parts)
+			parts[i] = one;
+		one.mpi_ns = 0;
+		nt_coverage_part_add(p, &one);
 	}
 	free(coll);
 	return 0;
@@ -98,39 +134,30 @@ int nt_coverage_build(const struct nt_log *log, const struct nt_attrib *a,
 	if (!out->ranks)
 		return -ENOMEM;
 	out->nranks = log->nranks;
-	for (uint32_t r = 0; r < log->nranks; r++) {
-		struct nt_coverage_part *p = &out->ranks[r];
-		p->mpi_ns = log->ranks[r].mpi_ns;
-		if (rank_sites(log, &log->ranks[r], p) < 0) {
+	bool by_site = a && a->site_at && a->site_loss && a->nloss == log->nranks;
+	if (by_site) {
+		out->nsites = a->nsite_loss;
+		out->site_at = a->site_at;
+		out->sites = calloc(out->nsites ? out->nsites : 1, sizeof *out->sites);
+		if (!out->sites) {
 			nt_coverage_free(out);
 			return -ENOMEM;
 		}
-		if (a && a->loss && r < a->nloss) {
-			const struct nt_rank_loss *l = &a->loss[r];
-			p->waited_ns = l->waited_ns;
-			p->held_ns = l->held_ns;
-			p->cause_ns = l->cause_ns;
-			p->unexplained_ns = l->unexplained_ns;
-			p->no_data_ns = l->no_data_ns;
+	}
+	for (uint32_t r = 0; r < log->nranks; r++) {
+		struct nt_coverage_part *p = &out->ranks[r];
+		const struct nt_log_rank *k = &log->ranks[r];
+		bool mine = by_site && k->sites;
+		if (rank_sites(log, k, mine ? &a->site_loss[a->site_at[r]] : NULL,
+			       mine ? &out->sites[a->site_at[r]] : NULL, p) < 0) {
+			nt_coverage_free(out);
+			return -ENOMEM;
 		}
-		/* What the rank lost is part of its time over its calls' own cost: where the
-		 * estimate of that cost puts it beyond, it is scaled down to fit. */
-		uint64_t lost = add_sat(p->waited_ns, p->held_ns);
-		if (lost > p->over_ns) {
-			double f = (double)p->over_ns / (double)lost;
-			/* Each part at most what is left of over_ns, so that they add up to it
-			 * whatever the rounding. */
-			p->cause_ns = to_ns((double)p->cause_ns * f);
-			p->cause_ns = p->cause_ns < p->over_ns ? p->cause_ns : p->over_ns;
-			p->unexplained_ns = to_ns((double)p->unexplained_ns * f);
-			if (p->unexplained_ns > p->over_ns - p->cause_ns)
-				p->unexplained_ns = p->over_ns - p->cause_ns;
-			p->no_data_ns = p->over_ns - p->cause_ns - p->unexplained_ns;
-			p->held_ns = to_ns((double)p->held_ns * f);
-			p->held_ns = p->held_ns < p->over_ns ? p->held_ns : p->over_ns;
-			p->waited_ns = p->over_ns - p->held_ns;
-		}
-		part_add(&out->all, p);
+		/* An attribution without losses by site (one a caller made): the rank's. */
+		if (!by_site && a && a->loss && r < a->nloss)
+			site_losses(p, &a->loss[r]);
+		p->mpi_ns = k->mpi_ns;
+		nt_coverage_part_add(&out->all, p);
 	}
 	return 0;
 }
@@ -140,5 +167,6 @@ void nt_coverage_free(struct nt_coverage *c)
 	if (!c)
 		return;
 	free(c->ranks);
+	free(c->sites);
 	memset(c, 0, sizeof *c);
 }

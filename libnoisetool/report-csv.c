@@ -15,11 +15,14 @@
 #include "utf8.h"
 
 /* The files, in the order written. */
-enum table { COVERAGE, SITES, RANKS, CULPRITS, CULPRIT_NODES, CULPRIT_SITES, LATE, TABLES };
+enum table {
+	COVERAGE, COVERAGE_SITES, SITES, RANKS, CULPRITS, CULPRIT_NODES, CULPRIT_SITES, LATE,
+	TABLES
+};
 
 static const char *const file_name[TABLES] = {
-	"coverage.csv", "sites.csv", "ranks.csv", "culprits.csv", "culprit-nodes.csv",
-	"culprit-sites.csv", "late.csv",
+	"coverage.csv", "coverage-sites.csv", "sites.csv", "ranks.csv", "culprits.csv",
+	"culprit-nodes.csv", "culprit-sites.csv", "late.csv",
 };
 
 /* A row under construction: fields separated by commas, the row ended by CRLF (RFC 4180). */
@@ -154,11 +157,14 @@ static void write_sites(FILE *f, const struct nt_report *rep)
 	}
 }
 
-static void coverage_row(FILE *f, const char *who, const struct nt_coverage_part *c)
+static void coverage_row(FILE *f, const char *who, const char *where,
+			 const struct nt_coverage_part *c)
 {
 	struct row w;
 	row_begin(&w, f);
 	text(&w, who);
+	if (where)
+		text(&w, where);
 	u64(&w, c->mpi_ns);
 	u64(&w, c->coll_ns);
 	u64(&w, c->own_ns);
@@ -182,12 +188,27 @@ static void write_coverage(FILE *f, const struct nt_report *rep)
 		"not_measured_ns", "not_accounted_ns", NULL,
 	};
 	header(f, names);
-	coverage_row(f, "all", &rep->coverage.all);
+	coverage_row(f, "all", NULL, &rep->coverage.all);
 	for (size_t r = 0; r < rep->coverage.nranks; r++) {
 		char who[24];
 		snprintf(who, sizeof who, "%zu", r);
-		coverage_row(f, who, &rep->coverage.ranks[r]);
+		coverage_row(f, who, NULL, &rep->coverage.ranks[r]);
 	}
+}
+
+/* The same by collective call site (merged across ranks), in the sites' order. */
+static void write_coverage_sites(FILE *f, const struct nt_report *rep)
+{
+	static const char *const names[] = {
+		"function", "location", "mpi_ns", "collective_ns", "own_cost_ns",
+		"over_own_cost_ns", "late_arrivals_ns", "held_inside_ns", "with_cause_ns",
+		"unexplained_ns", "not_measured_ns", "not_accounted_ns", NULL,
+	};
+	header(f, names);
+	for (size_t i = 0; rep->site_coverage && i < rep->nsites; i++)
+		if (rep->site_coverage[i].coll_ns)
+			coverage_row(f, rep->sites[i].function, rep->sites[i].location,
+				     &rep->site_coverage[i]);
 }
 
 static void write_ranks(FILE *f, const struct nt_report *rep)
@@ -363,6 +384,7 @@ int nt_report_write_csv(const struct nt_report *rep, const char *dir, char *why,
 		}
 	}
 	write_coverage(out[COVERAGE].f, rep);
+	write_coverage_sites(out[COVERAGE_SITES].f, rep);
 	write_sites(out[SITES].f, rep);
 	write_ranks(out[RANKS].f, rep);
 	write_culprits(out[CULPRITS].f, rep);

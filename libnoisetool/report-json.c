@@ -215,6 +215,17 @@ static void write_json(struct nt_json *j, const struct nt_report *rep, const cha
 		nt_json_object_end(j);
 	}
 	nt_json_array_end(j);
+	nt_json_array_begin(j, "sites"); /* the collective sites, in the sites' order */
+	for (size_t i = 0; rep->site_coverage && i < rep->nsites; i++) {
+		if (!rep->site_coverage[i].coll_ns)
+			continue;
+		nt_json_object_begin(j, NULL);
+		nt_json_string(j, "function", rep->sites[i].function);
+		nt_json_string(j, "location", rep->sites[i].location);
+		write_coverage_json(j, &rep->site_coverage[i]);
+		nt_json_object_end(j);
+	}
+	nt_json_array_end(j);
 	nt_json_object_end(j);
 	write_rank_culprits_json(j, "culprits", a->ranks, a->nranks);
 	nt_json_array_begin(j, "late_instances"); /* the 1000 latest */

@@ -96,6 +96,28 @@ static void merge_site(struct nt_report_site *o, const struct ref *refs, size_t 
 	o->cov = mean > 0 ? sqrt(var > 0 ? var : 0) / mean : 0;
 }
 
+/* The coverage by merged site: each rank's site parts (the coverage's, by the attribution's
+ * numbering) summed at the merged site they belong to. 0 or -ENOMEM. */
+static int site_coverage(const struct nt_log *log, struct nt_report *rep)
+{
+	const struct nt_coverage *cv = &rep->coverage;
+	rep->site_coverage = calloc(rep->nsites ? rep->nsites : 1, sizeof *rep->site_coverage);
+	if (!rep->site_coverage)
+		return -ENOMEM;
+	if (!cv->sites || !cv->site_at)
+		return 0;
+	for (uint32_t r = 0; r < log->nranks; r++) {
+		const struct nt_log_rank *k = &log->ranks[r];
+		for (uint32_t i = 0; k->sites && i < k->nsites; i++) {
+			const struct nt_report_site *m = nt_report_merged_site(rep, &k->sites[i]);
+			if (m)
+				nt_coverage_part_add(&rep->site_coverage[m - rep->sites],
+						     &cv->sites[cv->site_at[r] + i]);
+		}
+	}
+	return 0;
+}
+
 int nt_report_build(const struct nt_log *log, nt_symbolize_fn symbolize, void *ctx,
 		    struct nt_report *rep)
 {
@@ -195,6 +217,8 @@ int nt_report_build(const struct nt_log *log, nt_symbolize_fn symbolize, void *c
 	if (rc == 0)
 		rc = nt_coverage_build(log, &rep->attrib, &rep->coverage);
 	if (rc == 0)
+		rc = site_coverage(log, rep);
+	if (rc == 0)
 		rc = nt_report_cpus_build(log, rep);
 	if (rc < 0)
 		nt_report_free(rep);
@@ -220,6 +244,7 @@ void nt_report_free(struct nt_report *rep)
 	free(rep->by_identity_);
 	nt_attrib_free(&rep->attrib);
 	nt_coverage_free(&rep->coverage);
+	free(rep->site_coverage);
 	free(rep->cpus);
 	memset(rep, 0, sizeof *rep);
 }

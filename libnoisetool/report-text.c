@@ -426,6 +426,17 @@ static void write_coverage_text(FILE *f, const struct nt_report *rep)
 /* The identity rank by rank: its MPI time, of it in collectives, their own cost, what it lost
  * waiting for late arrivals and to holds inside the calls, and the rest; the columns add up
  * (coverage.h). */
+/* One row of the coverage tables: its MPI time, collectives, own cost, waiting, held inside,
+ * not accounted (ms) and the share of the lost time with OS data. */
+static void coverage_row(FILE *f, const struct nt_coverage_part *p)
+{
+	uint64_t lost = p->waited_ns + p->held_ns;
+	fprintf(f, " %12.3f %12.3f %12.3f %12.3f %12.3f %14.3f %10.1f\n", (double)p->mpi_ns / 1e6,
+		(double)p->coll_ns / 1e6, (double)p->own_ns / 1e6, (double)p->waited_ns / 1e6,
+		(double)p->held_ns / 1e6, (double)(p->over_ns - lost) / 1e6,
+		lost ? 100.0 * (double)(lost - p->no_data_ns) / (double)lost : 100.0);
+}
+
 static void write_coverage_ranks_text(FILE *f, const struct nt_report *rep)
 {
 	const struct nt_coverage *cv = &rep->coverage;
@@ -435,14 +446,41 @@ static void write_coverage_ranks_text(FILE *f, const struct nt_report *rep)
 		"collectives", "own cost", "waiting", "held inside", "not accounted",
 		"measured %");
 	for (size_t r = 0; r < cv->nranks; r++) {
-		const struct nt_coverage_part *p = &cv->ranks[r];
-		uint64_t lost = p->waited_ns + p->held_ns;
-		fprintf(f, "%6zu %12.3f %12.3f %12.3f %12.3f %12.3f %14.3f %10.1f\n", r,
-			(double)p->mpi_ns / 1e6, (double)p->coll_ns / 1e6, (double)p->own_ns / 1e6,
-			(double)p->waited_ns / 1e6, (double)p->held_ns / 1e6,
-			(double)(p->over_ns - lost) / 1e6,
-			lost ? 100.0 * (double)(lost - p->no_data_ns) / (double)lost : 100.0);
+		fprintf(f, "%6zu", r);
+		coverage_row(f, &cv->ranks[r]);
 	}
+}
+
+/* The same by collective call site (merged across ranks; the call-site table's order, top of
+ * them: 0 all): where the time over the own cost was lost, site by site. */
+static void write_coverage_sites_text(FILE *f, const struct nt_report *rep, size_t top)
+{
+	if (!rep->site_coverage)
+		return;
+	size_t shown = 0, n = 0;
+	for (size_t i = 0; i < rep->nsites; i++)
+		n += rep->site_coverage[i].coll_ns > 0;
+	if (!n)
+		return;
+	fprintf(f, "\nMPI time by collective call site (ms, all ranks; the same columns)\n");
+	fprintf(f, "%-40s %12s %12s %12s %12s %12s %14s %10s\n", "function at location", "MPI",
+		"collectives", "own cost", "waiting", "held inside", "not accounted",
+		"measured %");
+	for (size_t i = 0; i < rep->nsites && (!top || shown < top); i++) {
+		const struct nt_report_site *s = &rep->sites[i];
+		if (!rep->site_coverage[i].coll_ns)
+			continue;
+		char fn[256], loc[sizeof s->location + sizeof s->python_call + 1], both[512],
+			shown_name[4 * 40];
+		snprintf(both, sizeof both, "%s %s", printable(s->function, fn, sizeof fn),
+			 site_location(s, loc, sizeof loc));
+		elide(both, shown_name, sizeof shown_name, 40);
+		fprintf(f, "%s%*s", shown_name, 40 - (int)chars(shown_name), "");
+		coverage_row(f, &rep->site_coverage[i]);
+		shown++;
+	}
+	if (shown < n)
+		fprintf(f, "(%zu more collective call sites; --top 0 shows all)\n", n - shown);
 }
 
 /* The holds inside the calls: by the rank that held them (doc/attribution.md, "Held up inside
@@ -613,6 +651,7 @@ int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_p
 		fprintf(f, "(%zu more call sites; --top 0 shows all)\n", rep->nsites - n);
 	write_python_calls_text(f, rep, top);
 	write_coverage_ranks_text(f, rep);
+	write_coverage_sites_text(f, rep, top);
 	write_culprits_text(f, rep);
 	write_held_text(f, rep);
 	return ferror(f) ? -EIO : 0;

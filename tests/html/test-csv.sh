@@ -69,7 +69,12 @@ cov_cols = ["rank", "mpi_ns", "collective_ns", "own_cost_ns", "over_own_cost_ns"
 cov = rep["coverage"]
 table("coverage.csv", [dict(cov, rank="all")] + [dict(c, rank=str(c["rank"])) for c in cov["ranks"]],
       cov_cols)
-for c in [cov] + cov["ranks"]:
+site_cov_cols = ["function", "location"] + cov_cols[1:]
+table("coverage-sites.csv", cov["sites"], site_cov_cols)
+for k in cov_cols[1:]:  # the collective sites add up to the job, and each row to itself
+    if k != "mpi_ns" and sum(c[k] for c in cov["sites"]) != cov[k]:
+        fail(f"coverage: the sites' {k} do not add up to the job's")
+for c in [cov] + cov["ranks"] + cov["sites"]:
     if (c["late_arrivals_ns"] + c["held_inside_ns"] !=
             c["with_cause_ns"] + c["unexplained_ns"] + c["not_measured_ns"]):
         fail(f"coverage: the late arrivals' and holds' parts do not add up: {c}")

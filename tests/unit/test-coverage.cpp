@@ -122,6 +122,43 @@ TEST_CASE("coverage: time over the own cost, and what each rank lost, adding up"
 		nt_coverage_free(&c);
 	}
 
+	SECTION("by call site: each site's losses within its time over the own cost, a rank's parts "
+		"its sites' sums")
+	{
+		// Rank 0 lost 10 ms at its collective site, rank 1 twice its time over the own
+		// cost there (scaled down to it); the send sites lost nothing.
+		std::vector<nt_rank_loss> loss(2), site_loss(4);
+		site_loss[0] = { 10000000, 0, 8000000, 2000000, 0 };
+		site_loss[2] = { 2 * over, 0, 0, 0, 2 * over };
+		size_t site_at[2] = { 0, 2 };
+		nt_attrib a{};
+		a.loss = loss.data(); // the ranks' sums, which the coverage takes from the sites
+		a.nloss = loss.size();
+		a.site_loss = site_loss.data();
+		a.site_at = site_at;
+		a.nsite_loss = site_loss.size();
+		nt_coverage c;
+		REQUIRE(nt_coverage_build(&log, &a, &c) == 0);
+		REQUIRE(c.nsites == 4);
+		REQUIRE(c.sites != nullptr);
+		CHECK(c.sites[0].waited_ns == 10000000);
+		CHECK(c.sites[0].cause_ns == 8000000);
+		CHECK(c.sites[1].mpi_ns == 15000); // the send site: its time, nothing collective
+		CHECK(c.sites[1].coll_ns == 0);
+		CHECK(c.sites[2].waited_ns == over);
+		CHECK(c.sites[2].no_data_ns == over);
+		CHECK(c.ranks[0].waited_ns == 10000000);
+		CHECK(c.ranks[0].unexplained_ns == 2000000);
+		CHECK(c.ranks[1].no_data_ns == over);
+		CHECK(c.all.waited_ns == 10000000 + over);
+		for (size_t i = 0; i < 4; i++)
+			adds_up(c.sites[i]);
+		for (const nt_coverage_part &p : { c.all, c.ranks[0], c.ranks[1] })
+			adds_up(p);
+		nt_coverage_free(&c);
+		CHECK(c.sites == nullptr);
+	}
+
 	SECTION("a rank's losses beyond its time over the own cost are scaled down to it")
 	{
 		std::vector<nt_rank_loss> loss(2);

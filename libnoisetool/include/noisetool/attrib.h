@@ -133,6 +133,12 @@ struct nt_attrib {
 	struct nt_culprit *held_ranks; /* every rank that held an instance, largest first */
 	struct nt_rank_loss *loss;     /* by rank, the log's nranks of them (the coverage's) */
 	size_t nloss;
+	/* The same by the call site of the member that lost it: rank r's site i at
+	 * site_loss[site_at[r] + i] (site_at: the log's nranks of them; every rank's sites,
+	 * nsite_loss in all). */
+	size_t *site_at;
+	struct nt_rank_loss *site_loss;
+	size_t nsite_loss;
 };
 
 /* Join and attribute log's records. Every number is taken as it is, whatever its size: sums

@@ -38,13 +38,23 @@ struct nt_coverage_part {
 struct nt_coverage {
 	struct nt_coverage_part all; /* the job: the ranks' sums */
 	size_t nranks;
-	struct nt_coverage_part *ranks; /* by rank */
+	struct nt_coverage_part *ranks; /* by rank: its sites' sums (its mpi_ns the rank's) */
+	/* By each rank's call site, as the attribution numbers them (rank r's site i at
+	 * sites[site_at[r] + i]; its mpi_ns the site's time). A site's losses are scaled down to
+	 * fit its time over its own cost, and a rank's parts are its sites' sums, so that every
+	 * table adds up. */
+	size_t nsites;
+	const size_t *site_at;          /* the attribution's (NULL without one) */
+	struct nt_coverage_part *sites;
 };
 
 /* The coverage of log, whose attribution is a (NULL: no waits), rank by rank and in all.
  * Every sum saturates. 0, -EINVAL (no log), -ENOMEM. nt_coverage_free frees it. */
 NT_API int nt_coverage_build(const struct nt_log *log, const struct nt_attrib *a,
 			     struct nt_coverage *out);
+
+/* part += x, field by field, each sum saturating. */
+NT_API void nt_coverage_part_add(struct nt_coverage_part *part, const struct nt_coverage_part *x);
 
 /* Free what nt_coverage_build allocated and zero *c. NULL is accepted. */
 NT_API void nt_coverage_free(struct nt_coverage *c);

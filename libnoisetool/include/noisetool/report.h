@@ -67,6 +67,8 @@ struct nt_report {
 	struct nt_report_site *sites; /* by time_ns_total, largest first */
 	struct nt_attrib attrib;      /* who made collectives late, and why */
 	struct nt_coverage coverage;  /* how much of the MPI time that accounts for */
+	struct nt_coverage_part *site_coverage; /* the same by merged site (sites' order): the
+						 * ranks' parts at it, summed */
 	struct nt_report_cpus *cpus;  /* by rank index; NULL when no rank recorded its CPUs */
 	uint32_t crowded_ranks;       /* ranks whose crowd is over their CPUs */
 	void *by_identity_;           /* private: the sites in identity order, for lookups */
