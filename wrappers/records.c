@@ -8,6 +8,8 @@
 #include "comms.h"
 #include "live.h"
 #include "records.h"
+
+_Static_assert(sizeof(struct nt_record) == NT_RECORD_BYTES, "a record's size, as stated");
 #include "sites.h"
 #include "thread.h"
 

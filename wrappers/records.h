@@ -28,6 +28,9 @@ struct nt_record {
 	uint64_t p2p_cyc;   /* time in other MPI calls within that interval */
 	struct nt_window win;
 };
+/* The size of a record in the arena, which doc/environment.md (NOISETOOL_MEM) and the memory
+ * test's count of the records' pages (tests/mpi/test-memory.sh) state: change them with it. */
+#define NT_RECORD_BYTES 160 /* checked in records.c */
 
 /* The layout of a record for a live file's readers (noisetool-private/live-file.h): the fields' places. */
 void nt_records_live_fields(struct nt_live_field fields[NT_LRF_COUNT]);

@@ -380,6 +380,39 @@ def _latest(doc, rep, page):
                [CAUSE_NAMES[k] + " %" for k in CAUSES], rows, id="latest-table")
 
 
+def _coverage(rep, page):
+    """Where the MPI time over the calls' own cost went, by rank and by collective call site
+    (doc/attribution.md, "Coverage"): the text report's two tables."""
+    from .page import Cell, fmt_ns
+    cov = rep.get("coverage")
+    if not cov or not cov.get("ranks"):
+        return  # a report before the coverage
+    page.section("MPI time", "coverage")
+    page.note("Each rank's and each collective call site's MPI time in collectives: the calls' "
+              "own cost (the lower quartile of their times), waiting for late arrivals, held "
+              "inside the call, and what is not accounted for yet; measured: the share of the "
+              "waits and holds with OS data. Each table adds up to the job's.")
+    keys = ["mpi_ns", "collective_ns", "own_cost_ns", "late_arrivals_ns", "held_inside_ns",
+            "not_accounted_ns"]
+
+    def row(c):
+        lost = c.get("late_arrivals_ns", 0) + c.get("held_inside_ns", 0)
+        measured = 100 * (lost - c.get("not_measured_ns", 0)) / lost if lost else 100.0
+        return [Cell(fmt_ns(c.get(k, 0)), c.get(k, 0)) for k in keys] + \
+            [Cell(f"{measured:.1f} %", measured)]
+
+    head = ["MPI", "collectives", "own cost", "waiting", "held inside", "not accounted",
+            "measured"]
+    page.table(["rank"] + head, [[c.get("rank", i)] + row(c)
+                                 for i, c in enumerate(cov["ranks"][:SITE_ROWS])],
+               id="coverage-ranks")
+    sites = cov.get("sites", [])
+    if sites:
+        page.table(["function", "location"] + head,
+                   [[s.get("function", ""), s.get("location", "")] + row(s)
+                    for s in sites[:SITE_ROWS]], id="coverage-sites")
+
+
 def _costs(rep, page):
     from .page import new_figure
     import matplotlib.pyplot as plt
@@ -423,6 +456,7 @@ def render(doc, page):
     page.section("Job", "job")
     _job_facts(doc, rep, page)
     _culprits(rep, page)
+    _coverage(rep, page)
     _lateness(doc, rep, page)
     _latest(doc, rep, page)
     _sites(doc, rep, page)
