@@ -42,7 +42,8 @@ static void rank_view(const struct nt_log *log, const struct ranks_cpus *rc, uin
 	const struct nt_log_rank *k = &log->ranks[i];
 	const struct ranks_cpus *me = &rc[i];
 	v->known = true;
-	v->ncpus = (uint32_t)nt_cpulist_count(me->runs, (size_t)me->nruns);
+	uint64_t count = nt_cpulist_count(me->runs, (size_t)me->nruns);
+	v->ncpus = count < UINT32_MAX ? (uint32_t)count : UINT32_MAX; /* "0-4294967295" */
 	v->crowd = 1;
 	uint64_t job = 0;
 	bool job_known = k->cpu_ns != NT_LOG_UNKNOWN;
