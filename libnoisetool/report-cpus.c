@@ -11,7 +11,7 @@
 #include "report-merge.h"
 
 /* A rank's parsed CPU list. */
-struct ranks_cpus {
+struct rank_list {
 	struct nt_cpu_range *runs;
 	int nruns; /* < 0: no list */
 };
@@ -36,11 +36,11 @@ static double share(uint64_t part, double whole)
 }
 
 /* The shares of rank i, which shares its host with the ranks hosts[0..n). */
-static void rank_view(const struct nt_log *log, const struct ranks_cpus *rc, uint32_t i,
+static void rank_view(const struct nt_log *log, const struct rank_list *rc, uint32_t i,
 		      const uint32_t *hosts, size_t n, struct nt_report_cpus *v)
 {
 	const struct nt_log_rank *k = &log->ranks[i];
-	const struct ranks_cpus *me = &rc[i];
+	const struct rank_list *me = &rc[i];
 	v->known = true;
 	uint64_t count = nt_cpulist_count(me->runs, (size_t)me->nruns);
 	v->ncpus = count < UINT32_MAX ? (uint32_t)count : UINT32_MAX; /* "0-4294967295" */
@@ -49,7 +49,7 @@ static void rank_view(const struct nt_log *log, const struct ranks_cpus *rc, uin
 	bool job_known = k->cpu_ns != NT_LOG_UNKNOWN;
 	for (size_t h = 0; h < n; h++) {
 		uint32_t q = hosts[h];
-		const struct ranks_cpus *o = &rc[q];
+		const struct rank_list *o = &rc[q];
 		if (q == i || o->nruns < 0)
 			continue;
 		if (nt_cpulist_overlap(me->runs, (size_t)me->nruns, o->runs, (size_t)o->nruns))
@@ -88,7 +88,7 @@ int nt_report_cpus_build(const struct nt_log *log, struct nt_report *rep)
 	for (uint32_t i = 0; i < n; i++)
 		if (log->ranks[i].cpus)
 			runs_max += strlen(log->ranks[i].cpus) / 2 + 1;
-	struct ranks_cpus *rc = calloc(n, sizeof *rc);
+	struct rank_list *rc = calloc(n, sizeof *rc);
 	struct nt_cpu_range *runs = calloc(runs_max, sizeof *runs);
 	uint32_t *order = malloc(n * sizeof *order);
 	rep->cpus = calloc(n, sizeof *rep->cpus);
