@@ -536,7 +536,10 @@ static bool carry_own(const struct nt_log_record *p, const struct nt_log_record 
 	uint64_t un = c->ns[NT_CAUSE_UNEXPLAINED];
 	if (!(pool > 0) || un == 0)
 		return false;
-	double f = (double)un < pool ? (double)un / pool : 1, moved = 0;
+	/* The window may reach back before that call, to OS time that made that instance late
+	 * (and explained it there): at most the call's length of it is carried. */
+	double room = (double)un < (double)p->duration_ns ? (double)un : (double)p->duration_ns;
+	double f = room < pool ? room / pool : 1, moved = 0;
 	for (int k = 0; k < NT_CAUSE_COUNT; k++) {
 		if (k == NT_CAUSE_UNEXPLAINED || k == NT_CAUSE_EXTRA_WORK)
 			continue;

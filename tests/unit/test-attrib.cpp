@@ -1116,6 +1116,20 @@ TEST_CASE("lateness carried from the late rank's own long call before, not joine
 		CHECK(a.late[0].causes.ns[NT_CAUSE_PREEMPTION] == 0);
 		nt_attrib_free(&a);
 	}
+	SECTION("at most its call's length is carried: the window may reach back before it")
+	{
+		f.records[1][0].duration_ns = 2000000; // 2 ms in the call, 4.91 ms of OS time
+		f.records[1][1].start_ns = 3000000;    // 2.9 ms late after 1 ms outside MPI
+		f.records[1][1].interval_ns = 1000000;
+		nt_attrib a = f.one_culprit();
+		REQUIRE(a.nlate == 1);
+		const nt_late &l = a.late[0];
+		CHECK(l.delay_ns == 2900000);
+		CHECK(l.causes.ns[NT_CAUSE_PREEMPTION] + l.causes.ns[NT_CAUSE_STEAL] <= 2000000);
+		CHECK(l.causes.ns[NT_CAUSE_PREEMPTION] > 1990000);
+		CHECK(l.causes.ns[NT_CAUSE_UNEXPLAINED] >= 900000);
+		nt_attrib_free(&a);
+	}
 	SECTION("its record before is of another instance number: nothing is carried")
 	{
 		f.records[1][0].seq = 2;
