@@ -14,6 +14,8 @@
 
 #include <noisetool/sysinfo.h>
 
+#include <noisetool-private/cpus.h>
+
 #include "procfile.h"
 
 int nt_cpulist_format(const int *cpus, size_t n, char *buf, size_t size)
@@ -64,26 +66,8 @@ int nt_pin_self(int cpu)
 
 int nt_cpu_steal_ns(int cpu, uint64_t *steal_ns)
 {
-	FILE *f = fopen("/proc/stat", "r");
-	if (!f)
-		return -errno;
-	char line[512], want[32];
-	snprintf(want, sizeof want, "cpu%d ", cpu);
-	int rc = -ENOENT;
-	while (fgets(line, sizeof line, f)) {
-		if (strncmp(line, want, strlen(want)) != 0)
-			continue;
-		unsigned long long v[8];
-		if (sscanf(line + strlen(want), "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
-			   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
-			long tck = sysconf(_SC_CLK_TCK);
-			*steal_ns = v[7] * (1000000000ull / (unsigned long long)(tck > 0 ? tck : 100));
-			rc = 0;
-		}
-		break;
-	}
-	fclose(f);
-	return rc;
+	uint64_t busy;
+	return nt_cpus_stat(&cpu, 1, &busy, steal_ns);
 }
 
 static int hz_from_line(const char *line)

@@ -76,6 +76,21 @@ inline std::string text_of(const nt_report &rep, size_t late = 10)
 	return s;
 }
 
+// JSON on one line: without the newlines and the indentation after them.
+inline std::string one_line(const std::string &js)
+{
+	std::string out;
+	for (size_t i = 0; i < js.size(); i++) {
+		if (js[i] != '\n') {
+			out += js[i];
+			continue;
+		}
+		while (i + 1 < js.size() && js[i + 1] == ' ')
+			i++;
+	}
+	return out;
+}
+
 // The JSON report of rep.
 inline std::string json_of(const nt_report &rep)
 {

@@ -22,25 +22,11 @@
 #include <noisetool/report.h>
 
 extern "C" {
+#include "mem-log.h"
 #include "ntlog-read.h" // private to the core, without its own extern "C": the window, the room
 }
 
 namespace {
-
-// JSON on one line: without the newlines and the indentation after them.
-std::string one_line(const std::string &js)
-{
-	std::string out;
-	for (size_t i = 0; i < js.size(); i++) {
-		if (js[i] != '\n') {
-			out += js[i];
-			continue;
-		}
-		while (i + 1 < js.size() && js[i + 1] == ' ')
-			i++;
-	}
-	return out;
-}
 
 // Append a rank's encoded part to a log's bytes.
 void append_rank(std::vector<unsigned char> &out, const nt_log_rank &rank)

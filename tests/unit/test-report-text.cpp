@@ -2,7 +2,6 @@
 // gets a control character from a log.
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -212,13 +211,7 @@ TEST_CASE("report: who shares each rank's CPUs, and the shares others took", "[r
 	      std::string::npos);
 	CHECK(t.find("Tasks outside this job took 10 % or more of the CPUs of 4 ranks") !=
 	      std::string::npos);
-	std::string js; // on one line: without the newlines and the indentation after them
-	for (char ch : json_of(rep))
-		if (ch == '\n')
-			js += '\n';
-		else if (!(ch == ' ' && !js.empty() && (js.back() == '\n' || js.back() == '\t')))
-			js += ch;
-	js.erase(std::remove(js.begin(), js.end(), '\n'), js.end());
+	std::string js = one_line(json_of(rep));
 	CHECK(js.find("\"crowded_ranks\": 2") != std::string::npos);
 	CHECK(js.find("\"cpus\": {\"list\": \"0\",\"cpu_ns\": 450000000,\"run_delay_ns\": "
 		      "500000000,\"busy_ns\": 1000000000,\"steal_ns\": 10000000,\"count\": 1,"

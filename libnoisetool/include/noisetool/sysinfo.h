@@ -46,7 +46,8 @@ NT_API int nt_allowed_cpus(int *cpus, size_t max);
 NT_API int nt_pin_self(int cpu);
 
 /* Hypervisor steal time of cpu from /proc/stat, in ns (USER_HZ resolution: 10 ms).
- * Returns 0, -ENOENT when the kernel does not report it. */
+ * Returns 0, -ENOENT when /proc/stat has no line for cpu, -EINVAL when its line has no steal
+ * column, or -errno. */
 NT_API int nt_cpu_steal_ns(int cpu, uint64_t *steal_ns);
 
 /* Format cpus[0..n) (ascending) as a CPU list like "0-3,6". Returns the length, or -ENOSPC. */
