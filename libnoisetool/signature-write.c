@@ -65,6 +65,48 @@ static void json_quantiles(struct nt_json *j, const char *key, const struct nt_q
 	nt_json_array_end(j);
 }
 
+static void json_counts(struct nt_json *j, const char *key, uint64_t total,
+			const struct nt_count_use *u, size_t n)
+{
+	nt_json_object_begin(j, key);
+	nt_json_uint(j, "count", total);
+	nt_json_array_begin(j, "top");
+	for (size_t i = 0; i < n; i++) {
+		nt_json_object_begin(j, NULL);
+		nt_json_string(j, "name", u[i].name);
+		nt_json_string(j, "desc", u[i].desc);
+		nt_json_uint(j, "count", u[i].count);
+		nt_json_object_end(j);
+	}
+	nt_json_array_end(j);
+	nt_json_object_end(j);
+}
+
+/* What else ran on the CPU (absent when it was not read). */
+static void json_meanwhile(struct nt_json *j, const struct nt_cpu_meanwhile *m)
+{
+	if (!m->known)
+		return;
+	nt_json_object_begin(j, "meanwhile");
+	nt_json_uint(j, "elapsed_ns", m->elapsed_ns);
+	nt_json_uint(j, "tasks_ns", m->tasks_ns);
+	nt_json_uint(j, "task_count", m->ntasks_all);
+	nt_json_array_begin(j, "tasks");
+	for (size_t i = 0; i < m->ntasks; i++) {
+		const struct nt_task_use *t = &m->tasks[i];
+		nt_json_object_begin(j, NULL);
+		nt_json_int(j, "pid", t->pid);
+		nt_json_string(j, "comm", t->comm);
+		nt_json_string(j, "kind", nt_task_kind_name(t->kind));
+		nt_json_uint(j, "run_ns", t->run_ns);
+		nt_json_object_end(j);
+	}
+	nt_json_array_end(j);
+	json_counts(j, "interrupts", m->irq_count, m->irqs, m->nirqs);
+	json_counts(j, "softirqs", m->softirq_count, m->softirqs, m->nsoftirqs);
+	nt_json_object_end(j);
+}
+
 static void json_cpu(struct nt_json *j, const struct nt_node_noise *r, const struct nt_cpu_noise *c)
 {
 	const struct nt_detour_stats *st = &c->stats;
@@ -150,6 +192,7 @@ static void json_cpu(struct nt_json *j, const struct nt_node_noise *r, const str
 	json_quantiles(j, "duration_quantiles_ns", &c->sig.other_durations);
 	json_quantiles(j, "gap_quantiles_ns", &c->sig.other_gaps);
 	nt_json_object_end(j);
+	json_meanwhile(j, &c->meanwhile);
 	if (r->with_detours)
 		json_detours(j, c);
 	nt_json_object_end(j);
@@ -190,15 +233,59 @@ static const char *fmt_ns(double ns, char *buf, size_t size)
 	return buf;
 }
 
-/* A guess at what a periodic component is, from its frequency. */
-static const char *periodic_note(const struct nt_node_noise *r, double hz)
+/* What a periodic component is: its frequency against the kernel's tick, and the interrupt
+ * line or softirq kind that fired on its CPU at its rate. */
+static const char *periodic_note(const struct nt_node_noise *r, const struct nt_cpu_noise *c,
+				 double hz, char *buf, size_t size)
 {
 	int khz = r->sys.kernel_hz;
+	const char *tick = "";
 	if (khz > 0 && fabs(hz - khz) < 0.02 * khz)
-		return "scheduler tick (CONFIG_HZ)";
-	if (khz > 0 && fabs(hz - khz / 2.0) < 0.02 * khz / 2.0)
-		return "every other tick";
-	return "";
+		tick = "scheduler tick (CONFIG_HZ)";
+	else if (khz > 0 && fabs(hz - khz / 2.0) < 0.02 * khz / 2.0)
+		tick = "every other tick";
+	const struct nt_count_use *u = nt_meanwhile_rate_match(&c->meanwhile, hz);
+	if (!u && c->meanwhile.known && !*tick)
+		return "no interrupt or softirq counted at this rate";
+	if (!u)
+		return tick;
+	double rate = (double)u->count / ((double)c->meanwhile.elapsed_ns / 1e9);
+	snprintf(buf, size, "%s%s%s %.0f/s%s%s%s", tick, *tick ? "; " : "", u->name, rate,
+		 u->desc[0] ? " (" : "", u->desc, u->desc[0] ? ")" : "");
+	return buf;
+}
+
+/* "5 tasks 12.30 ms: stress (pid 4321) 10.10 ms, kworker/0:1 (pid 12, kernel thread) ..." */
+static void text_meanwhile(FILE *f, const struct nt_cpu_noise *c)
+{
+	const struct nt_cpu_meanwhile *m = &c->meanwhile;
+	char a[32];
+	double s = (double)m->elapsed_ns / 1e9;
+	fprintf(f, "%4d  other tasks: ", c->cpu);
+	if (m->ntasks_all == 0)
+		fprintf(f, "none");
+	else
+		fprintf(f, "%s in %zu", fmt_ns((double)m->tasks_ns, a, sizeof a), m->ntasks_all);
+	for (size_t i = 0; i < m->ntasks && i < 3; i++) {
+		const struct nt_task_use *t = &m->tasks[i];
+		fprintf(f, "%s %s (pid %d%s%s) %s", i ? "," : ":", t->comm, t->pid,
+			t->kind == NT_TASK_PROCESS ? "" : ", ",
+			t->kind == NT_TASK_PROCESS ? "" : nt_task_kind_name(t->kind),
+			fmt_ns((double)t->run_ns, a, sizeof a));
+	}
+	fprintf(f, "\n");
+	for (int pass = 0; pass < 2 && s > 0; pass++) {
+		const struct nt_count_use *u = pass ? m->softirqs : m->irqs;
+		size_t n = pass ? m->nsoftirqs : m->nirqs;
+		fprintf(f, "      %s %.0f/s", pass ? "softirqs" : "interrupts",
+			(double)(pass ? m->softirq_count : m->irq_count) / s);
+		for (size_t i = 0; i < n && i < 4; i++) {
+			double rate = (double)u[i].count / s;
+			fprintf(f, "%s %s %.*f/s%s%s%s", i ? "," : ":", u[i].name, rate < 9.95 ? 1 : 0,
+				rate, u[i].desc[0] ? " (" : "", u[i].desc, u[i].desc[0] ? ")" : "");
+		}
+		fprintf(f, "\n");
+	}
 }
 
 int nt_node_noise_write_text(FILE *f, const struct nt_node_noise *r)
@@ -259,9 +346,11 @@ int nt_node_noise_write_text(FILE *f, const struct nt_node_noise *r)
 			}
 			char fr[32];
 			snprintf(fr, sizeof fr, "%.1f Hz", p->freq_hz);
+			char note[160];
 			fprintf(f, "%4d %10s %10s %8zu %10s  %s\n", r->cpus[i].cpu, fr,
 				fmt_ns(p->typical_ns, a, sizeof a), p->count,
-				fmt_ns(p->jitter_ns, b, sizeof b), periodic_note(r, p->freq_hz));
+				fmt_ns(p->jitter_ns, b, sizeof b),
+				periodic_note(r, &r->cpus[i], p->freq_hz, note, sizeof note));
 		}
 	}
 	if (!any)
@@ -287,5 +376,17 @@ int nt_node_noise_write_text(FILE *f, const struct nt_node_noise *r)
 	}
 	if (!any)
 		fprintf(f, "\nRare long detours: none\n");
+
+	any = false;
+	for (size_t i = 0; i < r->ncpus; i++) {
+		if (!r->cpus[i].meanwhile.known)
+			continue;
+		if (!any)
+			fprintf(f, "\nWhat else ran on each CPU meanwhile (%.1f s: other tasks by CPU "
+				   "time there; interrupts and softirqs counted there)\n",
+				(double)r->cpus[i].meanwhile.elapsed_ns / 1e9);
+		any = true;
+		text_meanwhile(f, &r->cpus[i]);
+	}
 	return ferror(f) ? -EIO : 0;
 }

@@ -22,7 +22,8 @@ static const char usage[] =
 	"the cycle counter back to back and records every gap longer than the threshold. Each detour\n"
 	"is classified as preempted (another task ran: the thread's schedstat run count moved) or\n"
 	"not (interrupts, hypervisor). Then finds periodic components (timer ticks, daemons) and\n"
-	"rare long detours.\n"
+	"rare long detours, and names what else ran on each CPU meanwhile: the other tasks by CPU\n"
+	"time, the interrupt lines and softirq kinds by count (/proc, read before and after).\n"
 	"\n"
 	"  --seconds S        measure for S seconds on each CPU (default 5)\n"
 	"  --threshold-ns N   a gap longer than N ns is a detour (default 1000)\n"
@@ -102,7 +103,10 @@ int cmd_detour(int argc, char **argv)
 		fprintf(stderr, "%s: out of memory\n", cmd);
 		return NT_EXIT_FAIL;
 	}
+	struct noise_meanwhile meanwhile;
+	noise_meanwhile_begin(&meanwhile);
 	int rc = nt_detour_measure_cpus(&cfg, cpus, ncpus, res);
+	noise_meanwhile_end(&meanwhile);
 	progress_done(&prog);
 	if (rc) {
 		noise_outputs_abort(&out);
@@ -138,6 +142,7 @@ int cmd_detour(int argc, char **argv)
 			return NT_EXIT_FAIL;
 		}
 	}
+	noise_meanwhile_apply(&meanwhile, cn, ncpus);
 	int status = noise_outputs_finish(&out, cmd, &rep);
 	for (size_t i = 0; i < ncpus; i++)
 		nt_detour_result_free(&res[i]);

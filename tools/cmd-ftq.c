@@ -22,7 +22,8 @@ static const char usage[] =
 	"quantum of Q microseconds; a quantum that did less work than the best one lost time to\n"
 	"noise. With --fwq, FWQ (fixed work quantum): time a fixed amount of work (about Q us\n"
 	"undisturbed) again and again. Lost time of at least the threshold becomes a detour, and\n"
-	"the same signature analysis as `noisetool detour` runs on them.\n"
+	"the same signature analysis as `noisetool detour` runs on them. What else ran on each\n"
+	"CPU meanwhile (other tasks, interrupts, softirqs) is read from /proc before and after.\n"
 	"\n"
 	"  --seconds S        measure for S seconds on each CPU (default 5)\n"
 	"  --quantum-us Q     FTQ quantum, or FWQ work per sample, in us (default 100, >= 1)\n"
@@ -105,7 +106,10 @@ int cmd_ftq(int argc, char **argv)
 		fprintf(stderr, "%s: out of memory\n", cmd);
 		return NT_EXIT_FAIL;
 	}
+	struct noise_meanwhile meanwhile;
+	noise_meanwhile_begin(&meanwhile);
 	int rc = nt_ftq_measure_cpus(&cfg, cpus, ncpus, res);
+	noise_meanwhile_end(&meanwhile);
 	progress_done(&prog);
 	if (rc) {
 		noise_outputs_abort(&out);
@@ -152,6 +156,7 @@ int cmd_ftq(int argc, char **argv)
 		 * may miss small losses spread over many quanta. */
 		cn[i].stats.noise_ratio = r->noise_ratio;
 	}
+	noise_meanwhile_apply(&meanwhile, cn, ncpus);
 	int status = noise_outputs_finish(&out, cmd, &rep);
 	for (size_t i = 0; i < ncpus; i++) {
 		nt_ftq_result_free(&res[i]);

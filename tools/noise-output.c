@@ -3,6 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <noisetool-private/meanwhile.h>
 
 #include "noise-output.h"
 
@@ -180,4 +183,28 @@ void noise_report_init(struct nt_node_noise *r, const char *method, double secon
 	r->threshold_ns = threshold_ns;
 	nt_sysinfo_collect(&r->sys);
 	r->clock = *nt_clock_get_info();
+}
+
+void noise_meanwhile_begin(struct noise_meanwhile *m)
+{
+	m->before = m->after = NULL;
+	if (nt_meanwhile_snap_take(NULL, &m->before) != 0)
+		m->before = NULL;
+}
+
+void noise_meanwhile_end(struct noise_meanwhile *m)
+{
+	if (m->before && nt_meanwhile_snap_take(NULL, &m->after) != 0)
+		m->after = NULL;
+}
+
+void noise_meanwhile_apply(struct noise_meanwhile *m, struct nt_cpu_noise *cn, size_t ncpus)
+{
+	for (size_t i = 0; i < ncpus && m->after; i++)
+		if (cn[i].cpu >= 0)
+			nt_meanwhile_fill(m->before, m->after, cn[i].cpu, getpid(), getuid(),
+					  &cn[i].meanwhile);
+	nt_meanwhile_snap_free(m->before);
+	nt_meanwhile_snap_free(m->after);
+	m->before = m->after = NULL;
 }

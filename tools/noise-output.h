@@ -38,6 +38,22 @@ int noise_outputs_finish(struct noise_outputs *o, const char *cmd, const struct 
 /* Remove every temporary file. */
 void noise_outputs_abort(struct noise_outputs *o);
 
+/* What else ran on each measured CPU: /proc read just before the measurement and just after it
+ * (noisetool-private/meanwhile.h); outside the measured time, a few ms each. */
+struct noise_meanwhile {
+	struct nt_meanwhile_snap *before, *after;
+};
+
+/* Read before the measurement. */
+void noise_meanwhile_begin(struct noise_meanwhile *m);
+
+/* Read after it. */
+void noise_meanwhile_end(struct noise_meanwhile *m);
+
+/* Fill each CPU's meanwhile (from its cpu number; none for an unpinned CPU or when a reading
+ * failed) and free the readings. */
+void noise_meanwhile_apply(struct noise_meanwhile *m, struct nt_cpu_noise *cn, size_t ncpus);
+
 /* Fill the report header (host, clock). */
 void noise_report_init(struct nt_node_noise *r, const char *method, double seconds,
 		       uint64_t threshold_ns);

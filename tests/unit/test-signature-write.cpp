@@ -120,6 +120,45 @@ TEST_CASE("nt_node_noise_write_json", "[noise]")
 		CHECK(d2.find("\"best\": 1234,") != std::string::npos);
 	}
 
+	SECTION("what ran meanwhile: absent unless read")
+	{
+		CHECK(doc.find("\"meanwhile\"") == std::string::npos);
+		cpu.meanwhile.known = true;
+		cpu.meanwhile.elapsed_ns = 2000000000;
+		cpu.meanwhile.tasks_ns = 81000000;
+		cpu.meanwhile.ntasks_all = 2;
+		cpu.meanwhile.ntasks = 1;
+		cpu.meanwhile.tasks[0].pid = 4321;
+		cpu.meanwhile.tasks[0].run_ns = 80000000;
+		std::strcpy(cpu.meanwhile.tasks[0].comm, "culprit-hog");
+		cpu.meanwhile.irq_count = 500;
+		cpu.meanwhile.nirqs = 1;
+		cpu.meanwhile.irqs[0].count = 500;
+		std::strcpy(cpu.meanwhile.irqs[0].name, "LOC");
+		std::strcpy(cpu.meanwhile.irqs[0].desc, "Local timer interrupts");
+		memfile m2;
+		REQUIRE(nt_node_noise_write_json(m2.f(), &node) == 0);
+		std::string d2 = m2.text();
+		CHECK(d2.find("\"meanwhile\": {") != std::string::npos);
+		CHECK(d2.find("\"comm\": \"culprit-hog\"") != std::string::npos);
+		CHECK(d2.find("\"kind\": \"process\"") != std::string::npos);
+		CHECK(d2.find("\"run_ns\": 80000000") != std::string::npos);
+		CHECK(d2.find("\"task_count\": 2") != std::string::npos);
+		CHECK(d2.find("\"name\": \"LOC\"") != std::string::npos);
+		CHECK(has_key(d2, "softirqs"));
+
+		memfile t;
+		REQUIRE(nt_node_noise_write_text(t.f(), &node) == 0);
+		std::string text = t.text();
+		CHECK(text.find("What else ran on each CPU meanwhile") != std::string::npos);
+		CHECK(text.find("culprit-hog (pid 4321) 80.00 ms") != std::string::npos);
+		CHECK(text.find("LOC 250/s (Local timer interrupts)") != std::string::npos);
+		// The 250 Hz component is the tick, and the LOC line fired at its rate.
+		CHECK(text.find("250.0 Hz") != std::string::npos);
+		CHECK(text.find("; LOC 250/s") == std::string::npos); // no HZ known here
+		CHECK(text.find("  LOC 250/s (Local timer interrupts)\n") != std::string::npos);
+	}
+
 	SECTION("NULL arguments give -EINVAL")
 	{
 		CHECK(nt_node_noise_write_json(nullptr, &node) == -EINVAL);

@@ -18,6 +18,55 @@
 extern "C" {
 #endif
 
+/* What else ran on one CPU while it was measured, from /proc read before and after the run
+ * (doc/noisetool.md, "What ran meanwhile"): the other tasks whose CPU time grew there, and the
+ * interrupt lines and softirq kinds that fired there. */
+#define NT_MEANWHILE_TOP 6
+
+enum nt_task_kind {
+	NT_TASK_PROCESS,    /* a process of this user (or any process, read as root) */
+	NT_TASK_KERNEL,     /* a kernel thread (PF_KTHREAD) */
+	NT_TASK_OTHER_USER, /* another user's process */
+};
+
+/* One process's CPU time on the CPU (its threads whose last CPU it was, summed). */
+struct nt_task_use {
+	int pid;
+	enum nt_task_kind kind;
+	uint64_t run_ns;
+	char comm[16]; /* the name of its busiest thread there */
+};
+
+/* One interrupt line ("LOC", "36") or softirq kind ("TIMER") and what it counted. */
+struct nt_count_use {
+	uint64_t count;
+	char name[16];
+	char desc[40]; /* "Local timer interrupts", the device of a numbered line ("virtio1-req.0") */
+};
+
+struct nt_cpu_meanwhile {
+	bool known;          /* read: the rest is meaningful */
+	uint64_t elapsed_ns; /* between the two reads */
+	uint64_t tasks_ns;   /* every other task's time there */
+	size_t ntasks_all;   /* processes with time there */
+	size_t ntasks;       /* kept, most time first */
+	struct nt_task_use tasks[NT_MEANWHILE_TOP];
+	uint64_t irq_count; /* every line's count there (/proc/interrupts) */
+	size_t nirqs;       /* kept, most counts first */
+	struct nt_count_use irqs[NT_MEANWHILE_TOP];
+	uint64_t softirq_count; /* /proc/softirqs */
+	size_t nsoftirqs;
+	struct nt_count_use softirqs[NT_MEANWHILE_TOP];
+};
+
+/* The interrupt line or softirq kind of m that fired at hz on its CPU (within 3 %), the one
+ * with most counts if several; NULL when none did or m is not known. */
+NT_API const struct nt_count_use *nt_meanwhile_rate_match(const struct nt_cpu_meanwhile *m,
+							   double hz);
+
+/* "process", "kernel thread", "another user's". */
+NT_API const char *nt_task_kind_name(enum nt_task_kind kind);
+
 /* One CPU's measurement, analysed. */
 struct nt_cpu_noise {
 	int cpu;                 /* requested CPU (-1: not pinned) */
@@ -36,6 +85,7 @@ struct nt_cpu_noise {
 	struct nt_signature sig;
 	const struct nt_detour *detours; /* borrowed, for the trace */
 	size_t ndetours;
+	struct nt_cpu_meanwhile meanwhile; /* what else ran there (known: false when not read) */
 };
 
 struct nt_node_noise {

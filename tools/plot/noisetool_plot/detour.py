@@ -223,6 +223,38 @@ def _cpu(page, doc, cpu):
         page.table(["start", "length", "preempted"], rows, id=f"{key}-rare",
                    caption=f"The longest rare long detours (at least "
                            f"{fmt_ns(rare.get('threshold_ns') or 0)}, in no component)")
+    _meanwhile(page, cpu, key)
+
+
+def _meanwhile(page, cpu, key):
+    """What else ran on the CPU during the run (doc/noisetool.md, "What else ran on each CPU
+    meanwhile"): the other tasks by CPU time, the interrupt lines and softirq kinds by count."""
+    m = cpu.get("meanwhile")
+    if not m:
+        return
+    secs = float(m.get("elapsed_ns") or 0) / 1e9
+    tasks = m.get("tasks") or []
+    if tasks:
+        rows = [[t.get("comm", ""), Cell(str(t.get("pid", "")), int(t.get("pid") or 0)),
+                 t.get("kind", ""),
+                 Cell(fmt_ns(t.get("run_ns") or 0), int(t.get("run_ns") or 0)),
+                 Cell(f"{100.0 * float(t.get('run_ns') or 0) / (secs * 1e9):.2f} %"
+                      if secs else "-", float(t.get("run_ns") or 0))] for t in tasks]
+        page.table(["task", "pid", "kind", "CPU time there", "share of the run"], rows,
+                   id=f"{key}-tasks",
+                   caption=f"Other tasks that ran on CPU {cpu['cpu']} meanwhile "
+                           f"({int(m.get('task_count') or 0)} in all, "
+                           f"{fmt_ns(m.get('tasks_ns') or 0)})")
+    rows = []
+    for kind in ("interrupts", "softirqs"):
+        for u in (m.get(kind) or {}).get("top") or []:
+            n = int(u.get("count") or 0)
+            rows.append([kind[:-1], u.get("name", ""), u.get("desc", ""), n,
+                         Cell(f"{n / secs:.1f}" if secs else "-", n / secs if secs else 0)])
+    if rows:
+        page.table(["kind", "line", "description", "count", "per second"], rows,
+                   id=f"{key}-interrupts",
+                   caption=f"Interrupts and softirqs counted on CPU {cpu['cpu']} meanwhile")
 
 
 def render(doc, page):

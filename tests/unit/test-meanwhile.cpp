@@ -1,0 +1,209 @@
+// What else ran on a CPU meanwhile (libnoisetool/meanwhile.c), read from a made-up /proc tree:
+// the interrupt and softirq tables (offline CPUs, short lines, devices), the tasks (names with
+// spaces and parentheses, kernel threads, threads summed into their process, tasks born
+// meanwhile, this process left out), and the rate match of periodic components.
+#include <catch2/catch.hpp>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <noisetool-private/meanwhile.h>
+
+#include "tempdir.h"
+
+namespace {
+
+// A task's stat line: processor (field 39) and flags (field 9) where the kernel puts them.
+std::string stat_line(int tid, const std::string &comm, unsigned flags, int cpu)
+{
+	std::string s = std::to_string(tid) + " (" + comm + ") S 1 1 1 0 -1 " + std::to_string(flags);
+	for (int field = 10; field < 39; field++)
+		s += " 0";
+	return s + " " + std::to_string(cpu) + " 0 0 0 0 0\n";
+}
+
+void task(const tempdir &root, int pid, int tid, const std::string &comm, unsigned flags, int cpu,
+	  unsigned long long run_ns)
+{
+	std::string dir = root / std::to_string(pid);
+	mkdir(dir.c_str(), 0755);
+	dir += "/task";
+	mkdir(dir.c_str(), 0755);
+	dir += "/" + std::to_string(tid);
+	mkdir(dir.c_str(), 0755);
+	spit(dir + "/stat", stat_line(tid, comm, flags, cpu));
+	spit(dir + "/schedstat", std::to_string(run_ns) + " 5 7\n");
+}
+
+void counters(const tempdir &root, unsigned long long loc3, unsigned long long dev3,
+	      unsigned long long timer3)
+{
+	// CPU 2 is offline: no column. ERR has one count (not per CPU) and is left out.
+	spit(root / "interrupts",
+	     "           CPU0       CPU1       CPU3\n"
+	     " 36:          0          9   " + std::to_string(dev3) +
+		     "   PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0\n"
+	     "NMI:          0          0          0   Non-maskable interrupts\n"
+	     "LOC:         10         20   " + std::to_string(loc3) + "   Local timer interrupts\n"
+	     "ERR:          0\n");
+	spit(root / "softirqs",
+	     "                    CPU0       CPU1       CPU3\n"
+	     "          HI:          0          0          0\n"
+	     "       TIMER:          1          2   " + std::to_string(timer3) + "\n");
+}
+
+const struct nt_task_use *find(const struct nt_cpu_meanwhile &m, int pid)
+{
+	for (size_t i = 0; i < m.ntasks; i++)
+		if (m.tasks[i].pid == pid)
+			return &m.tasks[i];
+	return nullptr;
+}
+
+} // namespace
+
+TEST_CASE("nt_meanwhile_fill", "[meanwhile]")
+{
+	tempdir root;
+	REQUIRE(!root.path().empty());
+	const pid_t self = 4242;
+	counters(root, 1000, 50, 300);
+	task(root, 100, 100, "culprit (hog) x", 0, 3, 1000000);  // a process, two threads on CPU 3
+	task(root, 100, 101, "worker", 0, 3, 500000);
+	task(root, 2, 2, "kworker/3:1", 0x00200000u, 3, 10000);  // a kernel thread
+	task(root, 200, 200, "elsewhere", 0, 1, 0);             // on another CPU
+	task(root, self, self, "noisetool", 0, 3, 0);             // the measuring process
+	task(root, 300, 300, "idle", 0, 3, 777);                  // did not run meanwhile
+	struct nt_meanwhile_snap *a = nullptr, *b = nullptr;
+	REQUIRE(nt_meanwhile_snap_take(root.path().c_str(), &a) == 0);
+	CHECK(nt_meanwhile_snap_tasks(a) == 6);
+
+	counters(root, 1250, 60, 400);
+	task(root, 100, 100, "culprit (hog) x", 0, 3, 81000000); // +80 ms
+	task(root, 100, 101, "worker", 0, 3, 2500000);            // +2 ms
+	task(root, 2, 2, "kworker/3:1", 0x00200000u, 3, 1010000); // +1 ms
+	task(root, 200, 200, "elsewhere", 0, 1, 9000000);
+	task(root, self, self, "noisetool", 0, 3, 900000000);
+	task(root, 400, 400, "newborn", 0, 3, 3000000);           // born meanwhile: 3 ms
+	REQUIRE(nt_meanwhile_snap_take(root.path().c_str(), &b) == 0);
+
+	struct nt_cpu_meanwhile m;
+	REQUIRE(nt_meanwhile_fill(a, b, 3, self, getuid(), &m) == 0);
+	CHECK(m.known);
+
+	SECTION("the processes that ran there, threads summed, busiest first")
+	{
+		REQUIRE(m.ntasks == 3);
+		CHECK(m.ntasks_all == 3);
+		CHECK(m.tasks[0].pid == 100);
+		CHECK(m.tasks[0].run_ns == 82000000);
+		CHECK(std::string(m.tasks[0].comm) == "culprit (hog) x"); // the busiest thread's
+		CHECK(m.tasks[0].kind == NT_TASK_PROCESS);
+		CHECK(m.tasks[1].pid == 400);
+		CHECK(m.tasks[1].run_ns == 3000000);
+		CHECK(m.tasks[2].pid == 2);
+		CHECK(m.tasks[2].kind == NT_TASK_KERNEL);
+		CHECK(m.tasks_ns == 86000000);
+		CHECK(find(m, self) == nullptr);
+		CHECK(find(m, 200) == nullptr);
+		CHECK(find(m, 300) == nullptr);
+	}
+
+	SECTION("another user's processes")
+	{
+		struct nt_cpu_meanwhile o;
+		REQUIRE(nt_meanwhile_fill(a, b, 3, self, getuid() + 1, &o) == 0);
+		CHECK(o.tasks[0].kind == NT_TASK_OTHER_USER);
+		CHECK(o.tasks[2].kind == NT_TASK_KERNEL);
+		CHECK(std::string(nt_task_kind_name(NT_TASK_OTHER_USER)) == "another user's");
+	}
+
+	SECTION("interrupt lines and softirq kinds counted on the CPU")
+	{
+		CHECK(m.irq_count == 260);
+		REQUIRE(m.nirqs == 2);
+		CHECK(std::string(m.irqs[0].name) == "LOC");
+		CHECK(m.irqs[0].count == 250);
+		CHECK(std::string(m.irqs[0].desc) == "Local timer interrupts");
+		CHECK(std::string(m.irqs[1].name) == "36");
+		CHECK(std::string(m.irqs[1].desc) == "virtio1-req.0"); // a numbered line's device
+		CHECK(m.softirq_count == 100);
+		REQUIRE(m.nsoftirqs == 1);
+		CHECK(std::string(m.softirqs[0].name) == "TIMER");
+	}
+
+	SECTION("a CPU neither table counts (offline) is not known")
+	{
+		struct nt_cpu_meanwhile o;
+		CHECK(nt_meanwhile_fill(a, b, 1, self, getuid(), &o) == 0); // CPU 1 is counted
+		CHECK(o.known);
+		CHECK(o.ntasks == 1);
+		CHECK(o.tasks[0].pid == 200);
+		CHECK(nt_meanwhile_fill(a, b, 2, self, getuid(), &o) == 0); // tasks were read
+		CHECK(o.nirqs == 0);
+		CHECK(o.ntasks == 0);
+	}
+
+	SECTION("bad arguments")
+	{
+		CHECK(nt_meanwhile_fill(nullptr, b, 3, self, getuid(), &m) == -EINVAL);
+		CHECK(!m.known);
+		CHECK(nt_meanwhile_fill(a, b, 3, self, getuid(), nullptr) == -EINVAL);
+		CHECK(nt_meanwhile_snap_take(root.path().c_str(), nullptr) == -EINVAL);
+	}
+	nt_meanwhile_snap_free(a);
+	nt_meanwhile_snap_free(b);
+}
+
+TEST_CASE("nt_meanwhile_snap_take on a missing tree", "[meanwhile]")
+{
+	struct nt_meanwhile_snap *a = nullptr, *b = nullptr;
+	REQUIRE(nt_meanwhile_snap_take("/nonexistent-nt-proc", &a) == 0);
+	REQUIRE(nt_meanwhile_snap_take("/nonexistent-nt-proc", &b) == 0);
+	CHECK(nt_meanwhile_snap_tasks(a) == 0);
+	struct nt_cpu_meanwhile m;
+	CHECK(nt_meanwhile_fill(a, b, 0, 1, 0, &m) == -EINVAL); // nothing was read
+	CHECK(!m.known);
+	nt_meanwhile_snap_free(a);
+	nt_meanwhile_snap_free(b);
+}
+
+TEST_CASE("nt_meanwhile_snap_take on this machine", "[meanwhile]")
+{
+	struct nt_meanwhile_snap *a = nullptr;
+	REQUIRE(nt_meanwhile_snap_take(nullptr, &a) == 0);
+	CHECK(nt_meanwhile_snap_tasks(a) >= 1); // this test's own thread at least
+	nt_meanwhile_snap_free(a);
+}
+
+TEST_CASE("nt_meanwhile_rate_match", "[meanwhile]")
+{
+	struct nt_cpu_meanwhile m;
+	std::memset(&m, 0, sizeof m);
+	m.known = true;
+	m.elapsed_ns = 2000000000;
+	m.nirqs = 2;
+	std::strcpy(m.irqs[0].name, "LOC");
+	m.irqs[0].count = 500; // 250/s
+	std::strcpy(m.irqs[1].name, "36");
+	m.irqs[1].count = 205; // 102.5/s
+	m.nsoftirqs = 1;
+	std::strcpy(m.softirqs[0].name, "TIMER");
+	m.softirqs[0].count = 498; // 249/s: LOC has more counts
+
+	const struct nt_count_use *u = nt_meanwhile_rate_match(&m, 250.0);
+	REQUIRE(u != nullptr);
+	CHECK(std::string(u->name) == "LOC");
+	u = nt_meanwhile_rate_match(&m, 100.0);
+	REQUIRE(u != nullptr); // within 3 %
+	CHECK(std::string(u->name) == "36");
+	CHECK(nt_meanwhile_rate_match(&m, 1000.0) == nullptr);
+	CHECK(nt_meanwhile_rate_match(&m, 0.0) == nullptr);
+	m.known = false;
+	CHECK(nt_meanwhile_rate_match(&m, 250.0) == nullptr);
+	CHECK(nt_meanwhile_rate_match(nullptr, 250.0) == nullptr);
+}
