@@ -15,20 +15,11 @@
 
 #include <noisetool-private/infile.h>
 #include <noisetool-private/meanwhile.h>
+#include <noisetool-private/tasks.h>
 
-#define PF_KTHREAD_FLAG 0x00200000u /* include/linux/sched.h */
-#define TASKS_MAX 65536             /* threads read at most (the rest are left out) */
+#define TASKS_MAX 65536             /* threads followed at most (16 bytes each) */
 #define FILE_MAX (16u << 20)        /* /proc/interrupts of a large node is < 1 MiB */
 #define PATH_BUF 4608               /* a root of up to 4 KiB and /PID/task/TID/schedstat */
-
-struct task {
-	pid_t pid, tid;
-	int cpu; /* the CPU it last ran on (stat field 39) */
-	uid_t uid;
-	bool kthread;
-	uint64_t run_ns; /* schedstat's time on a CPU */
-	char comm[16];
-};
 
 /* /proc/interrupts or /proc/softirqs: a count per line and CPU column. */
 struct counts {
@@ -41,8 +32,8 @@ struct counts {
 
 struct nt_meanwhile_snap {
 	uint64_t t_ns;
-	size_t ntasks;
-	struct task *tasks; /* by tid */
+	struct nt_task_time *tasks; /* by tid */
+	size_t ntasks, more;        /* read, and left out for want of room */
 	struct counts irqs, softirqs;
 };
 
@@ -52,6 +43,13 @@ static void copy_name(char *dst, size_t size, const char *src, size_t len)
 		len = size - 1;
 	memcpy(dst, src, len);
 	dst[len] = '\0';
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static bool all_digits(const char *s)
@@ -173,114 +171,6 @@ static int col_of(const struct counts *c, int cpu)
 	return -1;
 }
 
-/* One thread's stat and schedstat; false when either cannot be read or parsed. */
-static bool task_read(const char *dir, struct task *t)
-{
-	char path[PATH_BUF], buf[1024];
-	if ((size_t)snprintf(path, sizeof path, "%s/stat", dir) >= sizeof path)
-		return false;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	char *open_paren = strchr(buf, '('), *close_paren = strrchr(buf, ')');
-	if (!open_paren || !close_paren || close_paren < open_paren)
-		return false;
-	copy_name(t->comm, sizeof t->comm, open_paren + 1, (size_t)(close_paren - open_paren - 1));
-	/* Fields from 3 (state) on; flags is field 9, processor field 39. */
-	char *save = NULL, *tok = strtok_r(close_paren + 1, " ", &save);
-	unsigned long flags = 0;
-	int cpu = -1;
-	for (int field = 3; tok && field <= 39; field++, tok = strtok_r(NULL, " ", &save)) {
-		if (field == 9)
-			flags = strtoul(tok, NULL, 10);
-		else if (field == 39)
-			cpu = atoi(tok);
-	}
-	if (cpu < 0)
-		return false;
-	t->cpu = cpu;
-	t->kthread = flags & PF_KTHREAD_FLAG;
-	if ((size_t)snprintf(path, sizeof path, "%s/schedstat", dir) >= sizeof path)
-		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	char *e;
-	t->run_ns = strtoull(buf, &e, 10);
-	return e != buf;
-}
-
-static int by_tid(const void *x, const void *y)
-{
-	const struct task *a = x, *b = y;
-	return (a->tid > b->tid) - (a->tid < b->tid);
-}
-
-static int tasks_read(const char *root, struct nt_meanwhile_snap *s)
-{
-	DIR *d = opendir(root);
-	if (!d)
-		return -errno;
-	size_t cap = 256;
-	s->tasks = malloc(cap * sizeof *s->tasks);
-	if (!s->tasks) {
-		closedir(d);
-		return -ENOMEM;
-	}
-	struct dirent *e;
-	while ((e = readdir(d)) != NULL && s->ntasks < TASKS_MAX) {
-		if (!all_digits(e->d_name))
-			continue;
-		struct stat st;
-		if (fstatat(dirfd(d), e->d_name, &st, 0) != 0)
-			continue;
-		char tdir[PATH_BUF];
-		if ((size_t)snprintf(tdir, sizeof tdir, "%s/%s/task", root, e->d_name) >= sizeof tdir)
-			continue;
-		DIR *td = opendir(tdir);
-		if (!td)
-			continue;
-		struct dirent *te;
-		while ((te = readdir(td)) != NULL && s->ntasks < TASKS_MAX) {
-			if (!all_digits(te->d_name))
-				continue;
-			if (s->ntasks == cap) {
-				struct task *nt = realloc(s->tasks, cap * 2 * sizeof *s->tasks);
-				if (!nt) {
-					closedir(td);
-					closedir(d);
-					return -ENOMEM;
-				}
-				s->tasks = nt;
-				cap *= 2;
-			}
-			struct task *t = &s->tasks[s->ntasks];
-			char dir[PATH_BUF];
-			if ((size_t)snprintf(dir, sizeof dir, "%s/%s", tdir, te->d_name) >= sizeof dir)
-				continue;
-			t->pid = atoi(e->d_name);
-			t->tid = atoi(te->d_name);
-			t->uid = st.st_uid;
-			if (task_read(dir, t))
-				s->ntasks++;
-		}
-		closedir(td);
-	}
-	closedir(d);
-	qsort(s->tasks, s->ntasks, sizeof *s->tasks, by_tid);
-	return 0;
-}
-
 int nt_meanwhile_snap_take(const char *proc_root, struct nt_meanwhile_snap **out)
 {
 	if (!out)
@@ -288,18 +178,18 @@ int nt_meanwhile_snap_take(const char *proc_root, struct nt_meanwhile_snap **out
 	*out = NULL;
 	const char *root = proc_root ? proc_root : "/proc";
 	struct nt_meanwhile_snap *s = calloc(1, sizeof *s);
-	if (!s)
+	if (!s || !(s->tasks = malloc(TASKS_MAX * sizeof *s->tasks))) {
+		free(s);
 		return -ENOMEM;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	s->t_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	}
 	/* A missing file or tree leaves its part empty; only memory fails the reading. */
 	if (counts_read(root, "interrupts", &s->irqs) == -ENOMEM ||
-	    counts_read(root, "softirqs", &s->softirqs) == -ENOMEM ||
-	    tasks_read(root, s) == -ENOMEM) {
+	    counts_read(root, "softirqs", &s->softirqs) == -ENOMEM) {
 		nt_meanwhile_snap_free(s);
 		return -ENOMEM;
 	}
+	nt_tasks_times(root, s->tasks, TASKS_MAX, &s->ntasks, &s->more);
+	s->t_ns = now_ns();
 	*out = s;
 	return 0;
 }
@@ -319,89 +209,12 @@ void nt_meanwhile_snap_free(struct nt_meanwhile_snap *s)
 	free(s);
 }
 
-/* One thread's time on the CPU, with its process's identity. */
-struct thread_use {
-	struct nt_task_use u; /* first: by_pid sorts on it */
-	uint64_t thread_ns;
-};
-
-static int by_pid(const void *x, const void *y)
-{
-	const struct nt_task_use *a = x, *b = y;
-	return (a->pid > b->pid) - (a->pid < b->pid);
-}
-
-static int by_run_desc(const void *x, const void *y)
-{
-	const struct nt_task_use *a = x, *b = y;
-	if (a->run_ns != b->run_ns)
-		return a->run_ns < b->run_ns ? 1 : -1;
-	return (a->pid > b->pid) - (a->pid < b->pid);
-}
-
 static int by_count_desc(const void *x, const void *y)
 {
 	const struct nt_count_use *a = x, *b = y;
 	if (a->count != b->count)
 		return a->count < b->count ? 1 : -1;
 	return strcmp(a->name, b->name);
-}
-
-/* The processes that ran on cpu, their threads summed, the busiest first. */
-static int tasks_fill(const struct nt_meanwhile_snap *a, const struct nt_meanwhile_snap *b,
-		      int cpu, pid_t self_pid, uid_t self_uid, struct nt_cpu_meanwhile *out)
-{
-	struct thread_use *th = calloc(b->ntasks ? b->ntasks : 1, sizeof *th);
-	struct nt_task_use *procs = calloc(b->ntasks ? b->ntasks : 1, sizeof *procs);
-	if (!th || !procs) {
-		free(th);
-		free(procs);
-		return -ENOMEM;
-	}
-	size_t n = 0;
-	for (size_t i = 0; i < b->ntasks; i++) {
-		const struct task *t = &b->tasks[i];
-		if (t->cpu != cpu || t->pid == self_pid)
-			continue;
-		const struct task *o = bsearch(t, a->tasks, a->ntasks, sizeof *t, by_tid);
-		uint64_t d = t->run_ns;
-		if (o && o->pid == t->pid && o->run_ns <= t->run_ns)
-			d = t->run_ns - o->run_ns; /* else: born meanwhile, or its tid reused */
-		if (d == 0)
-			continue;
-		th[n].u = (struct nt_task_use){
-			.pid = t->pid,
-			.kind = t->kthread	       ? NT_TASK_KERNEL
-				: t->uid != self_uid ? NT_TASK_OTHER_USER
-						     : NT_TASK_PROCESS,
-			.run_ns = d,
-		};
-		memcpy(th[n].u.comm, t->comm, sizeof th[n].u.comm);
-		th[n].thread_ns = d;
-		n++;
-	}
-	qsort(th, n, sizeof *th, by_pid);
-	size_t m = 0;
-	for (size_t i = 0; i < n; m++) {
-		struct nt_task_use p = th[i].u; /* named after its busiest thread */
-		uint64_t busiest = th[i].thread_ns;
-		for (i++; i < n && th[i].u.pid == p.pid; i++) {
-			p.run_ns += th[i].u.run_ns;
-			if (th[i].thread_ns > busiest) {
-				busiest = th[i].thread_ns;
-				memcpy(p.comm, th[i].u.comm, sizeof p.comm);
-			}
-		}
-		procs[m] = p;
-		out->tasks_ns += p.run_ns;
-	}
-	qsort(procs, m, sizeof *procs, by_run_desc);
-	out->ntasks_all = m;
-	out->ntasks = m < NT_MEANWHILE_TOP ? m : NT_MEANWHILE_TOP;
-	memcpy(out->tasks, procs, out->ntasks * sizeof *procs);
-	free(th);
-	free(procs);
-	return 0;
 }
 
 /* The lines counted on cpu, most first; false when neither reading has its column. */
@@ -441,25 +254,67 @@ static bool counts_fill(const struct counts *a, const struct counts *b, int cpu,
 	return true;
 }
 
-int nt_meanwhile_fill(const struct nt_meanwhile_snap *a, const struct nt_meanwhile_snap *b,
-		      int cpu, pid_t self_pid, uid_t self_uid, struct nt_cpu_meanwhile *out)
+int nt_meanwhile_finish(const char *proc_root, const struct nt_meanwhile_snap *before,
+			const int *cpus, size_t ncpus, pid_t self_pid, uid_t self_uid,
+			struct nt_cpu_meanwhile *out)
 {
-	if (!out)
+	if (!out || (!cpus && ncpus > 0))
 		return -EINVAL;
-	memset(out, 0, sizeof *out);
-	if (!a || !b)
+	memset(out, 0, ncpus * sizeof *out);
+	if (!before)
 		return -EINVAL;
-	out->elapsed_ns = b->t_ns > a->t_ns ? b->t_ns - a->t_ns : 0;
-	bool irqs = counts_fill(&a->irqs, &b->irqs, cpu, &out->irq_count, out->irqs, &out->nirqs);
-	bool softirqs = counts_fill(&a->softirqs, &b->softirqs, cpu, &out->softirq_count,
-				    out->softirqs, &out->nsoftirqs);
-	if (!irqs && !softirqs && b->ntasks == 0)
-		return -EINVAL;
-	int rc = tasks_fill(a, b, cpu, self_pid, self_uid, out);
-	if (rc)
+	const char *root = proc_root ? proc_root : "/proc";
+	struct counts irqs, softirqs;
+	int rc = counts_read(root, "interrupts", &irqs);
+	if (rc == -ENOMEM)
 		return rc;
-	out->known = true;
-	return 0;
+	rc = counts_read(root, "softirqs", &softirqs);
+	if (rc == -ENOMEM) {
+		counts_free(&irqs);
+		return rc;
+	}
+	/* Each measured CPU is a slot of the task stream. */
+	size_t map_len = 0;
+	for (size_t i = 0; i < ncpus; i++)
+		if (cpus[i] >= 0 && (size_t)cpus[i] + 1 > map_len)
+			map_len = (size_t)cpus[i] + 1;
+	int *slot_of_cpu = malloc((map_len ? map_len : 1) * sizeof *slot_of_cpu);
+	struct nt_task_top *tops = calloc(ncpus ? ncpus : 1, sizeof *tops);
+	if (!slot_of_cpu || !tops) {
+		free(slot_of_cpu);
+		free(tops);
+		counts_free(&irqs);
+		counts_free(&softirqs);
+		return -ENOMEM;
+	}
+	for (size_t c = 0; c < map_len; c++)
+		slot_of_cpu[c] = -1;
+	for (size_t i = 0; i < ncpus; i++)
+		if (cpus[i] >= 0)
+			slot_of_cpu[cpus[i]] = (int)i;
+	int tasks_rc = nt_tasks_ran_on(root, before->tasks, before->ntasks, before->more == 0,
+				       slot_of_cpu, map_len, self_pid, self_uid, tops, ncpus);
+	uint64_t t_ns = now_ns();
+	rc = tasks_rc == -ENOMEM ? -ENOMEM : 0;
+	for (size_t i = 0; i < ncpus && rc == 0; i++) {
+		struct nt_cpu_meanwhile *m = &out[i];
+		if (cpus[i] < 0)
+			continue;
+		bool a = counts_fill(&before->irqs, &irqs, cpus[i], &m->irq_count, m->irqs,
+				     &m->nirqs);
+		bool b = counts_fill(&before->softirqs, &softirqs, cpus[i], &m->softirq_count,
+				     m->softirqs, &m->nsoftirqs);
+		if (!a && !b && (tasks_rc != 0 || before->ntasks == 0))
+			continue; /* nothing was read about it */
+		m->elapsed_ns = t_ns > before->t_ns ? t_ns - before->t_ns : 0;
+		m->others = tops[i];
+		m->known = true;
+	}
+	free(slot_of_cpu);
+	free(tops);
+	counts_free(&irqs);
+	counts_free(&softirqs);
+	return rc;
 }
 
 const struct nt_count_use *nt_meanwhile_rate_match(const struct nt_cpu_meanwhile *m, double hz)

@@ -89,11 +89,11 @@ static void json_meanwhile(struct nt_json *j, const struct nt_cpu_meanwhile *m)
 		return;
 	nt_json_object_begin(j, "meanwhile");
 	nt_json_uint(j, "elapsed_ns", m->elapsed_ns);
-	nt_json_uint(j, "tasks_ns", m->tasks_ns);
-	nt_json_uint(j, "task_count", m->ntasks_all);
+	nt_json_uint(j, "tasks_ns", m->others.run_ns);
+	nt_json_uint(j, "task_count", m->others.count);
 	nt_json_array_begin(j, "tasks");
-	for (size_t i = 0; i < m->ntasks; i++) {
-		const struct nt_task_use *t = &m->tasks[i];
+	for (size_t i = 0; i < m->others.n; i++) {
+		const struct nt_task_use *t = &m->others.tasks[i];
 		nt_json_object_begin(j, NULL);
 		nt_json_int(j, "pid", t->pid);
 		nt_json_string(j, "comm", t->comm);
@@ -262,12 +262,12 @@ static void text_meanwhile(FILE *f, const struct nt_cpu_noise *c)
 	char a[32];
 	double s = (double)m->elapsed_ns / 1e9;
 	fprintf(f, "%4d  other tasks: ", c->cpu);
-	if (m->ntasks_all == 0)
+	if (m->others.count == 0)
 		fprintf(f, "none");
 	else
-		fprintf(f, "%s in %zu", fmt_ns((double)m->tasks_ns, a, sizeof a), m->ntasks_all);
-	for (size_t i = 0; i < m->ntasks && i < 3; i++) {
-		const struct nt_task_use *t = &m->tasks[i];
+		fprintf(f, "%s in %zu", fmt_ns((double)m->others.run_ns, a, sizeof a), m->others.count);
+	for (size_t i = 0; i < m->others.n && i < 3; i++) {
+		const struct nt_task_use *t = &m->others.tasks[i];
 		fprintf(f, "%s %s (pid %d%s%s) %s", i ? "," : ":", t->comm, t->pid,
 			t->kind == NT_TASK_PROCESS ? "" : ", ",
 			t->kind == NT_TASK_PROCESS ? "" : nt_task_kind_name(t->kind),

@@ -109,7 +109,7 @@ int cmd_ftq(int argc, char **argv)
 	struct noise_meanwhile meanwhile;
 	noise_meanwhile_begin(&meanwhile);
 	int rc = nt_ftq_measure_cpus(&cfg, cpus, ncpus, res);
-	noise_meanwhile_end(&meanwhile);
+	noise_meanwhile_end(&meanwhile, cpus, ncpus);
 	progress_done(&prog);
 	if (rc) {
 		noise_outputs_abort(&out);

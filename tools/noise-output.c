@@ -187,24 +187,26 @@ void noise_report_init(struct nt_node_noise *r, const char *method, double secon
 
 void noise_meanwhile_begin(struct noise_meanwhile *m)
 {
-	m->before = m->after = NULL;
+	memset(m, 0, sizeof *m);
 	if (nt_meanwhile_snap_take(NULL, &m->before) != 0)
 		m->before = NULL;
 }
 
-void noise_meanwhile_end(struct noise_meanwhile *m)
+void noise_meanwhile_end(struct noise_meanwhile *m, const int *cpus, size_t ncpus)
 {
-	if (m->before && nt_meanwhile_snap_take(NULL, &m->after) != 0)
-		m->after = NULL;
+	m->results = calloc(ncpus ? ncpus : 1, sizeof *m->results);
+	if (m->before && m->results &&
+	    nt_meanwhile_finish(NULL, m->before, cpus, ncpus, getpid(), getuid(), m->results) == 0)
+		m->n = ncpus;
+	nt_meanwhile_snap_free(m->before);
+	m->before = NULL;
 }
 
 void noise_meanwhile_apply(struct noise_meanwhile *m, struct nt_cpu_noise *cn, size_t ncpus)
 {
-	for (size_t i = 0; i < ncpus && m->after; i++)
-		if (cn[i].cpu >= 0)
-			nt_meanwhile_fill(m->before, m->after, cn[i].cpu, getpid(), getuid(),
-					  &cn[i].meanwhile);
-	nt_meanwhile_snap_free(m->before);
-	nt_meanwhile_snap_free(m->after);
-	m->before = m->after = NULL;
+	for (size_t i = 0; i < ncpus && i < m->n; i++)
+		cn[i].meanwhile = m->results[i];
+	free(m->results);
+	m->results = NULL;
+	m->n = 0;
 }

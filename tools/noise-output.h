@@ -41,17 +41,18 @@ void noise_outputs_abort(struct noise_outputs *o);
 /* What else ran on each measured CPU: /proc read just before the measurement and just after it
  * (noisetool-private/meanwhile.h); outside the measured time, a few ms each. */
 struct noise_meanwhile {
-	struct nt_meanwhile_snap *before, *after;
+	struct nt_meanwhile_snap *before;
+	struct nt_cpu_meanwhile *results; /* one per measured CPU, in their order */
+	size_t n;                         /* 0: nothing could be read */
 };
 
 /* Read before the measurement. */
 void noise_meanwhile_begin(struct noise_meanwhile *m);
 
-/* Read after it. */
-void noise_meanwhile_end(struct noise_meanwhile *m);
+/* Read again after it, for the measured CPUs cpus[0..ncpus). */
+void noise_meanwhile_end(struct noise_meanwhile *m, const int *cpus, size_t ncpus);
 
-/* Fill each CPU's meanwhile (from its cpu number; none for an unpinned CPU or when a reading
- * failed) and free the readings. */
+/* Give cn[i] (measured on cpus[i]) its result, and free them. */
 void noise_meanwhile_apply(struct noise_meanwhile *m, struct nt_cpu_noise *cn, size_t ncpus);
 
 /* Fill the report header (host, clock). */

@@ -1,4 +1,5 @@
-// What else ran on a CPU meanwhile (libnoisetool/meanwhile.c), read from a made-up /proc tree:
+// What else ran on a CPU meanwhile (libnoisetool/meanwhile.c, tasks.c), read from a made-up
+// /proc tree:
 // the interrupt and softirq tables (offline CPUs, short lines, devices), the tasks (names with
 // spaces and parentheses, kernel threads, threads summed into their process, tasks born
 // meanwhile, this process left out), and the rate match of periodic components.
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include <noisetool-private/meanwhile.h>
+#include <noisetool-private/tasks.h>
 
 #include "tempdir.h"
 
@@ -56,17 +58,17 @@ void counters(const tempdir &root, unsigned long long loc3, unsigned long long d
 	     "       TIMER:          1          2   " + std::to_string(timer3) + "\n");
 }
 
-const struct nt_task_use *find(const struct nt_cpu_meanwhile &m, int pid)
+const struct nt_task_use *find(const struct nt_task_top &top, int pid)
 {
-	for (size_t i = 0; i < m.ntasks; i++)
-		if (m.tasks[i].pid == pid)
-			return &m.tasks[i];
+	for (size_t i = 0; i < top.n; i++)
+		if (top.tasks[i].pid == pid)
+			return &top.tasks[i];
 	return nullptr;
 }
 
 } // namespace
 
-TEST_CASE("nt_meanwhile_fill", "[meanwhile]")
+TEST_CASE("nt_meanwhile_finish", "[meanwhile]")
 {
 	tempdir root;
 	REQUIRE(!root.path().empty());
@@ -78,7 +80,7 @@ TEST_CASE("nt_meanwhile_fill", "[meanwhile]")
 	task(root, 200, 200, "elsewhere", 0, 1, 0);             // on another CPU
 	task(root, self, self, "noisetool", 0, 3, 0);             // the measuring process
 	task(root, 300, 300, "idle", 0, 3, 777);                  // did not run meanwhile
-	struct nt_meanwhile_snap *a = nullptr, *b = nullptr;
+	struct nt_meanwhile_snap *a = nullptr;
 	REQUIRE(nt_meanwhile_snap_take(root.path().c_str(), &a) == 0);
 	CHECK(nt_meanwhile_snap_tasks(a) == 6);
 
@@ -88,88 +90,114 @@ TEST_CASE("nt_meanwhile_fill", "[meanwhile]")
 	task(root, 2, 2, "kworker/3:1", 0x00200000u, 3, 1010000); // +1 ms
 	task(root, 200, 200, "elsewhere", 0, 1, 9000000);
 	task(root, self, self, "noisetool", 0, 3, 900000000);
-	task(root, 400, 400, "newborn", 0, 3, 3000000);           // born meanwhile: 3 ms
-	REQUIRE(nt_meanwhile_snap_take(root.path().c_str(), &b) == 0);
+	task(root, 400, 400, "newborn\x01", 0, 3, 3000000);      // born meanwhile: 3 ms
 
-	struct nt_cpu_meanwhile m;
-	REQUIRE(nt_meanwhile_fill(a, b, 3, self, getuid(), &m) == 0);
-	CHECK(m.known);
+	const int cpus[] = { 3, 1, 2, -1 };
+	struct nt_cpu_meanwhile m[4];
+	REQUIRE(nt_meanwhile_finish(root.path().c_str(), a, cpus, 4, self, getuid(), m) == 0);
+	const struct nt_task_top &top = m[0].others;
+	CHECK(m[0].known);
 
 	SECTION("the processes that ran there, threads summed, busiest first")
 	{
-		REQUIRE(m.ntasks == 3);
-		CHECK(m.ntasks_all == 3);
-		CHECK(m.tasks[0].pid == 100);
-		CHECK(m.tasks[0].run_ns == 82000000);
-		CHECK(std::string(m.tasks[0].comm) == "culprit (hog) x"); // the busiest thread's
-		CHECK(m.tasks[0].kind == NT_TASK_PROCESS);
-		CHECK(m.tasks[1].pid == 400);
-		CHECK(m.tasks[1].run_ns == 3000000);
-		CHECK(m.tasks[2].pid == 2);
-		CHECK(m.tasks[2].kind == NT_TASK_KERNEL);
-		CHECK(m.tasks_ns == 86000000);
-		CHECK(find(m, self) == nullptr);
-		CHECK(find(m, 200) == nullptr);
-		CHECK(find(m, 300) == nullptr);
+		REQUIRE(top.n == 3);
+		CHECK(top.count == 3);
+		CHECK(top.tasks[0].pid == 100);
+		CHECK(top.tasks[0].run_ns == 82000000);
+		CHECK(std::string(top.tasks[0].comm) == "culprit (hog) x"); // the busiest thread's
+		CHECK(top.tasks[0].kind == NT_TASK_PROCESS);
+		CHECK(top.tasks[1].pid == 400);
+		CHECK(top.tasks[1].run_ns == 3000000);
+		CHECK(std::string(top.tasks[1].comm) == "newborn?"); // printable ASCII only
+		CHECK(top.tasks[2].pid == 2);
+		CHECK(top.tasks[2].kind == NT_TASK_KERNEL);
+		CHECK(top.run_ns == 86000000);
+		CHECK(find(top, self) == nullptr);
+		CHECK(find(top, 200) == nullptr);
+		CHECK(find(top, 300) == nullptr);
+	}
+
+	SECTION("each CPU its own")
+	{
+		CHECK(m[1].known);
+		REQUIRE(m[1].others.n == 1);
+		CHECK(m[1].others.tasks[0].pid == 200);
+		CHECK(m[1].others.tasks[0].run_ns == 9000000);
+		CHECK(m[2].known); // tasks were read, though no table counts CPU 2 (offline)
+		CHECK(m[2].nirqs == 0);
+		CHECK(m[2].others.n == 0);
+		CHECK(!m[3].known); // not pinned
 	}
 
 	SECTION("another user's processes")
 	{
 		struct nt_cpu_meanwhile o;
-		REQUIRE(nt_meanwhile_fill(a, b, 3, self, getuid() + 1, &o) == 0);
-		CHECK(o.tasks[0].kind == NT_TASK_OTHER_USER);
-		CHECK(o.tasks[2].kind == NT_TASK_KERNEL);
+		REQUIRE(nt_meanwhile_finish(root.path().c_str(), a, cpus, 1, self, getuid() + 1, &o) == 0);
+		CHECK(o.others.tasks[0].kind == NT_TASK_OTHER_USER);
+		CHECK(o.others.tasks[2].kind == NT_TASK_KERNEL);
 		CHECK(std::string(nt_task_kind_name(NT_TASK_OTHER_USER)) == "another user's");
 	}
 
 	SECTION("interrupt lines and softirq kinds counted on the CPU")
 	{
-		CHECK(m.irq_count == 260);
-		REQUIRE(m.nirqs == 2);
-		CHECK(std::string(m.irqs[0].name) == "LOC");
-		CHECK(m.irqs[0].count == 250);
-		CHECK(std::string(m.irqs[0].desc) == "Local timer interrupts");
-		CHECK(std::string(m.irqs[1].name) == "36");
-		CHECK(std::string(m.irqs[1].desc) == "virtio1-req.0"); // a numbered line's device
-		CHECK(m.softirq_count == 100);
-		REQUIRE(m.nsoftirqs == 1);
-		CHECK(std::string(m.softirqs[0].name) == "TIMER");
-	}
-
-	SECTION("a CPU neither table counts (offline) is not known")
-	{
-		struct nt_cpu_meanwhile o;
-		CHECK(nt_meanwhile_fill(a, b, 1, self, getuid(), &o) == 0); // CPU 1 is counted
-		CHECK(o.known);
-		CHECK(o.ntasks == 1);
-		CHECK(o.tasks[0].pid == 200);
-		CHECK(nt_meanwhile_fill(a, b, 2, self, getuid(), &o) == 0); // tasks were read
-		CHECK(o.nirqs == 0);
-		CHECK(o.ntasks == 0);
+		CHECK(m[0].irq_count == 260);
+		REQUIRE(m[0].nirqs == 2);
+		CHECK(std::string(m[0].irqs[0].name) == "LOC");
+		CHECK(m[0].irqs[0].count == 250);
+		CHECK(std::string(m[0].irqs[0].desc) == "Local timer interrupts");
+		CHECK(std::string(m[0].irqs[1].name) == "36");
+		CHECK(std::string(m[0].irqs[1].desc) == "virtio1-req.0"); // a numbered line's device
+		CHECK(m[0].softirq_count == 100);
+		REQUIRE(m[0].nsoftirqs == 1);
+		CHECK(std::string(m[0].softirqs[0].name) == "TIMER");
 	}
 
 	SECTION("bad arguments")
 	{
-		CHECK(nt_meanwhile_fill(nullptr, b, 3, self, getuid(), &m) == -EINVAL);
-		CHECK(!m.known);
-		CHECK(nt_meanwhile_fill(a, b, 3, self, getuid(), nullptr) == -EINVAL);
+		CHECK(nt_meanwhile_finish(nullptr, nullptr, cpus, 1, self, getuid(), m) == -EINVAL);
+		CHECK(!m[0].known);
+		CHECK(nt_meanwhile_finish(nullptr, a, cpus, 1, self, getuid(), nullptr) == -EINVAL);
+		CHECK(nt_meanwhile_finish(nullptr, a, nullptr, 1, self, getuid(), m) == -EINVAL);
 		CHECK(nt_meanwhile_snap_take(root.path().c_str(), nullptr) == -EINVAL);
 	}
 	nt_meanwhile_snap_free(a);
-	nt_meanwhile_snap_free(b);
+}
+
+TEST_CASE("nt_tasks_ran_on: a first reading that was full", "[meanwhile]")
+{
+	tempdir root;
+	REQUIRE(!root.path().empty());
+	task(root, 10, 10, "old", 0, 0, 1000);
+	task(root, 20, 20, "older", 0, 0, 1000);
+	struct nt_task_time before[1];
+	size_t n = 0, more = 0;
+	REQUIRE(nt_tasks_times(root.path().c_str(), before, 1, &n, &more) == 0);
+	CHECK(n == 1);
+	CHECK(more == 1);
+	task(root, 10, 10, "old", 0, 0, 5000);
+	task(root, 20, 20, "older", 0, 0, 5000);
+	const int slot_of_cpu[] = { 0 };
+	struct nt_task_top top;
+	// The thread left out of the first reading is not counted whole: only the one followed.
+	REQUIRE(nt_tasks_ran_on(root.path().c_str(), before, n, more == 0, slot_of_cpu, 1, 1, getuid(),
+				&top, 1) == 0);
+	REQUIRE(top.n == 1);
+	CHECK(top.tasks[0].pid == before[0].pid);
+	CHECK(top.tasks[0].run_ns == 4000);
+	CHECK(nt_tasks_times(root.path().c_str(), nullptr, 1, &n, &more) == -EINVAL);
+	CHECK(nt_tasks_times("/nonexistent-nt-proc", before, 1, &n, &more) == -ENOENT);
 }
 
 TEST_CASE("nt_meanwhile_snap_take on a missing tree", "[meanwhile]")
 {
-	struct nt_meanwhile_snap *a = nullptr, *b = nullptr;
+	struct nt_meanwhile_snap *a = nullptr;
 	REQUIRE(nt_meanwhile_snap_take("/nonexistent-nt-proc", &a) == 0);
-	REQUIRE(nt_meanwhile_snap_take("/nonexistent-nt-proc", &b) == 0);
 	CHECK(nt_meanwhile_snap_tasks(a) == 0);
+	const int cpus[] = { 0 };
 	struct nt_cpu_meanwhile m;
-	CHECK(nt_meanwhile_fill(a, b, 0, 1, 0, &m) == -EINVAL); // nothing was read
-	CHECK(!m.known);
+	CHECK(nt_meanwhile_finish("/nonexistent-nt-proc", a, cpus, 1, 1, 0, &m) == 0);
+	CHECK(!m.known); // nothing was read
 	nt_meanwhile_snap_free(a);
-	nt_meanwhile_snap_free(b);
 }
 
 TEST_CASE("nt_meanwhile_snap_take on this machine", "[meanwhile]")

@@ -125,12 +125,12 @@ TEST_CASE("nt_node_noise_write_json", "[noise]")
 		CHECK(doc.find("\"meanwhile\"") == std::string::npos);
 		cpu.meanwhile.known = true;
 		cpu.meanwhile.elapsed_ns = 2000000000;
-		cpu.meanwhile.tasks_ns = 81000000;
-		cpu.meanwhile.ntasks_all = 2;
-		cpu.meanwhile.ntasks = 1;
-		cpu.meanwhile.tasks[0].pid = 4321;
-		cpu.meanwhile.tasks[0].run_ns = 80000000;
-		std::strcpy(cpu.meanwhile.tasks[0].comm, "culprit-hog");
+		cpu.meanwhile.others.run_ns = 81000000;
+		cpu.meanwhile.others.count = 2;
+		cpu.meanwhile.others.n = 1;
+		cpu.meanwhile.others.tasks[0].pid = 4321;
+		cpu.meanwhile.others.tasks[0].run_ns = 80000000;
+		std::strcpy(cpu.meanwhile.others.tasks[0].comm, "culprit-hog");
 		cpu.meanwhile.irq_count = 500;
 		cpu.meanwhile.nirqs = 1;
 		cpu.meanwhile.irqs[0].count = 500;

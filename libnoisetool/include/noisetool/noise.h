@@ -44,13 +44,18 @@ struct nt_count_use {
 	char desc[40]; /* "Local timer interrupts", the device of a numbered line ("virtio1-req.0") */
 };
 
+/* The other processes that ran on some CPUs: the busiest few, and all of them summed. */
+struct nt_task_top {
+	uint64_t run_ns; /* every other process's time there */
+	size_t count;    /* processes with time there */
+	size_t n;        /* kept, most time first */
+	struct nt_task_use tasks[NT_MEANWHILE_TOP];
+};
+
 struct nt_cpu_meanwhile {
 	bool known;          /* read: the rest is meaningful */
 	uint64_t elapsed_ns; /* between the two reads */
-	uint64_t tasks_ns;   /* every other task's time there */
-	size_t ntasks_all;   /* processes with time there */
-	size_t ntasks;       /* kept, most time first */
-	struct nt_task_use tasks[NT_MEANWHILE_TOP];
+	struct nt_task_top others;
 	uint64_t irq_count; /* every line's count there (/proc/interrupts) */
 	size_t nirqs;       /* kept, most counts first */
 	struct nt_count_use irqs[NT_MEANWHILE_TOP];
