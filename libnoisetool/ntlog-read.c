@@ -252,6 +252,41 @@ static uint64_t r64(struct input *in)
 
 #define AS_OFFSET(o) ((const char *)(uintptr_t)(o))
 
+/* Version 7's other tasks on the rank's CPUs: at most NT_LOG_OTHERS_MAX of the counted ones,
+ * known kinds and flags, names of printable ASCII ended by a NUL. */
+static void decode_others(struct input *in, struct nt_log_rank *out)
+{
+	out->pid = r32(in);
+	out->others_flags = r32(in);
+	out->others_ns = r64(in);
+	out->others_count = r32(in);
+	out->nothers = r32(in);
+	if (in->bad || (out->others_flags & ~(NT_LOG_OTHERS_KNOWN | NT_LOG_OTHERS_PARTIAL)) ||
+	    out->nothers > NT_LOG_OTHERS_MAX || out->nothers > out->others_count) {
+		in->bad = true;
+		return;
+	}
+	for (uint32_t i = 0; i < out->nothers; i++) {
+		struct nt_log_task *t = &out->others[i];
+		t->pid = r32(in);
+		t->kind = r32(in);
+		t->run_ns = r64(in);
+		if (in->bad || t->kind >= NT_LOG_TASK_KIND_COUNT || !need(in, sizeof t->comm)) {
+			in->bad = true;
+			return;
+		}
+		memcpy(t->comm, in->p + in->pos, sizeof t->comm);
+		in->pos += sizeof t->comm;
+		size_t k = 0;
+		while (k < sizeof t->comm && t->comm[k] >= 0x20 && t->comm[k] < 0x7f)
+			k++;
+		if (k == sizeof t->comm || t->comm[k] != '\0') {
+			in->bad = true;
+			return;
+		}
+	}
+}
+
 /* A string into the pool, named by its offset (AS_OFFSET); offset 0 ("") when it is bad.
  * Returns -ENOMEM when the pool cannot grow, else 0. */
 static int rstr(struct input *in, const char **out)
@@ -493,6 +528,8 @@ static int decode_payload(struct input *in, uint32_t version, struct nt_log_rank
 	} else {
 		out->cpus = AS_OFFSET(0);
 	}
+	if (version >= 7)
+		decode_others(in, out);
 	if (!in->bad && left(in) != 0)
 		in->bad = true;
 	return in->bad ? MALFORMED : 0;

@@ -226,6 +226,22 @@ static void encode_payload(struct wbuf *w, const struct nt_log_source *src)
 	w64(w, r->run_delay_ns);
 	w64(w, r->cpus_busy_ns);
 	w64(w, r->cpus_steal_ns);
+	w32(w, r->pid); /* version 7: what else ran on the rank's CPUs */
+	w32(w, r->others_flags);
+	w64(w, r->others_ns);
+	w32(w, r->others_count);
+	uint32_t n = r->nothers < NT_LOG_OTHERS_MAX ? r->nothers : NT_LOG_OTHERS_MAX;
+	w32(w, n);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct nt_log_task *t = &r->others[i];
+		char comm[NT_LOG_TASK_COMM_BYTES] = { 0 };
+		for (size_t k = 0; k + 1 < sizeof comm && t->comm[k]; k++)
+			comm[k] = t->comm[k] >= 0x20 && t->comm[k] < 0x7f ? t->comm[k] : '?';
+		w32(w, t->pid);
+		w32(w, t->kind);
+		w64(w, t->run_ns);
+		put(w, comm, sizeof comm);
+	}
 }
 
 static bool source_valid(const struct nt_log_source *src)

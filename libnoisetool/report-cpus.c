@@ -62,6 +62,12 @@ static void rank_view(const struct nt_log *log, const struct rank_list *rc, uint
 				job += log->ranks[q].cpu_ns;
 		}
 	}
+	for (uint32_t t = 0; t < k->nothers && t < NT_LOG_OTHERS_MAX; t++) {
+		v->others_rank[t] = -1;
+		for (size_t h = 0; h < n && k->others[t].pid != 0; h++)
+			if (hosts[h] != i && log->ranks[hosts[h]].pid == k->others[t].pid)
+				v->others_rank[t] = log->ranks[hosts[h]].rank;
+	}
 	double wall = (double)k->wall_ns, cap = wall * v->ncpus;
 	v->on_cpu = share(k->cpu_ns, wall);
 	v->waited = share(k->run_delay_ns, wall);

@@ -73,9 +73,37 @@ static void write_rank_culprits_json(struct nt_json *j, const char *key, const s
 	nt_json_array_end(j);
 }
 
-/* A rank's or the job's coverage (coverage.h) into j's current object. */
+/* What else ran on a rank's CPUs (log version 7): the busiest other processes, each a rank of
+ * the job where it is one. */
+static void write_others_json(struct nt_json *j, const struct nt_log_rank *k,
+			      const struct nt_report_cpus *c)
+{
+	static const char *const kinds[NT_LOG_TASK_KIND_COUNT] = { "process", "kernel thread",
+								   "another user's" };
+	nt_json_object_begin(j, "others");
+	nt_json_bool(j, "partial", k->others_flags & NT_LOG_OTHERS_PARTIAL);
+	nt_json_uint(j, "run_ns", k->others_ns);
+	nt_json_uint(j, "count", k->others_count);
+	nt_json_array_begin(j, "tasks");
+	for (uint32_t t = 0; t < k->nothers && t < NT_LOG_OTHERS_MAX; t++) {
+		const struct nt_log_task *o = &k->others[t];
+		nt_json_object_begin(j, NULL);
+		nt_json_uint(j, "pid", o->pid);
+		nt_json_string(j, "comm", o->comm);
+		nt_json_string(j, "kind", kinds[o->kind < NT_LOG_TASK_KIND_COUNT ? o->kind : 0]);
+		nt_json_uint(j, "run_ns", o->run_ns);
+		nt_json_double(j, "share", k->others_ns ? (double)o->run_ns / (double)k->others_ns : 0);
+		if (c && c->known && c->others_rank[t] >= 0)
+			nt_json_int(j, "job_rank", c->others_rank[t]);
+		nt_json_object_end(j);
+	}
+	nt_json_array_end(j);
+	nt_json_object_end(j);
+}
+
 /* A rank's CPUs (log version 6): what it recorded, each time absent where it could not read
- * it; and with a parsed list, who shares them and the shares (absent where unknown). */
+ * it; and with a parsed list, who shares them and the shares (absent where unknown); the other
+ * tasks there (version 7). */
 static void write_cpus_json(struct nt_json *j, const struct nt_log_rank *k,
 			    const struct nt_report_cpus *c)
 {
@@ -98,9 +126,14 @@ static void write_cpus_json(struct nt_json *j, const struct nt_log_rank *k,
 			if (sv[i] >= 0)
 				nt_json_double(j, sk[i], sv[i]);
 	}
+	if (k->pid)
+		nt_json_uint(j, "pid", k->pid);
+	if (k->others_flags & NT_LOG_OTHERS_KNOWN)
+		write_others_json(j, k, c);
 	nt_json_object_end(j);
 }
 
+/* A rank's or the job's coverage (coverage.h) into j's current object. */
 static void write_coverage_json(struct nt_json *j, const struct nt_coverage_part *c)
 {
 	nt_json_uint(j, "mpi_ns", c->mpi_ns);

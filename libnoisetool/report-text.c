@@ -2,6 +2,7 @@
  * Python calls, the late arrivals and their culprits; every string from a log made safe for a
  * terminal. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,6 +213,8 @@ static void write_python_calls_text(FILE *f, const struct nt_report *rep, size_t
 }
 
 /* The culprits: ranks, nodes and call sites by the delay they imposed, with the causes in %. */
+static void preempted_by_text(FILE *f, const struct nt_report *rep, const struct nt_culprit *c);
+
 static void write_culprits_text(FILE *f, const struct nt_report *rep)
 {
 	const struct nt_attrib *a = &rep->attrib;
@@ -240,6 +243,7 @@ static void write_culprits_text(FILE *f, const struct nt_report *rep)
 		snprintf(who, sizeof who, "%u (%s)", a->ranks[i].rank,
 			 printable(a->ranks[i].host, host, sizeof host));
 		culprit_row(f, who, &a->ranks[i]);
+		preempted_by_text(f, rep, &a->ranks[i]);
 	}
 	if (a->nnodes > 1) {
 		fprintf(f, "\nCulprits by node\n");
@@ -592,6 +596,80 @@ static void write_cpus_text(FILE *f, const struct nt_report *rep)
 			noisy, noisy == 1 ? "" : "s");
 }
 
+/* "culprit-hog (pid 4321) 812.30 ms 94 %", "this job's rank 2 (pid 555) ...", share of all
+ * the other tasks' time there. */
+static void other_task_text(FILE *f, const struct nt_log_rank *k, const struct nt_report_cpus *c,
+			    uint32_t t)
+{
+	const struct nt_log_task *o = &k->others[t];
+	double share = k->others_ns ? 100.0 * (double)o->run_ns / (double)k->others_ns : 0;
+	if (c->others_rank[t] >= 0)
+		fprintf(f, "this job's rank %" PRId64 " (pid %u)", c->others_rank[t], o->pid);
+	else if (o->kind == NT_LOG_TASK_PROCESS)
+		fprintf(f, "%s (pid %u)", o->comm, o->pid);
+	else
+		fprintf(f, "%s (pid %u, %s)", o->comm, o->pid,
+			o->kind == NT_LOG_TASK_KERNEL ? "kernel thread" : "another user's");
+	fprintf(f, " %.2f ms %.0f %%", (double)o->run_ns / 1e6, share);
+}
+
+/* Which other tasks ran on each rank's CPUs (log version 7). */
+static void write_others_text(FILE *f, const struct nt_report *rep)
+{
+	const struct nt_log *log = rep->log;
+	if (!rep->cpus)
+		return;
+	uint32_t shown = 0, left = 0;
+	for (uint32_t r = 0; r < log->nranks; r++) {
+		const struct nt_log_rank *k = &log->ranks[r];
+		const struct nt_report_cpus *c = &rep->cpus[r];
+		if (!c->known || !(k->others_flags & NT_LOG_OTHERS_KNOWN) || k->others_count == 0)
+			continue;
+		if (shown == 32) {
+			left++;
+			continue;
+		}
+		if (shown++ == 0)
+			fprintf(f, "\nOther tasks on the ranks' CPUs, MPI_Init to MPI_Finalize (the "
+				   "busiest, their CPU time there and %% of all other tasks' time "
+				   "there)\n%6s  %s\n",
+				"rank", "other tasks");
+		fprintf(f, "%6u  ", k->rank);
+		for (uint32_t t = 0; t < k->nothers && t < 3; t++) {
+			if (t)
+				fprintf(f, ", ");
+			other_task_text(f, k, c, t);
+		}
+		fprintf(f, "; %u in all, %.2f ms%s\n", k->others_count, (double)k->others_ns / 1e6,
+			k->others_flags & NT_LOG_OTHERS_PARTIAL
+				? " (the node had more threads than the rank followed)"
+				: "");
+	}
+	if (left)
+		fprintf(f, "(%u more ranks: the JSON report has them all)\n", left);
+}
+
+/* Under a rank's culprit row: who preempted it, as shares of the other tasks' time on its
+ * CPUs over the job (log version 7). */
+static void preempted_by_text(FILE *f, const struct nt_report *rep, const struct nt_culprit *c)
+{
+	const struct nt_log *log = rep->log;
+	if (!rep->cpus || c->delay_ns == 0 || c->rank >= log->nranks ||
+	    (double)c->causes.ns[NT_CAUSE_PREEMPTION] < 0.05 * (double)c->delay_ns)
+		return;
+	const struct nt_log_rank *k = &log->ranks[c->rank];
+	const struct nt_report_cpus *v = &rep->cpus[c->rank];
+	if (!v->known || !(k->others_flags & NT_LOG_OTHERS_KNOWN) || k->nothers == 0)
+		return;
+	fprintf(f, "    its preemption, by the tasks that ran on its CPUs: ");
+	for (uint32_t t = 0; t < k->nothers && t < 3; t++) {
+		if (t)
+			fprintf(f, ", ");
+		other_task_text(f, k, v, t);
+	}
+	fputc('\n', f);
+}
+
 int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_path, size_t top)
 {
 	if (!f || !rep)
@@ -618,6 +696,7 @@ int nt_report_write_text(FILE *f, const struct nt_report *rep, const char *log_p
 		fputc('\n', f);
 	}
 	write_cpus_text(f, rep);
+	write_others_text(f, rep);
 	size_t n = top && top < rep->nsites ? top : rep->nsites;
 	fprintf(f, "\nCall sites by MPI time (cov: spread of the per-rank time across ranks");
 	if (log->poll_sample > 1 && has_test_calls(rep)) /* 0: not recorded; 1: all timed */

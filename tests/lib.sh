@@ -164,6 +164,15 @@ nt_hog() {
 	nt_on_exit "kill $NT_HOG 2>/dev/null; wait $NT_HOG 2>/dev/null"
 }
 
+# nt_named_hog CPU NAME: nt_hog under a name of its own (the task's name is its executable's
+# file name: sh, linked as NAME in $tmp), for the tests that look for it by name.
+nt_named_hog() {
+	ln -sf "$(command -v sh)" "$tmp/$2"
+	taskset -c "$1" timeout 900 "$tmp/$2" -c 'while :; do :; done' &
+	NT_HOG=$!
+	nt_on_exit "kill $NT_HOG 2>/dev/null; wait $NT_HOG 2>/dev/null"
+}
+
 # nt_hog_stop: stop the latest hog now.
 nt_hog_stop() {
 	[ -n "${NT_HOG:-}" ] || return 0

@@ -1,9 +1,12 @@
 /* The rank's CPUs over the job (cpushare.h). */
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <noisetool/clock.h>
 #include <noisetool/sysinfo.h>
 #include <noisetool-private/cpus.h>
 #include <noisetool-private/schedstat.h>
@@ -53,6 +56,15 @@ void nt_cpushare_begin(struct nt_cpushare *c)
 			   : 0;
 	if (c->ncpus == 0)
 		c->list[0] = '\0';
+	uint64_t t0 = nt_clock_monotonic_ns();
+	c->threads = malloc(NT_CPUSHARE_THREADS * sizeof *c->threads);
+	if (c->threads &&
+	    nt_tasks_times(NULL, c->threads, NT_CPUSHARE_THREADS, &c->nthreads,
+			   &c->threads_left_out) != 0) {
+		free(c->threads);
+		c->threads = NULL;
+	}
+	c->scan_ns[0] = nt_clock_monotonic_ns() - t0;
 	uint64_t v[4];
 	read_all(c, v);
 	c->cpu_ns = v[0];
@@ -69,6 +81,26 @@ static uint64_t since(uint64_t earlier, uint64_t later)
 	return later - earlier;
 }
 
+/* The threads read again: what the other processes ran on the rank's CPUs since MPI_Init. */
+static void others_end(struct nt_cpushare *c)
+{
+	if (!c->threads || c->ncpus == 0)
+		return;
+	uint64_t t0 = nt_clock_monotonic_ns();
+	int slot_of_cpu[CPU_SETSIZE];
+	for (int k = 0; k < CPU_SETSIZE; k++)
+		slot_of_cpu[k] = -1;
+	for (int k = 0; k < c->ncpus; k++)
+		if (c->cpus[k] >= 0 && c->cpus[k] < CPU_SETSIZE)
+			slot_of_cpu[c->cpus[k]] = 0;
+	c->others_known = nt_tasks_ran_on(NULL, c->threads, c->nthreads, c->threads_left_out == 0,
+					  slot_of_cpu, CPU_SETSIZE, getpid(), getuid(), &c->others,
+					  1) == 0;
+	free(c->threads);
+	c->threads = NULL;
+	c->scan_ns[1] = nt_clock_monotonic_ns() - t0;
+}
+
 void nt_cpushare_end(struct nt_cpushare *c)
 {
 	uint64_t v[4];
@@ -77,4 +109,5 @@ void nt_cpushare_end(struct nt_cpushare *c)
 	c->run_delay_ns = since(c->run_delay_ns, v[1]);
 	c->busy_ns = since(c->busy_ns, v[2]);
 	c->steal_ns = since(c->steal_ns, v[3]);
+	others_end(c);
 }

@@ -1,12 +1,15 @@
-/* The rank's CPUs over the job (the log's version-6 rank fields): its thread's affinity at
- * MPI_Init, and from MPI_Init to MPI_Finalize its process's CPU time, its thread's run delay
+/* The rank's CPUs over the job (the log's version-6 and -7 rank fields): its thread's affinity
+ * at MPI_Init, and from MPI_Init to MPI_Finalize its process's CPU time, its thread's run delay
  * (runnable, waiting for a CPU) and the busy and steal time of its CPUs, from which the report
- * tells the share of them that other tasks took (doc/attribution.md, "Who shares the CPUs"). */
+ * tells the share of them that other tasks took (doc/attribution.md, "Who shares the CPUs"),
+ * and which other processes those were. */
 #ifndef WRAPPERS_CPUSHARE_H
 #define WRAPPERS_CPUSHARE_H
 
 #include <sched.h>
 #include <stdint.h>
+
+#include <noisetool-private/tasks.h>
 
 #define NT_CPUSHARE_UNKNOWN UINT64_MAX /* a time that could not be read (NT_LOG_UNKNOWN) */
 
@@ -17,13 +20,25 @@ struct nt_cpushare {
 	/* At MPI_Init (nt_cpushare_begin), then over the job (nt_cpushare_end); each
 	 * NT_CPUSHARE_UNKNOWN where a read failed. */
 	uint64_t cpu_ns, run_delay_ns, busy_ns, steal_ns;
+	/* What else ran on its CPUs over the job (noisetool-private/tasks.h): the node's threads'
+	 * run times at MPI_Init (at most NT_CPUSHARE_THREADS, malloc'd; freed at MPI_Finalize),
+	 * then the busiest other processes there. */
+	struct nt_task_time *threads;
+	size_t nthreads, threads_left_out;
+	bool others_known;
+	struct nt_task_top others;
+	uint64_t scan_ns[2]; /* what reading /proc cost at each end */
 };
 
-/* At MPI_Init, on the thread that calls it: the affinity and the first readings. Takes no
- * memory (4 KiB of stack for a moment). */
+/* Threads a rank follows at most: 16 bytes each, 64 KiB (past the arena: NT_PAST_ARENA_KIB). */
+#define NT_CPUSHARE_THREADS 4096
+
+/* At MPI_Init, on the thread that calls it: the affinity and the first readings, the node's
+ * threads' run times among them (64 KiB at most, kept until nt_cpushare_end). */
 void nt_cpushare_begin(struct nt_cpushare *c);
 
-/* At MPI_Finalize, on the same thread: the readings become the job's differences. */
+/* At MPI_Finalize, on the same thread: the readings become the job's differences, and the
+ * threads' growth on the rank's CPUs the other processes there (the memory is freed). */
 void nt_cpushare_end(struct nt_cpushare *c);
 
 #endif /* WRAPPERS_CPUSHARE_H */

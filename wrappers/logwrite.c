@@ -163,6 +163,25 @@ static void rank_fields(const struct nt_runtime *rt, struct rank_block *b)
 	r->run_delay_ns = rt->cpus.run_delay_ns;
 	r->cpus_busy_ns = rt->cpus.busy_ns;
 	r->cpus_steal_ns = rt->cpus.steal_ns;
+	r->pid = (uint32_t)getpid();
+	const struct nt_cpushare *c = &rt->cpus;
+	if (c->others_known) {
+		r->others_flags = NT_LOG_OTHERS_KNOWN |
+				  (c->threads_left_out ? NT_LOG_OTHERS_PARTIAL : 0);
+		r->others_ns = c->others.run_ns;
+		r->others_count = (uint32_t)c->others.count;
+		r->nothers = (uint32_t)(c->others.n < NT_LOG_OTHERS_MAX ? c->others.n
+									: NT_LOG_OTHERS_MAX);
+		for (uint32_t i = 0; i < r->nothers; i++) {
+			const struct nt_task_use *u = &c->others.tasks[i];
+			r->others[i].pid = (uint32_t)u->pid;
+			r->others[i].kind = u->kind == NT_TASK_KERNEL	   ? NT_LOG_TASK_KERNEL
+					    : u->kind == NT_TASK_OTHER_USER ? NT_LOG_TASK_OTHER_USER
+									    : NT_LOG_TASK_PROCESS;
+			r->others[i].run_ns = u->run_ns;
+			memcpy(r->others[i].comm, u->comm, sizeof r->others[i].comm);
+		}
+	}
 	r->wall_ns = (uint64_t)nt_clock_cyc_to_ns(rt->finalize_cyc - rt->init_cyc);
 	struct global_base g = global_base(rt);
 	r->init_global_ns = (int64_t)llround(g.init_global_ns);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Damages a job log on purpose, from the layout in doc/ntlog-format.md (read independently of
 # the C reader): cut it, flip a byte, or set one field and fix the checksums so that only the
-# value is wrong; or rewrites it as an older version wrote it (`as-version 5`, ... `1`).
+# value is wrong; or rewrites it as an older version wrote it (`as-version 6`, ... `1`).
 # `where` prints the byte offsets of the header, blocks, payloads and records.
 import json
 import struct
@@ -66,21 +66,30 @@ def fix_crcs(b, lay):
 
 
 def as_version(b, version):
-    """The log as a build writing that version (1 to 5) wrote it: without the rank's CPUs and the
-    header's test-call sampling; for 4 also without the window's sys_ns, for 3 also without the
-    job's command line, MPI library and tool version, for 2 also without the loss counts, and
-    for 1 also without the interval fields; lengths and checksums fixed."""
+    """The log as a build writing that version (1 to 6) wrote it: for 6 without the other tasks
+    on the rank's CPUs; for 5 also without the rank's CPUs and the header's test-call sampling;
+    for 4 also without the window's sys_ns, for 3 also without the job's command line, MPI
+    library and tool version, for 2 also without the loss counts, and for 1 also without the
+    interval fields; lengths and checksums fixed."""
     lay = layout(b)
-    assert lay["version"] == 6 and version in (1, 2, 3, 4, 5)
+    assert lay["version"] == 7 and version in (1, 2, 3, 4, 5, 6)
     out = bytearray(b[:64])
     struct.pack_into("<I", out, 8, version)
-    struct.pack_into("<I", out, 48, 0)              # reserved before version 6
+    if version < 6:
+        struct.pack_into("<I", out, 48, 0)          # reserved before version 6
     for r in lay["ranks"]:
         p, n = r["payload"], r["payload_len"]
         payload = bytearray(b[p:p + n])
         q = r["job"] - p                            # after the job's three strings: the CPUs
         for _ in range(3):
             q += 4 + struct.unpack_from("<I", payload, q)[0]
+        if version == 6:                            # the CPUs stay, the other tasks go
+            q += 4 + struct.unpack_from("<I", payload, q)[0] + CPUS_TIMES
+            del payload[q:]
+            block = bytearray(b[r["block"]:p])
+            struct.pack_into("<QI", block, 8, len(payload), zlib.crc32(bytes(payload)))
+            out += block + payload
+            continue
         del payload[q:]
         recs = r["records"] - p
         if version == 5:

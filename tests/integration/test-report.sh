@@ -145,33 +145,36 @@ done
 
 # Another version (the header checksum fixed, so that only the version is wrong): one this
 # reader does not know, or an older one the blocks were not written in.
-edit "$tmp/v7.ntlog" set header version 7 &&
-	bad_log "$tmp/v7.ntlog" "written by a newer noisetool \(log version 7\); this one reads versions 1 to 6: report it with the noisetool that wrote it"
+edit "$tmp/v8.ntlog" set header version 8 &&
+	bad_log "$tmp/v8.ntlog" "written by a newer noisetool \(log version 8\); this one reads versions 1 to 7: report it with the noisetool that wrote it"
 edit "$tmp/v0.ntlog" set header version 0 && bad_log "$tmp/v0.ntlog" "log version 0 is unknown"
 edit "$tmp/v2-header.ntlog" set header version 2 &&
 	bad_log "$tmp/v2-header.ntlog" "rank 0: malformed block contents \(read as version 2\)"
 # Read as version 3 or 4, version 5's longer records run into each other: the block is
 # malformed, or a record's field is out of range, whichever the bytes hit first; read as 5, the
-# rank's CPUs at the end are bytes too many.
-for v in 3 4 5; do
+# rank's CPUs at the end are bytes too many, read as 6 the other tasks on them.
+for v in 3 4 5 6; do
 	edit "$tmp/v$v-header.ntlog" set header version $v &&
 		bad_log "$tmp/v$v-header.ntlog" "rank 0: malformed block contents \(read as version $v\)|rank 0 record [0-9]+: .* out of range"
 done
-# Logs that builds of versions 1 to 5 wrote are read: the same report, but for what they lack
-# (before 6 no rank's CPUs and no test-call sampling; before 5 no kernel time in the windows;
+# Logs that builds of versions 1 to 6 wrote are read: the same report, but for what they lack
+# (before 7 no other tasks on the rank's CPUs; before 6 no rank's CPUs and no test-call
+# sampling; before 5 no kernel time in the windows;
 # before 4 no job identity; before 3 no loss counts; in version 1 no intervals, so the late
 # rank's record lost its interval).
-for v in 1 2 3 4 5; do
+for v in 1 2 3 4 5 6; do
 	edit "$tmp/old$v.ntlog" as-version $v &&
 		report "$tmp/old$v.ntlog" --json "$tmp/old$v.json" >"$tmp/out" 2>"$tmp/err" &&
 		grep -q "^2 ranks, level os, waits mpi, complete" "$tmp/out" &&
 		"$PY" -c '
 import json, sys
 old, new = (json.load(open(p)) for p in sys.argv[1:3])
-assert old["log_version"] == int(sys.argv[3]) and new["log_version"] == 6, old
-assert old["poll_sample"] == 0 and new["poll_sample"] == 16, (old["poll_sample"], new["poll_sample"])
-assert int(sys.argv[3]) >= 4 or (old["job"]["command"] == "" and old["job"]["commands"] == 0), old["job"]
-assert all(k["cpus"] == {"list": ""} for k in old["rank_times"]), old["rank_times"]
+v = int(sys.argv[3])
+assert old["log_version"] == v and new["log_version"] == 7, old
+assert old["poll_sample"] == (16 if v >= 6 else 0) and new["poll_sample"] == 16, (old["poll_sample"], new["poll_sample"])
+assert v >= 4 or (old["job"]["command"] == "" and old["job"]["commands"] == 0), old["job"]
+assert v >= 6 or all(k["cpus"] == {"list": ""} for k in old["rank_times"]), old["rank_times"]
+assert all("others" not in k["cpus"] and "pid" not in k["cpus"] for k in old["rank_times"]), old["rank_times"]
 for k in old["rank_times"] + new["rank_times"]:
     del k["cpus"]
 assert old["sites"] == new["sites"] and old["rank_times"] == new["rank_times"], old

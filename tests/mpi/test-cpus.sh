@@ -5,7 +5,11 @@
 # runs: each rank's CPU list is the CPU it was bound to; the ranks within a rank's CPUs are 1,
 # then 2 (and the 4 ranks are said to take turns, with the wait mode's advice); a rank's CPU
 # time, and that of the ranks beside it, fit in its CPU's busy and steal time, and those in the
-# CPU's wall time (within /proc/stat's 10 ms ticks).
+# CPU's wall time (within /proc/stat's 10 ms ticks). The other tasks on a rank's CPUs (issue 35,
+# "competitors named"): with two ranks per CPU each names the other rank of its CPU as this
+# job's rank; a third run, 2 ranks with a hog named culprit-hog on rank 1's CPU, names it among
+# rank 1's, with at least a fifth of rank 1's run delay (alone beside the rank it takes all of
+# it; beside a load's hog too, about half).
 #
 #   test-cpus.sh LIB LOOP NOISETOOL     LOOP: allreduce-loop
 set -u
@@ -18,23 +22,30 @@ nt_need_cpus 2 "ranks one per CPU, then two per CPU"
 nt_tmpdir
 fail=0
 
-for np in 2 4; do
-	run=np$np
+for run in np2 np4 hog; do
+	np=${run#np}
+	if [ "$run" = hog ]; then
+		np=2
+		nt_named_hog "$(nt_rank_cpu 2 1)" culprit-hog
+		sleep 0.2
+	fi
 	mkdir -p "$tmp/$run"
+	calls=0 # what the job does matters not, but beside the hog it lasts a few of its slices
+	[ "$run" = hog ] && calls=300000
 	nt_launch 120 "$run" -n $np $(nt_bind $np) -genv LD_PRELOAD "$(nt_preload "$LIB")" \
-		-genv NOISETOOL_SUMMARY 0 -genv NOISETOOL_OUT "$tmp/$run" "$LOOP" --calls 100 \
-		--outliers 0
+		-genv NOISETOOL_SUMMARY 0 -genv NOISETOOL_OUT "$tmp/$run" "$LOOP" $calls
 	[ "$(cat "$tmp/$run.rc")" = 0 ] || { echo "FAIL: $run: exit $(cat "$tmp/$run.rc")"; cat "$tmp/$run.err"; fail=1; continue; }
 	log=$(ls "$tmp/$run"/*.ntlog 2>/dev/null | head -n 1)
 	[ -n "$log" ] || { echo "FAIL: $run: no log"; fail=1; continue; }
 	"$NT" report "$log" --no-symbols --json "$tmp/$run.json" >"$tmp/$run.txt" 2>"$tmp/$run.err" ||
 		{ echo "FAIL: $run: noisetool report:"; cat "$tmp/$run.err"; fail=1; continue; }
 	bound=$(for ((r = 0; r < np; r++)); do nt_rank_cpu $np $r; done | paste -sd,)
-	python3 - "$tmp/$run.json" "$tmp/$run.txt" "$np" "$bound" <<'PY' || fail=1
+	[ "$run" = hog ] && nt_hog_stop
+	python3 - "$tmp/$run.json" "$tmp/$run.txt" "$np" "$bound" "$run" <<'PY' || fail=1
 import json, sys
 rep = json.load(open(sys.argv[1]))
 text = open(sys.argv[2]).read()
-np, bound = int(sys.argv[3]), sys.argv[4].split(",")
+np, bound, run = int(sys.argv[3]), sys.argv[4].split(","), sys.argv[5]
 bad = []
 tick = 0.01 * 1e9  # /proc/stat's resolution, ns
 ranks = rep["rank_times"]
@@ -61,6 +72,31 @@ for k in ranks:
                    f"{k['wall_ns']} ns of wall time")
     if c["run_delay_ns"] > k["wall_ns"]:
         bad.append(f"rank {r}: waited {c['run_delay_ns']} ns in {k['wall_ns']} ns")
+# The other tasks on its CPUs: the job's rank bound beside it (4 ranks), the named hog (rank 1
+# of the hog run); each with the rank's pid.
+for k in ranks:
+    c, r = k["cpus"], k["rank"]
+    o = c.get("others")
+    if o is None or "pid" not in c:
+        bad.append(f"rank {r}: no pid or other tasks: {c}")
+        continue
+    if np == 4:
+        mate = next(m["rank"] for m in ranks if m["rank"] != r and m["cpus"]["list"] == c["list"])
+        if not any(t.get("job_rank") == mate for t in o["tasks"]):
+            bad.append(f"rank {r}: the job's rank {mate} on its CPU is not named: {o}")
+    if run == "hog" and r == 1:
+        hog = [t for t in o["tasks"] if t["comm"] == "culprit-hog"]
+        if not hog:
+            bad.append(f"rank 1: culprit-hog is not named: {o}")
+        elif hog[0]["run_ns"] < 0.2 * c["run_delay_ns"]:
+            bad.append(f"rank 1: culprit-hog ran {hog[0]['run_ns']} ns on its CPU, it waited "
+                       f"{c['run_delay_ns']} ns")
+        else:
+            print(f"rank 1: culprit-hog {hog[0]['run_ns'] / 1e6:.1f} ms, "
+                  f"{100 * hog[0]['share']:.0f} % of the other tasks' time there; "
+                  f"rank 1 waited {c['run_delay_ns'] / 1e6:.1f} ms")
+if run == "hog" and "culprit-hog (pid" not in text:
+    bad.append("the text report does not name culprit-hog")
 crowded = rep.get("crowded_ranks")
 said = "take turns on their CPUs" in text
 if np == 4 and (crowded != 4 or not said or "--wait adaptive" not in text):
@@ -70,9 +106,9 @@ if np == 2 and (crowded != 0 or said):
 if "CPUs by rank" not in text:
     bad.append("no table 'CPUs by rank' in the text report")
 for b in bad:
-    print(f"FAIL: {np} ranks: {b}")
+    print(f"FAIL: {run}: {b}")
 if not bad:
-    print(f"ok: {np} ranks: CPUs {','.join(bound)}, within their CPUs' busy and wall time")
+    print(f"ok: {run}: CPUs {','.join(bound)}, within their CPUs' busy and wall time")
 sys.exit(1 if bad else 0)
 PY
 done

@@ -338,6 +338,22 @@ struct fields {
 			k.run_delay_ns = r == 1 ? NT_LOG_UNKNOWN : ns();
 			k.cpus_busy_ns = r == 1 ? NT_LOG_UNKNOWN : ns();
 			k.cpus_steal_ns = r == 1 ? NT_LOG_UNKNOWN : ns();
+			// The other tasks on its CPUs (version 7): rank 1 has none known, rank 2 the
+			// most there are room for, and more than it keeps.
+			k.pid = 1000 + r;
+			if (r != 1) {
+				k.others_flags = NT_LOG_OTHERS_KNOWN | (r == 2 ? NT_LOG_OTHERS_PARTIAL : 0);
+				k.nothers = r == 2 ? NT_LOG_OTHERS_MAX : 1;
+				k.others_count = k.nothers + (r == 2 ? 5 : 0);
+				k.others_ns = ns();
+				for (uint32_t t = 0; t < k.nothers; t++) {
+					k.others[t].pid = 2000 + t;
+					k.others[t].kind = t % NT_LOG_TASK_KIND_COUNT;
+					k.others[t].run_ns = ns();
+					std::snprintf(k.others[t].comm, sizeof k.others[t].comm,
+						      t == 0 ? "culprit-hog" : "task %u of (x)", t);
+				}
+			}
 			k.nsites = (uint32_t)sites[r].size();
 			k.sites = sites[r].data();
 			k.dropped_records = count();
@@ -406,6 +422,17 @@ void check_rank(const struct nt_log_rank &a, const struct nt_log_rank &b)
 	CHECK(a.run_delay_ns == b.run_delay_ns);
 	CHECK(a.cpus_busy_ns == b.cpus_busy_ns);
 	CHECK(a.cpus_steal_ns == b.cpus_steal_ns);
+	CHECK(a.pid == b.pid);
+	CHECK(a.others_flags == b.others_flags);
+	CHECK(a.others_ns == b.others_ns);
+	CHECK(a.others_count == b.others_count);
+	REQUIRE(a.nothers == b.nothers);
+	for (uint32_t t = 0; t < b.nothers; t++) {
+		CHECK(a.others[t].pid == b.others[t].pid);
+		CHECK(a.others[t].kind == b.others[t].kind);
+		CHECK(a.others[t].run_ns == b.others[t].run_ns);
+		CHECK(std::string(a.others[t].comm) == b.others[t].comm);
+	}
 	REQUIRE(a.nsites == b.nsites);
 	for (uint32_t i = 0; i < b.nsites; i++) {
 		INFO("site " << i);
@@ -566,16 +593,17 @@ TEST_CASE("log v4: every field of every rank, site, record and window survives",
 	nt_log_free(&log);
 
 	SECTION("the encoding is the documented one: records (140 bytes in version 4), then the "
-		"job's strings, then the rank's CPUs")
+		"job's strings, then the rank's CPUs, then the other tasks on them")
 	{
-		// The last rank's block ends with its 4 records, its three strings and its CPUs (a
-		// string and 4 times); its payload ends 4 records and those after the record count,
+		// The last rank's block ends with its 4 records, its three strings, its CPUs (a
+		// string and 4 times) and the other tasks there (24 bytes, 32 a task); its payload ends 4 records and those after the record count,
 		// which holds 4.
 		const size_t record = NT_LOG_READ_MIN_CHUNK_BYTES; // the latest version's record
 		CHECK((NT_LOG_VERSION > 4 || record == 140));
 		const struct nt_log_rank &last = f.ranks[2];
 		size_t strings = 12 + std::strlen(last.command) + std::strlen(last.mpi_library) +
-				 std::strlen(last.tool_version) + 4 + std::strlen(last.cpus) + 4 * 8;
+				 std::strlen(last.tool_version) + 4 + std::strlen(last.cpus) + 4 * 8 +
+				 24 + last.nothers * (16 + NT_LOG_TASK_COMM_BYTES);
 		size_t at = bytes.size() - strings - 4 * record - 8;
 		uint64_t n = 0;
 		for (int i = 7; i >= 0; i--)
@@ -787,6 +815,21 @@ struct spec_writer {
 			w.str(r.cpus ? r.cpus : "");
 			for (uint64_t v : { r.cpu_ns, r.run_delay_ns, r.cpus_busy_ns, r.cpus_steal_ns })
 				w.u64(v);
+		}
+		if (version >= 7) {
+			w.u32(r.pid);
+			w.u32(r.others_flags);
+			w.u64(r.others_ns);
+			w.u32(r.others_count);
+			w.u32(r.nothers);
+			for (uint32_t t = 0; t < r.nothers; t++) {
+				w.u32(r.others[t].pid);
+				w.u32(r.others[t].kind);
+				w.u64(r.others[t].run_ns);
+				char comm[NT_LOG_TASK_COMM_BYTES] = {};
+				std::strncpy(comm, r.others[t].comm, sizeof comm - 1);
+				w.b.insert(w.b.end(), comm, comm + sizeof comm);
+			}
 		}
 		return w.b;
 	}
@@ -1120,6 +1163,10 @@ TEST_CASE("logs of every older version are read, what they lack as 0", "[ntlog]"
 		for (uint32_t r = 0; r < 3; r++) {
 			// What the old version had is read as written ...
 			struct nt_log_rank want = f.ranks[r];
+			if (version < 7) { // ... version 7's other tasks unknown,
+				want.pid = want.others_flags = want.others_count = want.nothers = 0;
+				want.others_ns = 0;
+			}
 			if (version < 6) { // ... version 6's CPUs unknown and 0,
 				want.cpus = "";
 				want.cpu_ns = want.run_delay_ns = want.cpus_busy_ns = want.cpus_steal_ns = 0;
@@ -1359,7 +1406,7 @@ struct one_rank {
 	std::vector<unsigned char> bytes;
 	size_t payload = NT_LOG_HEADER_BYTES + NT_LOG_RANK_HEADER_BYTES;
 
-	one_rank()
+	explicit one_rank(bool with_other = false)
 	{
 		nt_log_site s{};
 		s.function = "MPI_Allreduce";
@@ -1373,14 +1420,20 @@ struct one_rank {
 		k.sites = &s;
 		k.nrecords = 1;
 		k.records = &x;
+		if (with_other) { // one other task on its CPUs (version 7)
+			k.others_flags = NT_LOG_OTHERS_KNOWN;
+			k.others_count = k.nothers = 1;
+			k.others[0] = { 7, NT_LOG_TASK_PROCESS, 5, "hog" };
+		}
 		bytes.resize(NT_LOG_HEADER_BYTES);
 		nt_log_header(bytes.data(), 1, 0, 1, 0, 16, 2.6e9, 0);
 		append_rank(bytes, k);
 	}
 	// Payload offsets (doc/ntlog-format.md): flags 0, nsites 4, ..., host at 120 ("h": 5
 	// bytes), the site at 125: two strings (17 and 12 bytes), 6 + 48 u64, then its depth.
-	// The end of the block: the CPUs (version 6), an empty list and four times.
-	static constexpr size_t CPUS = 4 + 4 * 8;
+	// The end of the block: the CPUs (version 6), an empty list and four times; then the other
+	// tasks there (version 7): pid, flags, time, count, n (24 bytes), 32 bytes a task.
+	static constexpr size_t CPUS = 4 + 4 * 8, OTHERS = 24, TAIL = CPUS + OTHERS, TASK = 32;
 	static constexpr size_t NSITES = 4, HOST = 120, SITE = 125,
 				DEPTH = SITE + 17 + 12 + 54 * 8, NRECORDS = DEPTH + 4 + 12 + 8 + 8;
 	void set(size_t at, uint64_t v, int nbytes)
@@ -1491,6 +1544,58 @@ std::string report_of(const std::vector<unsigned char> &bytes, std::string *json
 
 } // namespace
 
+TEST_CASE("log v7: the other tasks on a rank's CPUs are checked", "[ntlog]")
+{
+	const char *malformed = "rank 0: malformed block contents";
+	one_rank ok(true);
+	REQUIRE(decode_error(ok.bytes) == "");
+	// Offsets from the payload's end: the task's pid, kind, time and name; before it the
+	// rank's pid, flags, time, count and n.
+	const size_t end = ok.bytes.size() - ok.payload, task = end - one_rank::TASK;
+	const size_t flags = task - 20, count = task - 8, n = task - 4;
+	SECTION("flags of a later version")
+	{
+		one_rank r(true);
+		r.set(flags, 4, 4);
+		CHECK(decode_error(r.bytes) == malformed);
+	}
+	SECTION("more tasks than the format keeps, or than were counted")
+	{
+		one_rank r(true);
+		r.set(n, NT_LOG_OTHERS_MAX + 1, 4);
+		CHECK(decode_error(r.bytes) == malformed);
+		one_rank c(true);
+		c.set(count, 0, 4);
+		CHECK(decode_error(c.bytes) == malformed);
+	}
+	SECTION("a kind no writer writes")
+	{
+		one_rank r(true);
+		r.set(task + 4, NT_LOG_TASK_KIND_COUNT, 4);
+		CHECK(decode_error(r.bytes) == malformed);
+	}
+	SECTION("a name without its NUL, or with a control character")
+	{
+		one_rank r(true);
+		for (size_t i = 0; i < NT_LOG_TASK_COMM_BYTES; i++)
+			r.set(task + 16 + i, 'x', 1);
+		CHECK(decode_error(r.bytes) == malformed);
+		one_rank c(true);
+		c.set(task + 16 + 1, '\n', 1);
+		CHECK(decode_error(c.bytes) == malformed);
+	}
+	SECTION("read as written")
+	{
+		struct nt_log log;
+		char err[256];
+		REQUIRE(nt_log_decode(ok.bytes.data(), ok.bytes.size(), &log, err, sizeof err) == 0);
+		REQUIRE(log.ranks[0].nothers == 1);
+		CHECK(std::string(log.ranks[0].others[0].comm) == "hog");
+		CHECK(log.ranks[0].others[0].pid == 7);
+		nt_log_free(&log);
+	}
+}
+
 TEST_CASE("log v4: the job's strings are checked as every other", "[ntlog]")
 {
 	const char *malformed = "rank 0: malformed block contents";
@@ -1499,17 +1604,17 @@ TEST_CASE("log v4: the job's strings are checked as every other", "[ntlog]")
 		for (uint64_t n : std::vector<uint64_t>{ 1, 12, 1000, UINT32_MAX }) {
 			one_rank l;
 			// Three empty strings, then the CPUs' (empty) and their four times end it.
-			size_t command = l.bytes.size() - l.payload - 12 - one_rank::CPUS;
+			size_t command = l.bytes.size() - l.payload - 12 - one_rank::TAIL;
 			l.set(command, 0, 4);
 			REQUIRE(decode_error(l.bytes) == "");
 			INFO("length " << n);
 			l.set(command, n, 4);
 			CHECK(decode_error(l.bytes) == malformed);
 			one_rank t;
-			t.set(t.bytes.size() - t.payload - 4 - one_rank::CPUS, n, 4); // the tool's version
+			t.set(t.bytes.size() - t.payload - 4 - one_rank::TAIL, n, 4); // the tool's version
 			CHECK(decode_error(t.bytes) == malformed);
 			one_rank c; // the last one: the CPUs' (version 6)
-			c.set(c.bytes.size() - c.payload - one_rank::CPUS, n, 4);
+			c.set(c.bytes.size() - c.payload - one_rank::TAIL, n, 4);
 			CHECK(decode_error(c.bytes) == malformed);
 		}
 	}
@@ -1520,9 +1625,10 @@ TEST_CASE("log v4: the job's strings are checked as every other", "[ntlog]")
 		f.ranks[0].mpi_library = "";
 		f.ranks[0].tool_version = "";
 		f.ranks[0].cpus = "";
+		f.ranks[0].nothers = f.ranks[0].others_count = 0;
 		auto b = f.encode();
 		REQUIRE(decode_error(b) == "");
-		b[b.size() - 8 - 2 - one_rank::CPUS] = 0; // the 'b' of the command, before the two empty strings
+		b[b.size() - 8 - 2 - one_rank::TAIL] = 0; // the 'b' of the command, before the two empty strings
 		size_t payload = NT_LOG_HEADER_BYTES + NT_LOG_RANK_HEADER_BYTES;
 		put_le(b, payload - 8, nt_crc32(0, b.data() + payload, b.size() - payload), 4);
 		CHECK(decode_error(b) == malformed);

@@ -235,3 +235,61 @@ TEST_CASE("report: who shares each rank's CPUs, and the shares others took", "[r
 	CHECK(text_of(rep).find("CPUs by rank") == std::string::npos);
 	nt_report_free(&rep);
 }
+
+TEST_CASE("report: the other tasks on the ranks' CPUs, the job's own ranks named by pid and host",
+	  "[report][cpus]")
+{
+	// Host a: ranks 0 and 2 on CPU 0, rank 1 alone on CPU 1 beside a hog; host b: rank 3,
+	// beside a task whose pid is rank 0's on host a.
+	mem_log m(4);
+	const char *cpus[4] = { "0", "1", "0", "0" };
+	const char *hosts[4] = { "a", "a", "a", "b" };
+	const uint64_t ms = 1000000;
+	for (uint32_t r = 0; r < 4; r++) {
+		m.ranks[r].host = hosts[r];
+		m.ranks[r].cpus = cpus[r];
+		m.ranks[r].wall_ns = 1000 * ms;
+		m.ranks[r].pid = 100 + r;
+		m.site(r, "MPI_Allreduce", "/bin/app", 0x20).total_ns = 100;
+	}
+	auto other = [&](uint32_t r, uint32_t pid, uint32_t kind, uint64_t ns, const char *comm) {
+		nt_log_rank &k = m.ranks[r];
+		k.others_flags |= NT_LOG_OTHERS_KNOWN;
+		k.others[k.nothers] = { pid, kind, ns, "" };
+		std::snprintf(k.others[k.nothers].comm, NT_LOG_TASK_COMM_BYTES, "%s", comm);
+		k.nothers++;
+		k.others_count++;
+		k.others_ns += ns;
+	};
+	other(0, 102, NT_LOG_TASK_PROCESS, 600 * ms, "app");
+	other(0, 7, NT_LOG_TASK_KERNEL, 12 * ms, "kworker/0:1");
+	other(1, 555, NT_LOG_TASK_PROCESS, 800 * ms, "culprit-hog");
+	other(1, 556, NT_LOG_TASK_OTHER_USER, 50 * ms, "sshd");
+	m.ranks[1].others_flags |= NT_LOG_OTHERS_PARTIAL;
+	m.ranks[1].others_count = 9; // more than it keeps
+	m.ranks[1].others_ns = 1000 * ms;
+	other(3, 100, NT_LOG_TASK_PROCESS, 300 * ms, "app");
+	nt_report rep;
+	REQUIRE(nt_report_build(m.get(), nullptr, nullptr, &rep) == 0);
+	REQUIRE(rep.cpus != nullptr);
+	CHECK(rep.cpus[0].others_rank[0] == 2);
+	CHECK(rep.cpus[0].others_rank[1] == -1);
+	CHECK(rep.cpus[1].others_rank[0] == -1);
+	CHECK(rep.cpus[3].others_rank[0] == -1); // pid 100 is rank 0's on host a, not b's
+	std::string t = text_of(rep);
+	auto rows = table(t, "Other tasks on the ranks' CPUs");
+	REQUIRE(rows.size() == 4); // the head, then ranks 0, 1 and 3 (rank 2 knows none)
+	CHECK(rows[1].find("     0  this job's rank 2 (pid 102) 600.00 ms 98 %, kworker/0:1 (pid 7, "
+			   "kernel thread) 12.00 ms 2 %; 2 in all, 612.00 ms") == 0);
+	CHECK(rows[2].find("     1  culprit-hog (pid 555) 800.00 ms 80 %, sshd (pid 556, another "
+			   "user's) 50.00 ms 5 %; 9 in all, 1000.00 ms (the node had more threads "
+			   "than the rank followed)") == 0);
+	CHECK(rows[3].find("     3  app (pid 100) 300.00 ms 100 %") == 0);
+	std::string js = one_line(json_of(rep));
+	CHECK(js.find("\"pid\": 100,\"others\": {\"partial\": false,\"run_ns\": 612000000,\"count\": 2,"
+		      "\"tasks\": [{\"pid\": 102,\"comm\": \"app\",\"kind\": \"process\",\"run_ns\": "
+		      "600000000,\"share\": 0.98") != std::string::npos);
+	CHECK(js.find("\"job_rank\": 2}") != std::string::npos);
+	CHECK(js.find("\"kind\": \"another user's\"") != std::string::npos);
+	nt_report_free(&rep);
+}

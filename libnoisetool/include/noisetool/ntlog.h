@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 /* The version written; the reader reads 1 to it. Raised with each new field. */
-#define NT_LOG_VERSION_WRITTEN 6
+#define NT_LOG_VERSION_WRITTEN 7
 #ifndef NT_TEST_EXTRA_ENTRIES
 #define NT_LOG_VERSION NT_LOG_VERSION_WRITTEN
 #else /* tests/unit/test-one-list.cpp: one more entry in each list, and a version for it */
@@ -165,6 +165,28 @@ struct nt_log_record {
 	struct nt_log_window win; /* when flags has NT_LOG_REC_WINDOW */
 };
 
+/* Another task that ran on a rank's CPUs (version 7). */
+#define NT_LOG_OTHERS_MAX 6 /* NT_MEANWHILE_TOP */
+#define NT_LOG_TASK_COMM_BYTES 16
+
+enum nt_log_task_kind {
+	NT_LOG_TASK_PROCESS,    /* a process of the job's user */
+	NT_LOG_TASK_KERNEL,     /* a kernel thread */
+	NT_LOG_TASK_OTHER_USER, /* another user's process */
+	NT_LOG_TASK_KIND_COUNT
+};
+
+struct nt_log_task {
+	uint32_t pid;
+	uint32_t kind;                      /* enum nt_log_task_kind */
+	uint64_t run_ns;                    /* its CPU time on the rank's CPUs over the job */
+	char comm[NT_LOG_TASK_COMM_BYTES];  /* its busiest thread's name: printable ASCII, NUL-ended */
+};
+
+/* The rank's other tasks' flags (version 7). */
+#define NT_LOG_OTHERS_KNOWN 1u   /* read at MPI_Init and MPI_Finalize */
+#define NT_LOG_OTHERS_PARTIAL 2u /* the node had more threads than the rank followed */
+
 /* One rank's block. */
 struct nt_log_rank {
 	uint32_t rank;
@@ -206,6 +228,15 @@ struct nt_log_rank {
 	uint64_t cpus_busy_ns;   /* the time its CPUs ran any task, summed over them (/proc/stat:
 				  * user, nice, system, irq, softirq; 10 ms ticks) */
 	uint64_t cpus_steal_ns;  /* the time the hypervisor took from its CPUs, summed likewise */
+	/* The rank's process and what else ran on its CPUs from MPI_Init to MPI_Finalize (version
+	 * 7; 0 when read from an older log or a live file): doc/ntlog-format.md, "Other tasks on
+	 * the rank's CPUs". */
+	uint32_t pid;
+	uint32_t others_flags;   /* NT_LOG_OTHERS_* */
+	uint64_t others_ns;      /* every other process's CPU time there (the job's other ranks too) */
+	uint32_t others_count;   /* those processes */
+	uint32_t nothers;        /* the busiest, at most NT_LOG_OTHERS_MAX, most time first */
+	struct nt_log_task others[NT_LOG_OTHERS_MAX];
 	/* With NT_LOG_FLAG_UNWRITTEN: why MPI_Finalize could not write the log (an errno; 0 when
 	 * not known). Never in a log file. */
 	uint32_t log_errno;

@@ -55,6 +55,9 @@ struct nt_report_cpus {
 	double job_share;    /* the CPU time of the job's other ranks whose CPUs lie in its list */
 	double others_share; /* what tasks outside the job ran on its CPUs */
 	double steal_share;  /* what the hypervisor took from them */
+	/* Its log's other tasks (struct nt_log_rank's others, version 7): the job's rank each one
+	 * is (a rank of its host with that pid), or -1 for a task outside the job. */
+	int64_t others_rank[NT_LOG_OTHERS_MAX];
 };
 
 struct nt_report {
