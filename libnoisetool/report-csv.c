@@ -16,13 +16,13 @@
 
 /* The files, in the order written. */
 enum table {
-	COVERAGE, COVERAGE_SITES, SITES, RANKS, CULPRITS, CULPRIT_NODES, CULPRIT_SITES, LATE,
-	TABLES
+	COVERAGE, COVERAGE_SITES, SITES, RANKS, OTHER_TASKS, CULPRITS, CULPRIT_NODES,
+	CULPRIT_SITES, LATE, TABLES
 };
 
 static const char *const file_name[TABLES] = {
-	"coverage.csv", "coverage-sites.csv", "sites.csv", "ranks.csv", "culprits.csv",
-	"culprit-nodes.csv", "culprit-sites.csv", "late.csv",
+	"coverage.csv", "coverage-sites.csv", "sites.csv", "ranks.csv", "other-tasks.csv",
+	"culprits.csv", "culprit-nodes.csv", "culprit-sites.csv", "late.csv",
 };
 
 /* A row under construction: fields separated by commas, the row ended by CRLF (RFC 4180). */
@@ -275,6 +275,41 @@ static void write_ranks(FILE *f, const struct nt_report *rep)
 	}
 }
 
+/* The other tasks on each rank's CPUs (log version 7): a row a rank and task. */
+static void write_other_tasks(FILE *f, const struct nt_report *rep)
+{
+	static const char *const names[] = { "rank", "host", "pid", "comm", "kind", "run_ns",
+					     "share", "job_rank", "partial", NULL };
+	static const char *const kinds[NT_LOG_TASK_KIND_COUNT] = { "process", "kernel thread",
+								   "another user's" };
+	header(f, names);
+	const struct nt_log *log = rep->log;
+	for (uint32_t r = 0; r < log->nranks; r++) {
+		const struct nt_log_rank *k = &log->ranks[r];
+		const struct nt_report_cpus *c = rep->cpus ? &rep->cpus[r] : NULL;
+		if (!(k->others_flags & NT_LOG_OTHERS_KNOWN))
+			continue;
+		for (uint32_t t = 0; t < k->nothers && t < NT_LOG_OTHERS_MAX; t++) {
+			const struct nt_log_task *o = &k->others[t];
+			struct row w;
+			row_begin(&w, f);
+			u64(&w, k->rank);
+			text(&w, k->host);
+			u64(&w, o->pid);
+			text(&w, o->comm);
+			text(&w, kinds[o->kind < NT_LOG_TASK_KIND_COUNT ? o->kind : 0]);
+			u64(&w, o->run_ns);
+			real(&w, k->others_ns ? (double)o->run_ns / (double)k->others_ns : 0);
+			if (c && c->known && c->others_rank[t] >= 0)
+				u64(&w, (uint64_t)c->others_rank[t]);
+			else
+				text(&w, "");
+			u64(&w, (k->others_flags & NT_LOG_OTHERS_PARTIAL) != 0);
+			row_end(&w);
+		}
+	}
+}
+
 static void culprit_tail(struct row *w, const struct nt_culprit *c)
 {
 	u64(w, c->delay_ns);
@@ -365,7 +400,7 @@ int nt_report_write_csv(const struct nt_report *rep, const char *dir, char *why,
 		return -EINVAL;
 	}
 	int rc = 0;
-	/* Every file to a temporary file first; renamed over the targets only when all seven were
+	/* Every file to a temporary file first; renamed over the targets only when all of them were
 	 * written, so that a failure leaves no new table beside old ones. */
 	struct nt_outfile out[TABLES];
 	int opened = 0;
@@ -387,6 +422,7 @@ int nt_report_write_csv(const struct nt_report *rep, const char *dir, char *why,
 	write_coverage_sites(out[COVERAGE_SITES].f, rep);
 	write_sites(out[SITES].f, rep);
 	write_ranks(out[RANKS].f, rep);
+	write_other_tasks(out[OTHER_TASKS].f, rep);
 	write_culprits(out[CULPRITS].f, rep);
 	write_culprit_nodes(out[CULPRIT_NODES].f, rep);
 	write_culprit_sites(out[CULPRIT_SITES].f, rep);

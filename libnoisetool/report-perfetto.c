@@ -170,6 +170,28 @@ static void kept_because(uint32_t flags, char *buf, size_t size)
 			n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? "," : "", why[i].name);
 }
 
+/* On a late arrival's slice that preemption delayed: the process that took most of the rank's
+ * CPUs over the job (log version 7), "culprit-hog (pid 948), 99 % of the other tasks' time on
+ * its CPUs" or "this job's rank 2 (pid 979), ...". */
+static void put_preempted_by(const struct trace *t, uint32_t r)
+{
+	const struct nt_log_rank *k = &t->rep->log->ranks[r];
+	const struct nt_report_cpus *c = t->rep->cpus ? &t->rep->cpus[r] : NULL;
+	if (!(k->others_flags & NT_LOG_OTHERS_KNOWN) || k->nothers == 0 || !c || !c->known)
+		return;
+	const struct nt_log_task *o = &k->others[0];
+	char who[96];
+	if (c->others_rank[0] >= 0)
+		snprintf(who, sizeof who, "this job's rank %" PRId64 " (pid %" PRIu32 ")",
+			 c->others_rank[0], o->pid);
+	else
+		snprintf(who, sizeof who, "%s (pid %" PRIu32 ")", o->comm, o->pid);
+	char text[192];
+	snprintf(text, sizeof text, "%s, %.0f %% of the other tasks' time on its CPUs", who,
+		 k->others_ns ? 100.0 * (double)o->run_ns / (double)k->others_ns : 0.0);
+	put_key_str(t->f, "preempted_by", text);
+}
+
 /* The slice of record x of rank r (index in log->ranks) on thread tid, its end cut by cut_ns
  * to fit the track. */
 static void record_slice(struct trace *t, uint32_t r, const struct nt_log_record *x, uint64_t tid,
@@ -227,6 +249,8 @@ static void record_slice(struct trace *t, uint32_t r, const struct nt_log_record
 		put_key_u64(f, "median_arrival_ns", l->start_ns);
 		for (int c = 0; c < NT_CAUSE_COUNT; c++)
 			put_key_u64(f, nt_cause_key((enum nt_cause)c), l->causes.ns[c]);
+		if (last && l->causes.ns[NT_CAUSE_PREEMPTION] > 0)
+			put_preempted_by(t, r);
 	}
 	fputs("}}", f);
 }

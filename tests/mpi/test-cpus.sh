@@ -37,7 +37,8 @@ for run in np2 np4 hog; do
 	[ "$(cat "$tmp/$run.rc")" = 0 ] || { echo "FAIL: $run: exit $(cat "$tmp/$run.rc")"; cat "$tmp/$run.err"; fail=1; continue; }
 	log=$(ls "$tmp/$run"/*.ntlog 2>/dev/null | head -n 1)
 	[ -n "$log" ] || { echo "FAIL: $run: no log"; fail=1; continue; }
-	"$NT" report "$log" --no-symbols --json "$tmp/$run.json" >"$tmp/$run.txt" 2>"$tmp/$run.err" ||
+	"$NT" report "$log" --no-symbols --json "$tmp/$run.json" --perfetto "$tmp/$run.trace" \
+		>"$tmp/$run.txt" 2>"$tmp/$run.err" ||
 		{ echo "FAIL: $run: noisetool report:"; cat "$tmp/$run.err"; fail=1; continue; }
 	bound=$(for ((r = 0; r < np; r++)); do nt_rank_cpu $np $r; done | paste -sd,)
 	[ "$run" = hog ] && nt_hog_stop
@@ -97,6 +98,14 @@ for k in ranks:
                   f"rank 1 waited {c['run_delay_ns'] / 1e6:.1f} ms")
 if run == "hog" and "culprit-hog (pid" not in text:
     bad.append("the text report does not name culprit-hog")
+# The trace: a late arrival that preemption delayed says who took the rank's CPUs.
+trace = json.load(open(sys.argv[1][:-len(".json")] + ".trace"))
+for e in trace["traceEvents"]:
+    a = e.get("args", {})
+    if a.get("late_arrival") and a.get("preemption_ns", 0) > 0 and "preempted_by" not in a:
+        bad.append(f"a late arrival of rank {a.get('rank')} delayed by preemption has no "
+                   f"preempted_by in the trace")
+        break
 crowded = rep.get("crowded_ranks")
 said = "take turns on their CPUs" in text
 if np == 4 and (crowded != 4 or not said or "--wait adaptive" not in text):

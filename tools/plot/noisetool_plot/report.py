@@ -267,6 +267,28 @@ def _culprits(rep, page):
                           if d else "0.0", c["causes"].get(k + "_ns", 0)) for k in CAUSES])
     page.table(["rank", "host", "delay", "late"] + [CAUSE_NAMES[k] + " %" for k in CAUSES],
                rows, id="culprit-table")
+    _other_tasks(rep, page)
+
+
+def _other_tasks(rep, page):
+    """The other processes on each rank's CPUs (log version 7; doc/attribution.md, "Who the
+    other tasks were"): who took the CPUs a rank was preempted from."""
+    from .page import Cell, fmt_ns
+    rows = []
+    for r in rep.get("rank_times", []):
+        o = (r.get("cpus") or {}).get("others")
+        for t in (o or {}).get("tasks", []):
+            who = (f"this job's rank {t['job_rank']}" if "job_rank" in t
+                   else t.get("comm", ""))
+            rows.append([r.get("rank"), r.get("host", ""), who, Cell(str(t.get("pid", "")),
+                         t.get("pid", 0)), t.get("kind", ""),
+                         Cell(fmt_ns(t.get("run_ns", 0)), t.get("run_ns", 0)),
+                         Cell(f"{100.0 * float(t.get('share', 0)):.1f} %", t.get("share", 0))])
+    if rows:
+        page.table(["rank", "host", "other task", "pid", "kind", "CPU time there",
+                    "of other tasks' time"], rows[:300], id="other-tasks",
+                   caption="The other processes on each rank's CPUs, MPI_Init to MPI_Finalize "
+                           "(the busiest 6 per rank)")
 
 
 def _lateness(doc, rep, page):
