@@ -65,6 +65,34 @@ static void json_quantiles(struct nt_json *j, const char *key, const struct nt_q
 	nt_json_array_end(j);
 }
 
+/* Where a CPU's detour time went: detours another task ran in (the loop's schedstat moved),
+ * periodic components that an interrupt line or softirq kind matches (or the tick, by HZ), and
+ * the rest: not preempted, nothing counted at its rate (interrupts at random times, the
+ * hypervisor, the hardware). */
+struct split {
+	uint64_t total_ns, task_ns, irq_ns, rest_ns;
+	const struct nt_count_use *line[NT_SIG_MAX_PERIODIC]; /* matched, or NULL */
+	bool tick[NT_SIG_MAX_PERIODIC];                       /* at the kernel's HZ */
+};
+
+static void split_time(int kernel_hz, const struct nt_cpu_noise *c, struct split *o)
+{
+	memset(o, 0, sizeof *o);
+	const struct nt_signature *sig = &c->sig;
+	o->total_ns = sig->other_total_ns;
+	o->task_ns = sig->other_preempted_ns;
+	for (size_t k = 0; k < sig->nperiodic; k++) {
+		const struct nt_periodic *p = &sig->periodic[k];
+		o->total_ns += p->total_ns;
+		o->task_ns += p->preempted_ns;
+		o->line[k] = nt_meanwhile_rate_match(&c->meanwhile, p->freq_hz);
+		o->tick[k] = kernel_hz > 0 && fabs(p->freq_hz - kernel_hz) < 0.02 * kernel_hz;
+		if (o->line[k] || o->tick[k])
+			o->irq_ns += p->total_ns - p->preempted_ns;
+	}
+	o->rest_ns = o->total_ns - o->task_ns - o->irq_ns;
+}
+
 static void json_counts(struct nt_json *j, const char *key, uint64_t total,
 			const struct nt_count_use *u, size_t n)
 {
@@ -110,6 +138,8 @@ static void json_meanwhile(struct nt_json *j, const struct nt_cpu_meanwhile *m)
 static void json_cpu(struct nt_json *j, const struct nt_node_noise *r, const struct nt_cpu_noise *c)
 {
 	const struct nt_detour_stats *st = &c->stats;
+	struct split split;
+	split_time(r->sys.kernel_hz, c, &split);
 	nt_json_object_begin(j, NULL);
 	nt_json_int(j, "cpu", c->cpu);
 	nt_json_array_begin(j, "ran_on");
@@ -168,10 +198,26 @@ static void json_cpu(struct nt_json *j, const struct nt_node_noise *r, const str
 		nt_json_double(j, "phase_ns", p->phase_ns);
 		nt_json_double(j, "hit_fraction", p->hit_fraction);
 		nt_json_uint(j, "total_ns", p->total_ns);
+		nt_json_uint(j, "preempted_ns", p->preempted_ns);
+		if (split.line[i]) {
+			const struct nt_count_use *u = split.line[i];
+			nt_json_object_begin(j, "line");
+			nt_json_string(j, "name", u->name);
+			nt_json_string(j, "desc", u->desc);
+			nt_json_double(j, "per_second",
+				       (double)u->count / ((double)c->meanwhile.elapsed_ns / 1e9));
+			nt_json_object_end(j);
+		}
 		json_quantiles(j, "duration_quantiles_ns", &p->durations);
 		nt_json_object_end(j);
 	}
 	nt_json_array_end(j);
+	nt_json_object_begin(j, "detour_time");
+	nt_json_uint(j, "total_ns", split.total_ns);
+	nt_json_uint(j, "another_task_ns", split.task_ns);
+	nt_json_uint(j, "periodic_interrupts_ns", split.irq_ns);
+	nt_json_uint(j, "neither_ns", split.rest_ns);
+	nt_json_object_end(j);
 
 	nt_json_object_begin(j, "rare_long");
 	nt_json_uint(j, "threshold_ns", c->sig.rare_threshold_ns);
@@ -189,6 +235,7 @@ static void json_cpu(struct nt_json *j, const struct nt_node_noise *r, const str
 	nt_json_object_begin(j, "other");
 	nt_json_uint(j, "count", c->sig.other_count);
 	nt_json_uint(j, "total_ns", c->sig.other_total_ns);
+	nt_json_uint(j, "preempted_ns", c->sig.other_preempted_ns);
 	json_quantiles(j, "duration_quantiles_ns", &c->sig.other_durations);
 	json_quantiles(j, "gap_quantiles_ns", &c->sig.other_gaps);
 	nt_json_object_end(j);
@@ -233,11 +280,13 @@ static const char *fmt_ns(double ns, char *buf, size_t size)
 	return buf;
 }
 
-/* What a periodic component is: its frequency against the kernel's tick, and the interrupt
- * line or softirq kind that fired on its CPU at its rate. */
+/* What a periodic component is: another task when one ran in most of its detours (named by its
+ * time there), else its frequency against the kernel's tick, and the interrupt line or softirq
+ * kind that fired on its CPU at its rate. */
 static const char *periodic_note(const struct nt_node_noise *r, const struct nt_cpu_noise *c,
-				 double hz, char *buf, size_t size)
+				 const struct nt_periodic *p, char *buf, size_t size)
 {
+	double hz = p->freq_hz;
 	int khz = r->sys.kernel_hz;
 	const char *tick = "";
 	if (khz > 0 && fabs(hz - khz) < 0.02 * khz)
@@ -245,6 +294,27 @@ static const char *periodic_note(const struct nt_node_noise *r, const struct nt_
 	else if (khz > 0 && fabs(hz - khz / 2.0) < 0.02 * khz / 2.0)
 		tick = "every other tick";
 	const struct nt_count_use *u = nt_meanwhile_rate_match(&c->meanwhile, hz);
+	if (!*tick && 2 * p->preempted_ns >= p->total_ns && p->total_ns > 0) {
+		/* Another task ran in most of its detours: the one whose time there is closest to
+		 * theirs (within a factor of 2), when one is. */
+		const struct nt_task_top *o = &c->meanwhile.others;
+		const struct nt_task_use *best = NULL;
+		double d = (double)p->preempted_ns, best_ratio = 2;
+		for (size_t i = 0; c->meanwhile.known && i < o->n; i++) {
+			double q = (double)o->tasks[i].run_ns / d;
+			double ratio = q > 1 ? q : q > 0 ? 1 / q : 1e9;
+			if (ratio <= best_ratio) {
+				best_ratio = ratio;
+				best = &o->tasks[i];
+			}
+		}
+		if (best)
+			snprintf(buf, size, "another task: %s (pid %d), %.2f ms there", best->comm,
+				 best->pid, (double)best->run_ns / 1e6);
+		else
+			snprintf(buf, size, "another task ran (preempted)");
+		return buf;
+	}
 	if (!u && c->meanwhile.known && !*tick)
 		return "no interrupt or softirq counted at this rate";
 	if (!u)
@@ -350,7 +420,7 @@ int nt_node_noise_write_text(FILE *f, const struct nt_node_noise *r)
 			fprintf(f, "%4d %10s %10s %8zu %10s  %s\n", r->cpus[i].cpu, fr,
 				fmt_ns(p->typical_ns, a, sizeof a), p->count,
 				fmt_ns(p->jitter_ns, b, sizeof b),
-				periodic_note(r, &r->cpus[i], p->freq_hz, note, sizeof note));
+				periodic_note(r, &r->cpus[i], p, note, sizeof note));
 		}
 	}
 	if (!any)
@@ -376,6 +446,32 @@ int nt_node_noise_write_text(FILE *f, const struct nt_node_noise *r)
 	}
 	if (!any)
 		fprintf(f, "\nRare long detours: none\n");
+
+	fprintf(f, "\nWhere the detour time went (another task ran: the loop's schedstat moved; "
+		   "periodic interrupts: components an interrupt line or softirq kind fired at, or "
+		   "the tick; neither: not preempted, nothing counted at its rate)\n%4s %10s  %s\n",
+		"cpu", "total", "another task, periodic interrupts, neither");
+	for (size_t i = 0; i < r->ncpus; i++) {
+		const struct nt_cpu_noise *cn = &r->cpus[i];
+		struct split sp;
+		split_time(s->kernel_hz, cn, &sp);
+		double t = sp.total_ns ? (double)sp.total_ns : 1;
+		fprintf(f, "%4d %10s  %.0f %%", cn->cpu, fmt_ns((double)sp.total_ns, a, sizeof a),
+			100.0 * (double)sp.task_ns / t);
+		if (cn->meanwhile.known && cn->meanwhile.others.n > 0 && sp.task_ns > 0)
+			fprintf(f, " (%s%s)", cn->meanwhile.others.tasks[0].comm,
+				cn->meanwhile.others.n > 1 ? ", ..." : "");
+		fprintf(f, ", %.0f %%", 100.0 * (double)sp.irq_ns / t);
+		bool first = true;
+		for (size_t k = 0; k < cn->sig.nperiodic; k++) {
+			if (!sp.line[k] && !sp.tick[k])
+				continue;
+			fprintf(f, "%s%s", first ? " (" : ", ",
+				sp.line[k] ? sp.line[k]->name : "the tick");
+			first = false;
+		}
+		fprintf(f, "%s, %.0f %%\n", first ? "" : ")", 100.0 * (double)sp.rest_ns / t);
+	}
 
 	any = false;
 	for (size_t i = 0; i < r->ncpus; i++) {

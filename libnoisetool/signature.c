@@ -45,6 +45,7 @@ struct ev {
 	double dur;   /* duration, ns */
 	size_t orig;  /* index in the caller's array */
 	int comp;     /* component id, -1 = none */
+	bool preempted; /* NT_DETOUR_PREEMPTED */
 };
 
 static int cmp_ev_time(const void *a, const void *b)
@@ -455,6 +456,7 @@ static void model_inputs(const struct ev *ev, size_t n, const int *listed, uint6
 			if (ev[i].comp >= 0 && listed[ev[i].comp] == (int)c) {
 				v[m++] = (uint64_t)ev[i].dur;
 				p->total_ns += (uint64_t)ev[i].dur;
+				p->preempted_ns += ev[i].preempted ? (uint64_t)ev[i].dur : 0;
 			}
 		}
 		double teeth = (double)elapsed_ns * 1e-9 * p->freq_hz;
@@ -467,6 +469,7 @@ static void model_inputs(const struct ev *ev, size_t n, const int *listed, uint6
 			continue;
 		v[m++] = (uint64_t)ev[i].dur;
 		out->other_total_ns += (uint64_t)ev[i].dur;
+		out->other_preempted_ns += ev[i].preempted ? (uint64_t)ev[i].dur : 0;
 	}
 	out->other_count = m;
 	nt_quantiles_of(v, m, &out->other_durations);
@@ -501,7 +504,8 @@ int nt_signature_analyze(const struct nt_detour *d, size_t n, uint64_t elapsed_n
 	if (!ev || !pool || !scratch || !comps || !v)
 		goto out;
 	for (size_t i = 0; i < n; i++)
-		ev[i] = (struct ev){ (double)d[i].start_ns, (double)d[i].duration_ns, i, -1 };
+		ev[i] = (struct ev){ (double)d[i].start_ns, (double)d[i].duration_ns, i, -1,
+				     (d[i].flags & NT_DETOUR_PREEMPTED) != 0 };
 	qsort(ev, n, sizeof *ev, cmp_ev_time);
 
 	/* Each pair of adjacent duration octaves, longest first, then everything left. */

@@ -4,12 +4,74 @@
 # waited for that CPU (its run delay, read from its own schedstat: the ground truth; alone beside
 # the loop it takes all of it, beside k more hogs about 1/(k+1)), and counts
 # interrupts there (the tick runs on a CPU two tasks share).
+#
+# With "fifo": a periodic SCHED_FIFO task named fifo-ticker (2 ms period, 200 us spins) on the
+# measured CPU instead; detour finds a component at its 500 Hz whose detours are mostly
+# preempted, names the ticker as its task, and counts at least that component's time as
+# "another task". Skipped where this user may not use SCHED_FIFO, or where another task shared
+# the CPU too (the loop then sees the ticks only while it runs).
+#
+#   test-detour-culprit.sh NOISETOOL PYTHON3 [fifo]
 set -u
-NT=${1:?usage: test-detour-culprit.sh NOISETOOL PYTHON3}
+NT=${1:?usage: test-detour-culprit.sh NOISETOOL PYTHON3 [fifo]}
 PY=${2:?}
+MODE=${3:-hog}
 . "$(dirname "$0")/../lib.sh"
 nt_tmpdir
 . "$(dirname "$0")/cli-check.sh"
+
+if [ "$MODE" = fifo ]; then
+	cpu=$(nt_cpus | head -n 1)
+	"$PY" "$(dirname "$0")/fifo-ticker.py" "$cpu" 6 2000 200 >"$tmp/ticker.out" &
+	ticker=$!
+	nt_on_exit "kill $ticker 2>/dev/null; wait $ticker 2>/dev/null"
+	for _ in $(seq 50); do
+		grep -q ready "$tmp/ticker.out" && break
+		kill -0 $ticker 2>/dev/null || break
+		sleep 0.1
+	done
+	if ! grep -q ready "$tmp/ticker.out"; then
+		wait $ticker
+		[ $? -eq 77 ] && nt_skip "this user may not use SCHED_FIFO"
+		fail "the ticker did not start"
+		summary
+		exit
+	fi
+	timeout -k 2 60 "$NT" detour --seconds 2 --cpu "$cpu" --json "$tmp/d.json" >"$tmp/out" \
+		2>"$tmp/err" && ok || { fail "noisetool detour: exit $?"; cat "$tmp/err"; }
+	verdict=$("$PY" - "$tmp/d.json" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))["cpus"][0]
+comps = [p for p in c["periodic"] if abs(p["freq_hz"] - 500) < 15]
+t = c["detour_time"]
+delay = c["run_delay_ns"]
+if delay is None or delay > 0.25 * c["elapsed_ns"]:
+    # The ticker takes 10 % of the CPU; a loop that waited more shared it with others too, and
+    # then it sees only the ticks that come while it runs (aliased to other rates).
+    print("skip: the CPU was shared: the loop waited %s of %d ns for it (the ticker alone "
+          "takes 10 %%)" % (delay, c["elapsed_ns"]))
+elif not comps:
+    print("fail: no component at 500 Hz: %s" % [p["freq_hz"] for p in c["periodic"]])
+elif comps[0]["preempted_ns"] * 2 < comps[0]["total_ns"]:
+    print("fail: the 500 Hz component's detours are not mostly preempted: %s" % comps[0])
+elif t["another_task_ns"] < comps[0]["preempted_ns"]:
+    print("fail: another task's time %d ns is less than the component's %d ns" %
+          (t["another_task_ns"], comps[0]["preempted_ns"]))
+else:
+    print("ok: 500 Hz component %.1f ms, %.0f %% of the detour time another task's" %
+          (comps[0]["total_ns"] / 1e6, 100.0 * t["another_task_ns"] / t["total_ns"]))
+EOF
+)
+	case "$verdict" in
+	ok:*) ok; echo "$verdict" ;;
+	skip:*) nt_skip "${verdict#skip: }" ;;
+	*) fail "${verdict#fail: }"; cat "$tmp/out" ;;
+	esac
+	grep -q "another task: fifo-ticker (pid" "$tmp/out" && ok ||
+		{ fail "the periodic components do not name fifo-ticker"; cat "$tmp/out"; }
+	summary
+	exit
+fi
 
 [ -r /proc/thread-self/schedstat ] || nt_skip "no /proc/thread-self/schedstat: no run delay to compare with"
 cpu=$(nt_cpus | head -n 1)

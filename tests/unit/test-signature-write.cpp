@@ -1,5 +1,5 @@
 // A node's noise signature written out (libnoisetool/signature-write.c): the JSON document's
-// keys and values, balanced, FTQ's own keys.
+// keys and values, balanced, FTQ's own keys, what ran meanwhile, where the detour time went.
 #include <catch2/catch.hpp>
 
 #include <cerrno>
@@ -8,6 +8,7 @@
 
 #include <noisetool/noise.h>
 
+#include "mem-log.h"
 #include "memfile.h"
 
 namespace {
@@ -157,6 +158,45 @@ TEST_CASE("nt_node_noise_write_json", "[noise]")
 		CHECK(text.find("250.0 Hz") != std::string::npos);
 		CHECK(text.find("; LOC 250/s") == std::string::npos); // no HZ known here
 		CHECK(text.find("  LOC 250/s (Local timer interrupts)\n") != std::string::npos);
+	}
+
+	SECTION("where the detour time went: another task, periodic interrupts, neither")
+	{
+		// 5 ms in the 250 Hz component (1 ms of it preempted), 3 ms elsewhere (2 ms preempted);
+		// the kernel's HZ unknown, so the component is an interrupt only if a line matches.
+		cpu.sig.periodic[0].total_ns = 5000000;
+		cpu.sig.periodic[0].preempted_ns = 1000000;
+		cpu.sig.other_total_ns = 3000000;
+		cpu.sig.other_preempted_ns = 2000000;
+		memfile a;
+		REQUIRE(nt_node_noise_write_json(a.f(), &node) == 0);
+		std::string d1 = one_line(a.text());
+		CHECK(d1.find("\"detour_time\": {\"total_ns\": 8000000,\"another_task_ns\": 3000000,"
+			      "\"periodic_interrupts_ns\": 0,\"neither_ns\": 5000000}") !=
+		      std::string::npos);
+		// LOC fired at 250/s there: the component's unpreempted 4 ms are an interrupt's.
+		cpu.meanwhile.known = true;
+		cpu.meanwhile.elapsed_ns = 2000000000;
+		cpu.meanwhile.nirqs = 1;
+		cpu.meanwhile.irqs[0].count = 500;
+		std::strcpy(cpu.meanwhile.irqs[0].name, "LOC");
+		memfile b;
+		REQUIRE(nt_node_noise_write_json(b.f(), &node) == 0);
+		std::string d2 = one_line(b.text());
+		CHECK(d2.find("\"detour_time\": {\"total_ns\": 8000000,\"another_task_ns\": 3000000,"
+			      "\"periodic_interrupts_ns\": 4000000,\"neither_ns\": 1000000}") !=
+		      std::string::npos);
+		CHECK(d2.find("\"line\": {\"name\": \"LOC\",\"desc\": \"\",\"per_second\": 250}") !=
+		      std::string::npos);
+		memfile t;
+		REQUIRE(nt_node_noise_write_text(t.f(), &node) == 0);
+		CHECK(t.text().find("   3    8.00 ms  38 %, 50 % (LOC), 12 %") != std::string::npos);
+		// The kernel's HZ makes a 250 Hz component the tick without any line.
+		cpu.meanwhile.known = false;
+		node.sys.kernel_hz = 250;
+		memfile c;
+		REQUIRE(nt_node_noise_write_text(c.f(), &node) == 0);
+		CHECK(c.text().find("   3    8.00 ms  38 %, 50 % (the tick), 12 %") != std::string::npos);
 	}
 
 	SECTION("NULL arguments give -EINVAL")

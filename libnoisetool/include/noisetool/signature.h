@@ -52,6 +52,7 @@ struct nt_periodic {
 	double phase_ns;    /* arrival time of the comb's teeth modulo the period */
 	double hit_fraction; /* count / teeth in the run (elapsed x freq), at most 1 */
 	uint64_t total_ns;  /* its detours' summed durations */
+	uint64_t preempted_ns; /* of them, the detours another task ran in (NT_DETOUR_PREEMPTED) */
 	struct nt_quantiles durations; /* its detours' durations */
 };
 
@@ -67,6 +68,7 @@ struct nt_signature {
 	 * simulator's renewal process. Gaps are from one's end to the next one's start. */
 	size_t other_count;
 	uint64_t other_total_ns;
+	uint64_t other_preempted_ns; /* of them, the detours another task ran in */
 	struct nt_quantiles other_durations;
 	struct nt_quantiles other_gaps;
 };
