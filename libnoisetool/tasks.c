@@ -185,10 +185,8 @@ static void ran_one(void *p, int pid, int tid, uid_t uid, const char *dir)
 {
 	struct ran_ctx *c = p;
 	struct thread t;
-	if (pid == c->self_pid || !thread_read(dir, true, &t))
-		return;
-	if (t.cpu < 0 || (size_t)t.cpu >= c->map_len || c->slot_of_cpu[t.cpu] < 0 ||
-	    (size_t)c->slot_of_cpu[t.cpu] >= c->nslots)
+	/* Its run time first: most threads did not run, and need no stat read (half the cost). */
+	if (pid == c->self_pid || !thread_read(dir, false, &t))
 		return;
 	struct nt_task_time key = { .tid = tid };
 	const struct nt_task_time *o = bsearch(&key, c->before, c->n, sizeof key, by_tid);
@@ -199,8 +197,15 @@ static void ran_one(void *p, int pid, int tid, uid_t uid, const char *dir)
 		d = t.run_ns; /* born since the first reading, or its tid reused */
 	else
 		return; /* perhaps left out of the first reading */
-	if (d == 0)
+	if (d == 0 || !thread_read(dir, true, &t))
 		return;
+	if (t.cpu < 0 || (size_t)t.cpu >= c->map_len || c->slot_of_cpu[t.cpu] < 0 ||
+	    (size_t)c->slot_of_cpu[t.cpu] >= c->nslots)
+		return;
+	if (o && o->pid == pid) /* the second read's run time, a little later */
+		d = t.run_ns >= o->run_ns ? t.run_ns - o->run_ns : 0;
+	else
+		d = t.run_ns;
 	struct slot_acc *a = &c->acc[c->slot_of_cpu[t.cpu]];
 	c->pid = pid;
 	c->kind = t.kthread ? NT_TASK_KERNEL : uid != c->self_uid ? NT_TASK_OTHER_USER : NT_TASK_PROCESS;
