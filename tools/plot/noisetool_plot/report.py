@@ -429,10 +429,47 @@ def _coverage(rep, page):
                                  for i, c in enumerate(cov["ranks"][:SITE_ROWS])],
                id="coverage-ranks")
     sites = cov.get("sites", [])
+    _coverage_bars(page, "coverage-ranks-bars", "MPI time in collectives per rank",
+                   [f"rank {c.get('rank', i)}" for i, c in enumerate(cov["ranks"])],
+                   cov["ranks"], 64)
     if sites:
+        _coverage_bars(page, "coverage-sites-bars",
+                       "MPI time in collectives per call site (the 12 largest)",
+                       [f"{s.get('function', '')} {s.get('location', '')}"[:48] for s in sites],
+                       sites, 12)
         page.table(["function", "location"] + head,
                    [[s.get("function", ""), s.get("location", "")] + row(s)
                     for s in sites[:SITE_ROWS]], id="coverage-sites")
+
+
+# The parts of a collective's time, in the order they stack, and their colours.
+COVERAGE_PARTS = [("own_cost_ns", "own cost", "#bbbbbb"),
+                  ("late_arrivals_ns", "waiting for late arrivals", "#d62728"),
+                  ("held_inside_ns", "held inside the call", "#ff7f0e"),
+                  ("not_accounted_ns", "not accounted for yet", "#7f7f7f")]
+
+
+def _coverage_bars(page, key, title, labels, parts, limit):
+    """Horizontal bars, one per rank or site (the first `limit`), stacked by part."""
+    from .page import new_figure
+    labels, parts = labels[:limit], parts[:limit]
+    if not parts or not any(p.get("collective_ns", 0) for p in parts):
+        return
+    fig, ax = new_figure(8, 0.8 + 0.25 * len(parts))
+    left = [0.0] * len(parts)
+    ys = list(range(len(parts)))
+    for k, name, colour in COVERAGE_PARTS:
+        v = [p.get(k, 0) / 1e6 for p in parts]
+        ax.barh(ys, v, left=left, color=colour, label=name, height=0.7)
+        left = [a + b for a, b in zip(left, v)]
+    ax.set_yticks(ys)
+    ax.set_yticklabels(labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("ms (all ranks)" if key.startswith("coverage-sites") else "ms")
+    ax.set_title(title)
+    ax.legend(loc="lower right", fontsize=7, framealpha=0.8)
+    page.figure(fig, key, title + ": own cost, waiting for late arrivals, held inside, not "
+                "accounted for yet")
 
 
 def _costs(rep, page):
