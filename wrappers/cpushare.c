@@ -47,7 +47,7 @@ static void read_all(const struct nt_cpushare *c, uint64_t v[4])
 		v[2] = v[3] = NT_CPUSHARE_UNKNOWN;
 }
 
-void nt_cpushare_begin(struct nt_cpushare *c)
+void nt_cpushare_begin(struct nt_cpushare *c, bool walk_tasks)
 {
 	c->list[0] = '\0';
 	int n = nt_allowed_cpus(c->cpus, CPU_SETSIZE);
@@ -57,7 +57,7 @@ void nt_cpushare_begin(struct nt_cpushare *c)
 	if (c->ncpus == 0)
 		c->list[0] = '\0';
 	uint64_t t0 = nt_clock_monotonic_ns();
-	c->threads = malloc(NT_CPUSHARE_THREADS * sizeof *c->threads);
+	c->threads = walk_tasks ? malloc(NT_CPUSHARE_THREADS * sizeof *c->threads) : NULL;
 	if (c->threads &&
 	    nt_tasks_times(NULL, c->threads, NT_CPUSHARE_THREADS, &c->nthreads,
 			   &c->threads_left_out) != 0) {

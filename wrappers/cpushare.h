@@ -7,6 +7,7 @@
 #define WRAPPERS_CPUSHARE_H
 
 #include <sched.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <noisetool-private/tasks.h>
@@ -33,9 +34,10 @@ struct nt_cpushare {
 /* Threads a rank follows at most: 16 bytes each, 64 KiB (past the arena: NT_PAST_ARENA_KIB). */
 #define NT_CPUSHARE_THREADS 4096
 
-/* At MPI_Init, on the thread that calls it: the affinity and the first readings, the node's
- * threads' run times among them (64 KiB at most, kept until nt_cpushare_end). */
-void nt_cpushare_begin(struct nt_cpushare *c);
+/* At MPI_Init, on the thread that calls it: the affinity and the first readings; with
+ * walk_tasks (the probe levels os and full) the node's threads' run times among them (64 KiB at
+ * most, kept until nt_cpushare_end). */
+void nt_cpushare_begin(struct nt_cpushare *c, bool walk_tasks);
 
 /* At MPI_Finalize, on the same thread: the readings become the job's differences, and the
  * threads' growth on the rank's CPUs the other processes there (the memory is freed). */
