@@ -109,5 +109,9 @@ void nt_cpushare_end(struct nt_cpushare *c)
 	c->run_delay_ns = since(c->run_delay_ns, v[1]);
 	c->busy_ns = since(c->busy_ns, v[2]);
 	c->steal_ns = since(c->steal_ns, v[3]);
+}
+
+void nt_cpushare_others(struct nt_cpushare *c)
+{
 	others_end(c);
 }

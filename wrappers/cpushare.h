@@ -39,8 +39,12 @@ struct nt_cpushare {
  * most, kept until nt_cpushare_end). */
 void nt_cpushare_begin(struct nt_cpushare *c, bool walk_tasks);
 
-/* At MPI_Finalize, on the same thread: the readings become the job's differences, and the
- * threads' growth on the rank's CPUs the other processes there (the memory is freed). */
+/* At MPI_Finalize, on the same thread, before the job's end is taken (so that the readings'
+ * span lies within the rank's wall time): the readings become the job's differences. */
 void nt_cpushare_end(struct nt_cpushare *c);
+
+/* After it: the threads' growth on the rank's CPUs, the other processes there (the memory
+ * nt_cpushare_begin took is freed). */
+void nt_cpushare_others(struct nt_cpushare *c);
 
 #endif /* WRAPPERS_CPUSHARE_H */
