@@ -1,7 +1,6 @@
 /* What else ran on a CPU while it was measured (noisetool-private/meanwhile.h): two readings of
  * /proc (each task's last CPU and run time, the interrupt and softirq counters) and their
  * difference for one CPU. */
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include <noisetool-private/infile.h>
+#include <noisetool-private/irqlines.h>
 #include <noisetool-private/meanwhile.h>
 #include <noisetool-private/tasks.h>
 
@@ -25,8 +25,8 @@
 struct counts {
 	size_t nlines, ncols;
 	int *col_cpu;
-	char (*name)[16];
-	char (*desc)[40];
+	char (*name)[NT_IRQ_NAME_BYTES];
+	char (*desc)[NT_IRQ_DESC_BYTES];
 	uint64_t *v; /* nlines x ncols */
 };
 
@@ -37,29 +37,11 @@ struct nt_meanwhile_snap {
 	struct counts irqs, softirqs;
 };
 
-static void copy_name(char *dst, size_t size, const char *src, size_t len)
-{
-	if (len >= size)
-		len = size - 1;
-	memcpy(dst, src, len);
-	dst[len] = '\0';
-}
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static bool all_digits(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (!isdigit((unsigned char)*s))
-			return false;
-	return true;
 }
 
 static void counts_free(struct counts *c)
@@ -71,9 +53,7 @@ static void counts_free(struct counts *c)
 	memset(c, 0, sizeof *c);
 }
 
-/* Parse text: a header of "CPUn" columns, then "NAME: count per column [description]" lines.
- * A line with fewer counts than columns (ERR, MIS) is left out. A numbered line's description
- * is its last word (the device); a named line's is the rest ("Local timer interrupts"). */
+/* Parse text, /proc/interrupts or /proc/softirqs (irqlines.h), keeping every column. */
 static int counts_parse(char *text, struct counts *c)
 {
 	memset(c, 0, sizeof *c);
@@ -84,8 +64,7 @@ static int counts_parse(char *text, struct counts *c)
 	size_t lines = 0;
 	for (char *p = end + 1; *p; p++)
 		lines += *p == '\n';
-	for (char *p = line; (p = strstr(p, "CPU")) != NULL; p += 3)
-		c->ncols++;
+	c->ncols = nt_irq_header(line, NULL, 0);
 	if (c->ncols == 0)
 		return -EINVAL;
 	c->col_cpu = calloc(c->ncols, sizeof *c->col_cpu);
@@ -96,48 +75,16 @@ static int counts_parse(char *text, struct counts *c)
 		counts_free(c);
 		return -ENOMEM;
 	}
-	size_t k = 0;
-	for (char *p = line; (p = strstr(p, "CPU")) != NULL; p += 3)
-		c->col_cpu[k++] = atoi(p + 3);
+	nt_irq_header(line, c->col_cpu, c->ncols);
 	for (line = end + 1; *line; line = end + 1) {
 		end = strchr(line, '\n');
 		if (!end)
 			end = line + strlen(line);
 		bool last = *end == '\0';
 		*end = '\0';
-		char *colon = strchr(line, ':');
-		if (colon) {
-			char *name = line;
-			while (isspace((unsigned char)*name))
-				name++;
-			*colon = '\0';
-			uint64_t *row = c->v + c->nlines * c->ncols;
-			char *p = colon + 1;
-			size_t got = 0;
-			for (; got < c->ncols; got++) {
-				while (*p == ' ' || *p == '\t')
-					p++;
-				if (!isdigit((unsigned char)*p))
-					break;
-				row[got] = strtoull(p, &p, 10);
-			}
-			if (got == c->ncols && *name) {
-				while (*p == ' ' || *p == '\t')
-					p++;
-				size_t n = strlen(p);
-				while (n && isspace((unsigned char)p[n - 1]))
-					p[--n] = '\0';
-				if (all_digits(name)) {
-					char *w = strrchr(p, ' ');
-					p = w ? w + 1 : p;
-				}
-				copy_name(c->name[c->nlines], sizeof c->name[0], name, strlen(name));
-				copy_name(c->desc[c->nlines], sizeof c->desc[0], p, strlen(p));
-				c->nlines++;
-			} else {
-				memset(row, 0, c->ncols * sizeof *row);
-			}
-		}
+		if (nt_irq_line(line, c->ncols, c->v + c->nlines * c->ncols, c->name[c->nlines],
+				c->desc[c->nlines]))
+			c->nlines++;
 		if (last)
 			break;
 	}

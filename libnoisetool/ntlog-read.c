@@ -252,7 +252,27 @@ static uint64_t r64(struct input *in)
 
 #define AS_OFFSET(o) ((const char *)(uintptr_t)(o))
 
-/* Version 7's other tasks on the rank's CPUs: at most NT_LOG_OTHERS_MAX of the counted ones,
+/* A fixed field of size bytes: printable ASCII ended by a NUL (the rest anything); false (and
+ * the block bad) otherwise. */
+static bool rname(struct input *in, char *out, size_t size)
+{
+	if (in->bad || !need(in, size)) {
+		in->bad = true;
+		return false;
+	}
+	memcpy(out, in->p + in->pos, size);
+	in->pos += size;
+	size_t k = 0;
+	while (k < size && out[k] >= 0x20 && out[k] < 0x7f)
+		k++;
+	if (k == size || out[k] != '\0') {
+		in->bad = true;
+		return false;
+	}
+	return true;
+}
+
+/* Version 7's other tasks on the rank's CPUs, and the interrupts and softirqs there: at most NT_LOG_OTHERS_MAX of the counted ones,
  * known kinds and flags, names of printable ASCII ended by a NUL. */
 static void decode_others(struct input *in, struct nt_log_rank *out)
 {
@@ -261,7 +281,8 @@ static void decode_others(struct input *in, struct nt_log_rank *out)
 	out->others_ns = r64(in);
 	out->others_count = r32(in);
 	out->nothers = r32(in);
-	if (in->bad || (out->others_flags & ~(NT_LOG_OTHERS_KNOWN | NT_LOG_OTHERS_PARTIAL)) ||
+	if (in->bad ||
+	    (out->others_flags & ~(NT_LOG_OTHERS_KNOWN | NT_LOG_OTHERS_PARTIAL | NT_LOG_IRQS_KNOWN)) ||
 	    out->nothers > NT_LOG_OTHERS_MAX || out->nothers > out->others_count) {
 		in->bad = true;
 		return;
@@ -271,19 +292,30 @@ static void decode_others(struct input *in, struct nt_log_rank *out)
 		t->pid = r32(in);
 		t->kind = r32(in);
 		t->run_ns = r64(in);
-		if (in->bad || t->kind >= NT_LOG_TASK_KIND_COUNT || !need(in, sizeof t->comm)) {
+		if (in->bad || t->kind >= NT_LOG_TASK_KIND_COUNT) {
 			in->bad = true;
 			return;
 		}
-		memcpy(t->comm, in->p + in->pos, sizeof t->comm);
-		in->pos += sizeof t->comm;
-		size_t k = 0;
-		while (k < sizeof t->comm && t->comm[k] >= 0x20 && t->comm[k] < 0x7f)
-			k++;
-		if (k == sizeof t->comm || t->comm[k] != '\0') {
+		if (!rname(in, t->comm, sizeof t->comm))
+			return;
+	}
+	out->irq_count = r64(in);
+	out->softirq_count = r64(in);
+	out->nirqs = r32(in);
+	if (in->bad || out->nirqs > NT_LOG_IRQS_MAX) {
+		in->bad = true;
+		return;
+	}
+	for (uint32_t i = 0; i < out->nirqs; i++) {
+		struct nt_log_irq *q = &out->irqs[i];
+		q->kind = r32(in);
+		if (in->bad || q->kind >= NT_LOG_IRQ_KIND_COUNT) {
 			in->bad = true;
 			return;
 		}
+		if (!rname(in, q->name, sizeof q->name) || !rname(in, q->desc, sizeof q->desc))
+			return;
+		q->count = r64(in);
 	}
 }
 

@@ -135,6 +135,13 @@ static void wstr(struct wbuf *w, const char *s)
 	put(w, s, n);
 }
 
+/* src into the zeroed dst, at most size - 1 bytes, each byte outside printable ASCII '?'. */
+static void printable_copy(char *dst, size_t size, const char *src)
+{
+	for (size_t k = 0; k + 1 < size && src[k]; k++)
+		dst[k] = src[k] >= 0x20 && src[k] < 0x7f ? src[k] : '?';
+}
+
 static void encode_site(struct wbuf *w, const struct nt_log_site *s)
 {
 	wstr(w, s->function);
@@ -235,12 +242,25 @@ static void encode_payload(struct wbuf *w, const struct nt_log_source *src)
 	for (uint32_t i = 0; i < n; i++) {
 		const struct nt_log_task *t = &r->others[i];
 		char comm[NT_LOG_TASK_COMM_BYTES] = { 0 };
-		for (size_t k = 0; k + 1 < sizeof comm && t->comm[k]; k++)
-			comm[k] = t->comm[k] >= 0x20 && t->comm[k] < 0x7f ? t->comm[k] : '?';
+		printable_copy(comm, sizeof comm, t->comm);
 		w32(w, t->pid);
 		w32(w, t->kind);
 		w64(w, t->run_ns);
 		put(w, comm, sizeof comm);
+	}
+	w64(w, r->irq_count); /* version 7: the interrupts and softirqs on its CPUs */
+	w64(w, r->softirq_count);
+	n = r->nirqs < NT_LOG_IRQS_MAX ? r->nirqs : NT_LOG_IRQS_MAX;
+	w32(w, n);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct nt_log_irq *q = &r->irqs[i];
+		char name[NT_LOG_IRQ_NAME_BYTES] = { 0 }, desc[NT_LOG_IRQ_DESC_BYTES] = { 0 };
+		printable_copy(name, sizeof name, q->name);
+		printable_copy(desc, sizeof desc, q->desc);
+		w32(w, q->kind);
+		put(w, name, sizeof name);
+		put(w, desc, sizeof desc);
+		w64(w, q->count);
 	}
 }
 

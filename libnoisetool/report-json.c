@@ -101,6 +101,32 @@ static void write_others_json(struct nt_json *j, const struct nt_log_rank *k,
 	nt_json_object_end(j);
 }
 
+/* The interrupt lines or softirq kinds counted on a rank's CPUs over the job (log version 7):
+ * the count of all, and the ones with most counts; per second of its wall time. */
+static void write_irqs_json(struct nt_json *j, const struct nt_log_rank *k, const char *key,
+			    uint32_t kind)
+{
+	double s = (double)k->wall_ns / 1e9;
+	uint64_t all = kind == NT_LOG_IRQ_SOFTIRQ ? k->softirq_count : k->irq_count;
+	nt_json_object_begin(j, key);
+	nt_json_uint(j, "count", all);
+	nt_json_double(j, "per_second", s > 0 ? (double)all / s : 0);
+	nt_json_array_begin(j, "top");
+	for (uint32_t i = 0; i < k->nirqs && i < NT_LOG_IRQS_MAX; i++) {
+		const struct nt_log_irq *q = &k->irqs[i];
+		if (q->kind != kind)
+			continue;
+		nt_json_object_begin(j, NULL);
+		nt_json_string(j, "name", q->name);
+		nt_json_string(j, "desc", q->desc);
+		nt_json_uint(j, "count", q->count);
+		nt_json_double(j, "per_second", s > 0 ? (double)q->count / s : 0);
+		nt_json_object_end(j);
+	}
+	nt_json_array_end(j);
+	nt_json_object_end(j);
+}
+
 /* A rank's CPUs (log version 6): what it recorded, each time absent where it could not read
  * it; and with a parsed list, who shares them and the shares (absent where unknown); the other
  * tasks there (version 7). */
@@ -130,6 +156,10 @@ static void write_cpus_json(struct nt_json *j, const struct nt_log_rank *k,
 		nt_json_uint(j, "pid", k->pid);
 	if (k->others_flags & NT_LOG_OTHERS_KNOWN)
 		write_others_json(j, k, c);
+	if (k->others_flags & NT_LOG_IRQS_KNOWN) {
+		write_irqs_json(j, k, "interrupts", NT_LOG_IRQ_INTERRUPT);
+		write_irqs_json(j, k, "softirqs", NT_LOG_IRQ_SOFTIRQ);
+	}
 	nt_json_object_end(j);
 }
 

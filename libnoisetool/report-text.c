@@ -613,7 +613,30 @@ static void other_task_text(FILE *f, const struct nt_log_rank *k, const struct n
 	fprintf(f, " %.2f ms %.0f %%", (double)o->run_ns / 1e6, share);
 }
 
-/* Which other tasks ran on each rank's CPUs (log version 7). */
+/* "interrupts 275/s: LOC 250/s (Local timer interrupts), ...": the lines of one kind counted on
+ * a rank's CPUs, per second of its wall time (log version 7). */
+static void irqs_text(FILE *f, const struct nt_log_rank *k, uint32_t kind)
+{
+	double s = (double)k->wall_ns / 1e9;
+	if (!(s > 0))
+		return;
+	double all = (double)(kind == NT_LOG_IRQ_SOFTIRQ ? k->softirq_count : k->irq_count) / s;
+	fprintf(f, "%s %.*f/s", kind == NT_LOG_IRQ_SOFTIRQ ? "softirqs" : "interrupts",
+		all < 9.95 ? 1 : 0, all);
+	bool first = true;
+	for (uint32_t i = 0; i < k->nirqs && i < NT_LOG_IRQS_MAX; i++) {
+		const struct nt_log_irq *q = &k->irqs[i];
+		if (q->kind != kind)
+			continue;
+		double rate = (double)q->count / s;
+		fprintf(f, "%s %s %.*f/s%s%s%s", first ? ":" : ",", q->name, rate < 9.95 ? 1 : 0, rate,
+			q->desc[0] ? " (" : "", q->desc, q->desc[0] ? ")" : "");
+		first = false;
+	}
+}
+
+/* Which other tasks ran on each rank's CPUs, and the interrupts and softirqs counted there
+ * (log version 7). */
 static void write_others_text(FILE *f, const struct nt_report *rep)
 {
 	const struct nt_log *log = rep->log;
@@ -623,7 +646,9 @@ static void write_others_text(FILE *f, const struct nt_report *rep)
 	for (uint32_t r = 0; r < log->nranks; r++) {
 		const struct nt_log_rank *k = &log->ranks[r];
 		const struct nt_report_cpus *c = &rep->cpus[r];
-		if (!c->known || !(k->others_flags & NT_LOG_OTHERS_KNOWN) || k->others_count == 0)
+		bool tasks = (k->others_flags & NT_LOG_OTHERS_KNOWN) && k->others_count > 0;
+		bool irqs = k->others_flags & NT_LOG_IRQS_KNOWN;
+		if (!c->known || (!tasks && !irqs))
 			continue;
 		if (shown == 32) {
 			left++;
@@ -632,18 +657,31 @@ static void write_others_text(FILE *f, const struct nt_report *rep)
 		if (shown++ == 0)
 			fprintf(f, "\nOther tasks on the ranks' CPUs, MPI_Init to MPI_Finalize (the "
 				   "busiest, their CPU time there and %% of all other tasks' time "
-				   "there)\n%6s  %s\n",
+				   "there; the interrupts and softirqs counted there, per second)\n"
+				   "%6s  %s\n",
 				"rank", "other tasks");
 		fprintf(f, "%6u  ", k->rank);
-		for (uint32_t t = 0; t < k->nothers && t < 3; t++) {
+		if (!tasks)
+			fprintf(f, "none seen");
+		for (uint32_t t = 0; tasks && t < k->nothers && t < 3; t++) {
 			if (t)
 				fprintf(f, ", ");
 			other_task_text(f, k, c, t);
 		}
-		fprintf(f, "; %u in all, %.2f ms%s\n", k->others_count, (double)k->others_ns / 1e6,
-			k->others_flags & NT_LOG_OTHERS_PARTIAL
-				? " (the node had more threads than the rank followed)"
-				: "");
+		if (tasks)
+			fprintf(f, "; %u in all, %.2f ms%s", k->others_count,
+				(double)k->others_ns / 1e6,
+				k->others_flags & NT_LOG_OTHERS_PARTIAL
+					? " (the node had more threads than the rank followed)"
+					: "");
+		fputc('\n', f);
+		if (irqs) {
+			fprintf(f, "%6s  ", "");
+			irqs_text(f, k, NT_LOG_IRQ_INTERRUPT);
+			fprintf(f, "; ");
+			irqs_text(f, k, NT_LOG_IRQ_SOFTIRQ);
+			fputc('\n', f);
+		}
 	}
 	if (left)
 		fprintf(f, "(%u more ranks: the JSON report has them all)\n", left);

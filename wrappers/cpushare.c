@@ -47,6 +47,28 @@ static void read_all(const struct nt_cpushare *c, uint64_t v[4])
 		v[2] = v[3] = NT_CPUSHARE_UNKNOWN;
 }
 
+/* The rank's CPUs as a set indexed by CPU. */
+static void cpu_set_of(const struct nt_cpushare *c, bool in_set[CPU_SETSIZE])
+{
+	memset(in_set, 0, CPU_SETSIZE * sizeof *in_set);
+	for (int k = 0; k < c->ncpus; k++)
+		if (c->cpus[k] >= 0 && c->cpus[k] < CPU_SETSIZE)
+			in_set[c->cpus[k]] = true;
+}
+
+/* The interrupts and softirqs counted on the rank's CPUs now. */
+static void irqs_read(const struct nt_cpushare *c, struct nt_irq_count *irq, size_t *nirq,
+		      struct nt_irq_count *soft, size_t *nsoft, bool *ok)
+{
+	bool in_set[CPU_SETSIZE];
+	cpu_set_of(c, in_set);
+	*ok = c->ncpus > 0 &&
+	      nt_irq_read_set("/proc/interrupts", in_set, CPU_SETSIZE, irq, NT_CPUSHARE_IRQ_LINES,
+			      nirq) == 0 &&
+	      nt_irq_read_set("/proc/softirqs", in_set, CPU_SETSIZE, soft, NT_CPUSHARE_SOFTIRQS,
+			      nsoft) == 0;
+}
+
 void nt_cpushare_begin(struct nt_cpushare *c, bool walk_tasks)
 {
 	c->list[0] = '\0';
@@ -64,6 +86,8 @@ void nt_cpushare_begin(struct nt_cpushare *c, bool walk_tasks)
 		free(c->threads);
 		c->threads = NULL;
 	}
+	if (walk_tasks)
+		irqs_read(c, c->irq0, &c->nirq0, c->soft0, &c->nsoft0, &c->irqs_known);
 	c->scan_ns[0] = nt_clock_monotonic_ns() - t0;
 	uint64_t v[4];
 	read_all(c, v);
@@ -79,6 +103,60 @@ static uint64_t since(uint64_t earlier, uint64_t later)
 	if (earlier == NT_CPUSHARE_UNKNOWN || later == NT_CPUSHARE_UNKNOWN || later < earlier)
 		return NT_CPUSHARE_UNKNOWN;
 	return later - earlier;
+}
+
+/* Into the top list, kept with most counts first. */
+static void irq_top_add(struct nt_cpushare *c, const struct nt_irq_count *q, bool soft)
+{
+	size_t pos = c->nirq_top;
+	while (pos > 0 && c->irq_top[pos - 1].count < q->count)
+		pos--;
+	if (pos >= NT_CPUSHARE_IRQ_TOP)
+		return;
+	size_t last = c->nirq_top < NT_CPUSHARE_IRQ_TOP ? c->nirq_top : NT_CPUSHARE_IRQ_TOP - 1;
+	memmove(&c->irq_top[pos + 1], &c->irq_top[pos], (last - pos) * sizeof c->irq_top[0]);
+	memmove(&c->irq_top_soft[pos + 1], &c->irq_top_soft[pos],
+		(last - pos) * sizeof c->irq_top_soft[0]);
+	c->irq_top[pos] = *q;
+	c->irq_top_soft[pos] = soft;
+	if (c->nirq_top < NT_CPUSHARE_IRQ_TOP)
+		c->nirq_top++;
+}
+
+/* What each line counted since MPI_Init, summed and ranked. */
+static void irqs_end(struct nt_cpushare *c)
+{
+	if (!c->irqs_known)
+		return;
+	struct nt_irq_count *now = malloc((NT_CPUSHARE_IRQ_LINES + NT_CPUSHARE_SOFTIRQS) *
+					  sizeof *now);
+	size_t nirq = 0, nsoft = 0;
+	bool ok = false;
+	if (now)
+		irqs_read(c, now, &nirq, now + NT_CPUSHARE_IRQ_LINES, &nsoft, &ok);
+	c->irqs_known = ok;
+	for (int pass = 0; ok && pass < 2; pass++) {
+		const struct nt_irq_count *before = pass ? c->soft0 : c->irq0;
+		const struct nt_irq_count *after = pass ? now + NT_CPUSHARE_IRQ_LINES : now;
+		size_t nb = pass ? c->nsoft0 : c->nirq0, na = pass ? nsoft : nirq;
+		for (size_t i = 0; i < na; i++) {
+			uint64_t was = 0; /* a line that came since counts from 0 */
+			for (size_t k = 0; k < nb; k++) {
+				size_t j = (i + k) % nb; /* the same place first */
+				if (strcmp(before[j].name, after[i].name) == 0) {
+					was = before[j].count;
+					break;
+				}
+			}
+			if (after[i].count <= was)
+				continue;
+			struct nt_irq_count q = after[i];
+			q.count -= was;
+			*(pass ? &c->softirq_count : &c->irq_count) += q.count;
+			irq_top_add(c, &q, pass == 1);
+		}
+	}
+	free(now);
 }
 
 /* The threads read again: what the other processes ran on the rank's CPUs since MPI_Init. */
@@ -114,4 +192,5 @@ void nt_cpushare_end(struct nt_cpushare *c)
 void nt_cpushare_others(struct nt_cpushare *c)
 {
 	others_end(c);
+	irqs_end(c);
 }

@@ -10,9 +10,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <noisetool-private/irqlines.h>
 #include <noisetool-private/tasks.h>
 
 #define NT_CPUSHARE_UNKNOWN UINT64_MAX /* a time that could not be read (NT_LOG_UNKNOWN) */
+#define NT_CPUSHARE_IRQ_LINES 160 /* /proc/interrupts lines followed (64 bytes each) */
+#define NT_CPUSHARE_SOFTIRQS 16   /* /proc/softirqs kinds (10 in Linux 6) */
+#define NT_CPUSHARE_IRQ_TOP 6     /* NT_LOG_IRQS_MAX */
 
 struct nt_cpushare {
 	char list[4096];      /* the CPU list ("0-3,8"; "" when the affinity is unknown) */
@@ -29,6 +33,15 @@ struct nt_cpushare {
 	bool others_known;
 	struct nt_task_top others;
 	uint64_t scan_ns[2]; /* what reading /proc cost at each end */
+	/* The interrupts and softirqs on its CPUs (noisetool-private/irqlines.h): each line's
+	 * count at MPI_Init, then over the job the lines with most counts. */
+	struct nt_irq_count irq0[NT_CPUSHARE_IRQ_LINES], soft0[NT_CPUSHARE_SOFTIRQS];
+	size_t nirq0, nsoft0;
+	bool irqs_known;
+	uint64_t irq_count, softirq_count;
+	size_t nirq_top;
+	struct nt_irq_count irq_top[NT_CPUSHARE_IRQ_TOP];
+	bool irq_top_soft[NT_CPUSHARE_IRQ_TOP];
 };
 
 /* Threads a rank follows at most: 16 bytes each, 64 KiB (past the arena: NT_PAST_ARENA_KIB). */
@@ -44,7 +57,7 @@ void nt_cpushare_begin(struct nt_cpushare *c, bool walk_tasks);
 void nt_cpushare_end(struct nt_cpushare *c);
 
 /* After it: the threads' growth on the rank's CPUs, the other processes there (the memory
- * nt_cpushare_begin took is freed). */
+ * nt_cpushare_begin took is freed), and the interrupts and softirqs counted there. */
 void nt_cpushare_others(struct nt_cpushare *c);
 
 #endif /* WRAPPERS_CPUSHARE_H */

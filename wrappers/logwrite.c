@@ -182,6 +182,19 @@ static void rank_fields(const struct nt_runtime *rt, struct rank_block *b)
 			memcpy(r->others[i].comm, u->comm, sizeof r->others[i].comm);
 		}
 	}
+	if (c->irqs_known) {
+		r->others_flags |= NT_LOG_IRQS_KNOWN;
+		r->irq_count = c->irq_count;
+		r->softirq_count = c->softirq_count;
+		r->nirqs = (uint32_t)(c->nirq_top < NT_LOG_IRQS_MAX ? c->nirq_top : NT_LOG_IRQS_MAX);
+		for (uint32_t i = 0; i < r->nirqs; i++) {
+			struct nt_log_irq *q = &r->irqs[i];
+			q->kind = c->irq_top_soft[i] ? NT_LOG_IRQ_SOFTIRQ : NT_LOG_IRQ_INTERRUPT;
+			snprintf(q->name, sizeof q->name, "%s", c->irq_top[i].name);
+			snprintf(q->desc, sizeof q->desc, "%s", c->irq_top[i].desc);
+			q->count = c->irq_top[i].count;
+		}
+	}
 	r->wall_ns = (uint64_t)nt_clock_cyc_to_ns(rt->finalize_cyc - rt->init_cyc);
 	struct global_base g = global_base(rt);
 	r->init_global_ns = (int64_t)llround(g.init_global_ns);

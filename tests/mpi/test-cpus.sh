@@ -9,7 +9,8 @@
 # "competitors named"): with two ranks per CPU each names the other rank of its CPU as this
 # job's rank; a third run, 2 ranks with a hog named culprit-hog on rank 1's CPU, names it among
 # rank 1's, with at least a fifth of rank 1's run delay (alone beside the rank it takes all of
-# it; beside a load's hog too, about half).
+# it; beside a load's hog too, about half). Each rank also counts the interrupts and softirqs
+# on its CPUs.
 #
 #   test-cpus.sh LIB LOOP NOISETOOL     LOOP: allreduce-loop
 set -u
@@ -81,6 +82,13 @@ for k in ranks:
     if o is None or "pid" not in c:
         bad.append(f"rank {r}: no pid or other tasks: {c}")
         continue
+    # The interrupts on its CPUs: a CPU that ran the rank counted its ticks (nohz_full stops
+    # the tick of a CPU with one task: then none need be counted).
+    irq = c.get("interrupts")
+    if irq is None or "softirqs" not in c:
+        bad.append(f"rank {r}: no interrupts or softirqs: {c}")
+    elif irq["count"] < sum(q["count"] for q in irq["top"]):
+        bad.append(f"rank {r}: its lines count more than all: {irq}")
     if np == 4:
         mate = next(m["rank"] for m in ranks if m["rank"] != r and m["cpus"]["list"] == c["list"])
         if not any(t.get("job_rank") == mate for t in o["tasks"]):

@@ -353,6 +353,19 @@ struct fields {
 					std::snprintf(k.others[t].comm, sizeof k.others[t].comm,
 						      t == 0 ? "culprit-hog" : "task %u of (x)", t);
 				}
+				// The interrupts and softirqs there: rank 2 the most it keeps.
+				k.others_flags |= NT_LOG_IRQS_KNOWN;
+				k.irq_count = count();
+				k.softirq_count = count();
+				k.nirqs = r == 2 ? NT_LOG_IRQS_MAX : 2;
+				for (uint32_t i = 0; i < k.nirqs; i++) {
+					k.irqs[i].kind = i % NT_LOG_IRQ_KIND_COUNT;
+					std::snprintf(k.irqs[i].name, sizeof k.irqs[i].name,
+						      i == 0 ? "LOC" : "%u", 30 + i);
+					std::snprintf(k.irqs[i].desc, sizeof k.irqs[i].desc,
+						      i == 0 ? "Local timer interrupts" : "virtio%u-req.0", i);
+					k.irqs[i].count = count();
+				}
 			}
 			k.nsites = (uint32_t)sites[r].size();
 			k.sites = sites[r].data();
@@ -426,6 +439,15 @@ void check_rank(const struct nt_log_rank &a, const struct nt_log_rank &b)
 	CHECK(a.others_flags == b.others_flags);
 	CHECK(a.others_ns == b.others_ns);
 	CHECK(a.others_count == b.others_count);
+	CHECK(a.irq_count == b.irq_count);
+	CHECK(a.softirq_count == b.softirq_count);
+	REQUIRE(a.nirqs == b.nirqs);
+	for (uint32_t i = 0; i < b.nirqs; i++) {
+		CHECK(a.irqs[i].kind == b.irqs[i].kind);
+		CHECK(std::string(a.irqs[i].name) == b.irqs[i].name);
+		CHECK(std::string(a.irqs[i].desc) == b.irqs[i].desc);
+		CHECK(a.irqs[i].count == b.irqs[i].count);
+	}
 	REQUIRE(a.nothers == b.nothers);
 	for (uint32_t t = 0; t < b.nothers; t++) {
 		CHECK(a.others[t].pid == b.others[t].pid);
@@ -596,14 +618,16 @@ TEST_CASE("log v4: every field of every rank, site, record and window survives",
 		"job's strings, then the rank's CPUs, then the other tasks on them")
 	{
 		// The last rank's block ends with its 4 records, its three strings, its CPUs (a
-		// string and 4 times) and the other tasks there (24 bytes, 32 a task); its payload ends 4 records and those after the record count,
+		// string and 4 times), the other tasks there (24 bytes, 32 a task) and the
+		// interrupts (20 bytes, 60 a line); its payload ends 4 records and those after the record count,
 		// which holds 4.
 		const size_t record = NT_LOG_READ_MIN_CHUNK_BYTES; // the latest version's record
 		CHECK((NT_LOG_VERSION > 4 || record == 140));
 		const struct nt_log_rank &last = f.ranks[2];
 		size_t strings = 12 + std::strlen(last.command) + std::strlen(last.mpi_library) +
 				 std::strlen(last.tool_version) + 4 + std::strlen(last.cpus) + 4 * 8 +
-				 24 + last.nothers * (16 + NT_LOG_TASK_COMM_BYTES);
+				 24 + last.nothers * (16 + NT_LOG_TASK_COMM_BYTES) + 20 +
+				 last.nirqs * (12 + NT_LOG_IRQ_NAME_BYTES + NT_LOG_IRQ_DESC_BYTES);
 		size_t at = bytes.size() - strings - 4 * record - 8;
 		uint64_t n = 0;
 		for (int i = 7; i >= 0; i--)
@@ -829,6 +853,18 @@ struct spec_writer {
 				char comm[NT_LOG_TASK_COMM_BYTES] = {};
 				std::strncpy(comm, r.others[t].comm, sizeof comm - 1);
 				w.b.insert(w.b.end(), comm, comm + sizeof comm);
+			}
+			w.u64(r.irq_count);
+			w.u64(r.softirq_count);
+			w.u32(r.nirqs);
+			for (uint32_t i = 0; i < r.nirqs; i++) {
+				w.u32(r.irqs[i].kind);
+				char name[NT_LOG_IRQ_NAME_BYTES] = {}, desc[NT_LOG_IRQ_DESC_BYTES] = {};
+				std::strncpy(name, r.irqs[i].name, sizeof name - 1);
+				std::strncpy(desc, r.irqs[i].desc, sizeof desc - 1);
+				w.b.insert(w.b.end(), name, name + sizeof name);
+				w.b.insert(w.b.end(), desc, desc + sizeof desc);
+				w.u64(r.irqs[i].count);
 			}
 		}
 		return w.b;
@@ -1165,7 +1201,8 @@ TEST_CASE("logs of every older version are read, what they lack as 0", "[ntlog]"
 			struct nt_log_rank want = f.ranks[r];
 			if (version < 7) { // ... version 7's other tasks unknown,
 				want.pid = want.others_flags = want.others_count = want.nothers = 0;
-				want.others_ns = 0;
+				want.others_ns = want.irq_count = want.softirq_count = 0;
+				want.nirqs = 0;
 			}
 			if (version < 6) { // ... version 6's CPUs unknown and 0,
 				want.cpus = "";
@@ -1420,10 +1457,13 @@ struct one_rank {
 		k.sites = &s;
 		k.nrecords = 1;
 		k.records = &x;
-		if (with_other) { // one other task on its CPUs (version 7)
-			k.others_flags = NT_LOG_OTHERS_KNOWN;
+		if (with_other) { // one other task on its CPUs, and one interrupt line (version 7)
+			k.others_flags = NT_LOG_OTHERS_KNOWN | NT_LOG_IRQS_KNOWN;
 			k.others_count = k.nothers = 1;
 			k.others[0] = { 7, NT_LOG_TASK_PROCESS, 5, "hog" };
+			k.irq_count = 9;
+			k.nirqs = 1;
+			k.irqs[0] = { NT_LOG_IRQ_INTERRUPT, "LOC", "Local timer interrupts", 9 };
 		}
 		bytes.resize(NT_LOG_HEADER_BYTES);
 		nt_log_header(bytes.data(), 1, 0, 1, 0, 16, 2.6e9, 0);
@@ -1432,8 +1472,10 @@ struct one_rank {
 	// Payload offsets (doc/ntlog-format.md): flags 0, nsites 4, ..., host at 120 ("h": 5
 	// bytes), the site at 125: two strings (17 and 12 bytes), 6 + 48 u64, then its depth.
 	// The end of the block: the CPUs (version 6), an empty list and four times; then the other
-	// tasks there (version 7): pid, flags, time, count, n (24 bytes), 32 bytes a task.
-	static constexpr size_t CPUS = 4 + 4 * 8, OTHERS = 24, TAIL = CPUS + OTHERS, TASK = 32;
+	// tasks there (version 7): pid, flags, time, count, n (24 bytes), 32 bytes a task; then
+	// the interrupts and softirqs: two counts and n (20 bytes), 60 bytes a line.
+	static constexpr size_t CPUS = 4 + 4 * 8, OTHERS = 24, IRQS = 20, TAIL = CPUS + OTHERS + IRQS,
+				TASK = 32, IRQ = 60;
 	static constexpr size_t NSITES = 4, HOST = 120, SITE = 125,
 				DEPTH = SITE + 17 + 12 + 54 * 8, NRECORDS = DEPTH + 4 + 12 + 8 + 8;
 	void set(size_t at, uint64_t v, int nbytes)
@@ -1549,14 +1591,16 @@ TEST_CASE("log v7: the other tasks on a rank's CPUs are checked", "[ntlog]")
 	const char *malformed = "rank 0: malformed block contents";
 	one_rank ok(true);
 	REQUIRE(decode_error(ok.bytes) == "");
-	// Offsets from the payload's end: the task's pid, kind, time and name; before it the
-	// rank's pid, flags, time, count and n.
-	const size_t end = ok.bytes.size() - ok.payload, task = end - one_rank::TASK;
-	const size_t flags = task - 20, count = task - 8, n = task - 4;
+	// Offsets from the payload's end: the interrupt line (kind, name, description, count),
+	// before it the two counts and n; before them the task's pid, kind, time and name, and
+	// before it the rank's pid, flags, time, count and n.
+	const size_t end = ok.bytes.size() - ok.payload, irq = end - one_rank::IRQ;
+	const size_t task = irq - one_rank::IRQS - one_rank::TASK;
+	const size_t flags = task - 20, count = task - 8, n = task - 4, nirqs = irq - 4;
 	SECTION("flags of a later version")
 	{
 		one_rank r(true);
-		r.set(flags, 4, 4);
+		r.set(flags, 8, 4);
 		CHECK(decode_error(r.bytes) == malformed);
 	}
 	SECTION("more tasks than the format keeps, or than were counted")
@@ -1584,6 +1628,23 @@ TEST_CASE("log v7: the other tasks on a rank's CPUs are checked", "[ntlog]")
 		c.set(task + 16 + 1, '\n', 1);
 		CHECK(decode_error(c.bytes) == malformed);
 	}
+	SECTION("more interrupt lines than the format keeps, a kind no writer writes, a name "
+		"without its NUL")
+	{
+		one_rank r(true);
+		r.set(nirqs, NT_LOG_IRQS_MAX + 1, 4);
+		CHECK(decode_error(r.bytes) == malformed);
+		one_rank k(true);
+		k.set(irq, NT_LOG_IRQ_KIND_COUNT, 4);
+		CHECK(decode_error(k.bytes) == malformed);
+		one_rank c(true);
+		for (size_t i = 0; i < NT_LOG_IRQ_NAME_BYTES; i++)
+			c.set(irq + 4 + i, 'x', 1);
+		CHECK(decode_error(c.bytes) == malformed);
+		one_rank d(true);
+		d.set(irq + 4 + NT_LOG_IRQ_NAME_BYTES + 2, 0x7f, 1); // in the description
+		CHECK(decode_error(d.bytes) == malformed);
+	}
 	SECTION("read as written")
 	{
 		struct nt_log log;
@@ -1592,6 +1653,9 @@ TEST_CASE("log v7: the other tasks on a rank's CPUs are checked", "[ntlog]")
 		REQUIRE(log.ranks[0].nothers == 1);
 		CHECK(std::string(log.ranks[0].others[0].comm) == "hog");
 		CHECK(log.ranks[0].others[0].pid == 7);
+		REQUIRE(log.ranks[0].nirqs == 1);
+		CHECK(std::string(log.ranks[0].irqs[0].desc) == "Local timer interrupts");
+		CHECK(log.ranks[0].irq_count == 9);
 		nt_log_free(&log);
 	}
 }
@@ -1625,7 +1689,7 @@ TEST_CASE("log v4: the job's strings are checked as every other", "[ntlog]")
 		f.ranks[0].mpi_library = "";
 		f.ranks[0].tool_version = "";
 		f.ranks[0].cpus = "";
-		f.ranks[0].nothers = f.ranks[0].others_count = 0;
+		f.ranks[0].nothers = f.ranks[0].others_count = f.ranks[0].nirqs = 0;
 		auto b = f.encode();
 		REQUIRE(decode_error(b) == "");
 		b[b.size() - 8 - 2 - one_rank::TAIL] = 0; // the 'b' of the command, before the two empty strings

@@ -186,6 +186,21 @@ struct nt_log_task {
 /* The rank's other tasks' flags (version 7). */
 #define NT_LOG_OTHERS_KNOWN 1u   /* read at MPI_Init and MPI_Finalize */
 #define NT_LOG_OTHERS_PARTIAL 2u /* the node had more threads than the rank followed */
+#define NT_LOG_IRQS_KNOWN 4u     /* the interrupts and softirqs on its CPUs were read */
+
+/* An interrupt line or softirq kind counted on a rank's CPUs over the job (version 7). */
+#define NT_LOG_IRQS_MAX 6
+#define NT_LOG_IRQ_NAME_BYTES 16
+#define NT_LOG_IRQ_DESC_BYTES 32
+
+enum nt_log_irq_kind { NT_LOG_IRQ_INTERRUPT, NT_LOG_IRQ_SOFTIRQ, NT_LOG_IRQ_KIND_COUNT };
+
+struct nt_log_irq {
+	uint32_t kind;                      /* enum nt_log_irq_kind */
+	char name[NT_LOG_IRQ_NAME_BYTES];   /* "LOC", "36", "NET_RX": printable ASCII, NUL-ended */
+	char desc[NT_LOG_IRQ_DESC_BYTES];   /* "Local timer interrupts", a device, "" */
+	uint64_t count;                     /* over the rank's CPUs, MPI_Init to MPI_Finalize */
+};
 
 /* One rank's block. */
 struct nt_log_rank {
@@ -237,6 +252,11 @@ struct nt_log_rank {
 	uint32_t others_count;   /* those processes */
 	uint32_t nothers;        /* the busiest, at most NT_LOG_OTHERS_MAX, most time first */
 	struct nt_log_task others[NT_LOG_OTHERS_MAX];
+	/* With NT_LOG_IRQS_KNOWN: every interrupt and softirq counted on its CPUs, and the lines
+	 * and kinds with most counts, most first. */
+	uint64_t irq_count, softirq_count;
+	uint32_t nirqs;
+	struct nt_log_irq irqs[NT_LOG_IRQS_MAX];
 	/* With NT_LOG_FLAG_UNWRITTEN: why MPI_Finalize could not write the log (an errno; 0 when
 	 * not known). Never in a log file. */
 	uint32_t log_errno;
