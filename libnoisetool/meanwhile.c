@@ -16,6 +16,7 @@
 #include <noisetool-private/irqlines.h>
 #include <noisetool-private/meanwhile.h>
 #include <noisetool-private/tasks.h>
+#include <noisetool-private/topn.h>
 
 #define TASKS_MAX 65536             /* threads followed at most (16 bytes each) */
 #define FILE_MAX (16u << 20)        /* /proc/interrupts of a large node is < 1 MiB */
@@ -186,17 +187,7 @@ static bool counts_fill(const struct counts *a, const struct counts *b, int cpu,
 		memcpy(u.name, b->name[i], sizeof u.name);
 		memcpy(u.desc, b->desc[i], sizeof u.desc);
 		*total += u.count;
-		/* Insert into the top list, kept sorted. */
-		size_t pos = *ntop;
-		while (pos > 0 && by_count_desc(&u, &top[pos - 1]) < 0)
-			pos--;
-		if (pos >= NT_MEANWHILE_TOP)
-			continue;
-		size_t last = *ntop < NT_MEANWHILE_TOP ? *ntop : NT_MEANWHILE_TOP - 1;
-		memmove(&top[pos + 1], &top[pos], (last - pos) * sizeof *top);
-		top[pos] = u;
-		if (*ntop < NT_MEANWHILE_TOP)
-			(*ntop)++;
+		nt_top_insert(top, ntop, NT_MEANWHILE_TOP, sizeof u, &u, by_count_desc);
 	}
 	return true;
 }

@@ -3,14 +3,15 @@
  * (no table of the second reading). */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <noisetool-private/tasks.h>
+#include <noisetool-private/topn.h>
+
+#include "procfile.h"
 
 #define PF_KTHREAD_FLAG 0x00200000u /* include/linux/sched.h */
 #define PATH_BUF 4608               /* a root of up to 4 KiB and /PID/task/TID/schedstat */
@@ -33,19 +34,13 @@ static bool all_digits(const char *s)
 	return true;
 }
 
-static ssize_t read_small(const char *dir, const char *file, char *buf, size_t size)
+/* The one line of dir/file (stat, schedstat) into buf: its length, or < 0. */
+static int read_small(const char *dir, const char *file, char *buf, size_t size)
 {
 	char path[PATH_BUF];
 	if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, file) >= sizeof path)
-		return -1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, size - 1);
-	close(fd);
-	if (n > 0)
-		buf[n] = '\0';
-	return n;
+		return -ENAMETOOLONG;
+	return nt_read_first_line(path, buf, size);
 }
 
 /* One thread's schedstat, and with stat its name, last CPU and kind; false when a file cannot
@@ -216,6 +211,15 @@ static void ran_one(void *p, int pid, int tid, uid_t uid, const char *dir)
 	}
 }
 
+/* The busier first, then the smaller pid. */
+static int busier(const void *x, const void *y)
+{
+	const struct nt_task_use *a = x, *b = y;
+	if (a->run_ns != b->run_ns)
+		return a->run_ns > b->run_ns ? -1 : 1;
+	return (a->pid > b->pid) - (a->pid < b->pid);
+}
+
 /* After a process's threads: its time in each slot goes into that slot's top list. */
 static void ran_end(void *p)
 {
@@ -229,19 +233,7 @@ static void ran_end(void *p)
 		memcpy(u.comm, a->comm, sizeof u.comm);
 		top->run_ns += a->ns;
 		top->count++;
-		size_t pos = top->n;
-		while (pos > 0 && (top->tasks[pos - 1].run_ns < u.run_ns ||
-				   (top->tasks[pos - 1].run_ns == u.run_ns &&
-				    top->tasks[pos - 1].pid > u.pid)))
-			pos--;
-		if (pos < NT_MEANWHILE_TOP) {
-			size_t last = top->n < NT_MEANWHILE_TOP ? top->n : NT_MEANWHILE_TOP - 1;
-			memmove(&top->tasks[pos + 1], &top->tasks[pos],
-				(last - pos) * sizeof top->tasks[0]);
-			top->tasks[pos] = u;
-			if (top->n < NT_MEANWHILE_TOP)
-				top->n++;
-		}
+		nt_top_insert(top->tasks, &top->n, NT_MEANWHILE_TOP, sizeof u, &u, busier);
 		memset(a, 0, sizeof *a);
 	}
 }

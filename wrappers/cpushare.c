@@ -10,6 +10,7 @@
 #include <noisetool/sysinfo.h>
 #include <noisetool-private/cpus.h>
 #include <noisetool-private/schedstat.h>
+#include <noisetool-private/topn.h>
 
 #include "cpushare.h"
 
@@ -105,22 +106,11 @@ static uint64_t since(uint64_t earlier, uint64_t later)
 	return later - earlier;
 }
 
-/* Into the top list, kept with most counts first. */
-static void irq_top_add(struct nt_cpushare *c, const struct nt_irq_count *q, bool soft)
+/* More counts first. */
+static int more_counts(const void *x, const void *y)
 {
-	size_t pos = c->nirq_top;
-	while (pos > 0 && c->irq_top[pos - 1].count < q->count)
-		pos--;
-	if (pos >= NT_CPUSHARE_IRQ_TOP)
-		return;
-	size_t last = c->nirq_top < NT_CPUSHARE_IRQ_TOP ? c->nirq_top : NT_CPUSHARE_IRQ_TOP - 1;
-	memmove(&c->irq_top[pos + 1], &c->irq_top[pos], (last - pos) * sizeof c->irq_top[0]);
-	memmove(&c->irq_top_soft[pos + 1], &c->irq_top_soft[pos],
-		(last - pos) * sizeof c->irq_top_soft[0]);
-	c->irq_top[pos] = *q;
-	c->irq_top_soft[pos] = soft;
-	if (c->nirq_top < NT_CPUSHARE_IRQ_TOP)
-		c->nirq_top++;
+	const struct nt_cpushare_irq *a = x, *b = y;
+	return (a->c.count < b->c.count) - (a->c.count > b->c.count);
 }
 
 /* What each line counted since MPI_Init, summed and ranked. */
@@ -150,10 +140,11 @@ static void irqs_end(struct nt_cpushare *c)
 			}
 			if (after[i].count <= was)
 				continue;
-			struct nt_irq_count q = after[i];
-			q.count -= was;
-			*(pass ? &c->softirq_count : &c->irq_count) += q.count;
-			irq_top_add(c, &q, pass == 1);
+			struct nt_cpushare_irq q = { after[i], pass == 1 };
+			q.c.count -= was;
+			*(pass ? &c->softirq_count : &c->irq_count) += q.c.count;
+			nt_top_insert(c->irq_top, &c->nirq_top, NT_CPUSHARE_IRQ_TOP, sizeof q, &q,
+				      more_counts);
 		}
 	}
 	free(now);

@@ -40,8 +40,10 @@ struct nt_cpushare {
 	bool irqs_known;
 	uint64_t irq_count, softirq_count;
 	size_t nirq_top;
-	struct nt_irq_count irq_top[NT_CPUSHARE_IRQ_TOP];
-	bool irq_top_soft[NT_CPUSHARE_IRQ_TOP];
+	struct nt_cpushare_irq {
+		struct nt_irq_count c;
+		bool soft; /* a softirq kind, else an interrupt line */
+	} irq_top[NT_CPUSHARE_IRQ_TOP];
 };
 
 /* Threads a rank follows at most: 16 bytes each, 64 KiB (past the arena: NT_PAST_ARENA_KIB). */

@@ -189,10 +189,11 @@ static void rank_fields(const struct nt_runtime *rt, struct rank_block *b)
 		r->nirqs = (uint32_t)(c->nirq_top < NT_LOG_IRQS_MAX ? c->nirq_top : NT_LOG_IRQS_MAX);
 		for (uint32_t i = 0; i < r->nirqs; i++) {
 			struct nt_log_irq *q = &r->irqs[i];
-			q->kind = c->irq_top_soft[i] ? NT_LOG_IRQ_SOFTIRQ : NT_LOG_IRQ_INTERRUPT;
-			snprintf(q->name, sizeof q->name, "%s", c->irq_top[i].name);
-			snprintf(q->desc, sizeof q->desc, "%s", c->irq_top[i].desc);
-			q->count = c->irq_top[i].count;
+			const struct nt_cpushare_irq *t = &c->irq_top[i];
+			q->kind = t->soft ? NT_LOG_IRQ_SOFTIRQ : NT_LOG_IRQ_INTERRUPT;
+			snprintf(q->name, sizeof q->name, "%s", t->c.name);
+			snprintf(q->desc, sizeof q->desc, "%s", t->c.desc);
+			q->count = t->c.count;
 		}
 	}
 	r->wall_ns = (uint64_t)nt_clock_cyc_to_ns(rt->finalize_cyc - rt->init_cyc);

@@ -1,8 +1,8 @@
-// What else ran on a CPU meanwhile (libnoisetool/meanwhile.c, tasks.c), read from a made-up
-// /proc tree:
-// the interrupt and softirq tables (offline CPUs, short lines, devices), the tasks (names with
-// spaces and parentheses, kernel threads, threads summed into their process, tasks born
-// meanwhile, this process left out), and the rate match of periodic components.
+// What else ran on a CPU meanwhile (libnoisetool/meanwhile.c, tasks.c, irqlines.c), read from a
+// made-up /proc tree: the interrupt and softirq tables (offline CPUs, short lines, devices, a
+// set of CPUs summed a line at a time), the tasks (names with spaces and parentheses, kernel
+// threads, threads summed into their process, tasks born meanwhile, this process left out),
+// and the rate match of periodic components.
 #include <catch2/catch.hpp>
 
 #include <cerrno>
@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <noisetool-private/irqlines.h>
 #include <noisetool-private/meanwhile.h>
 #include <noisetool-private/tasks.h>
 
@@ -234,4 +235,27 @@ TEST_CASE("nt_meanwhile_rate_match", "[meanwhile]")
 	m.known = false;
 	CHECK(nt_meanwhile_rate_match(&m, 250.0) == nullptr);
 	CHECK(nt_meanwhile_rate_match(nullptr, 250.0) == nullptr);
+}
+
+TEST_CASE("nt_irq_read_set: each line summed over a set of CPUs, a line at a time", "[meanwhile]")
+{
+	tempdir root;
+	REQUIRE(!root.path().empty());
+	counters(root, 1000, 50, 300); // columns CPU0, CPU1, CPU3
+	bool in_set[4] = { false, true, false, true };
+	struct nt_irq_count out[8];
+	size_t n = 0;
+	REQUIRE(nt_irq_read_set((root / "interrupts").c_str(), in_set, 4, out, 8, &n) == 0);
+	REQUIRE(n == 3); // 36, NMI, LOC: ERR has no column per CPU
+	CHECK(std::string(out[0].name) == "36");
+	CHECK(std::string(out[0].desc) == "virtio1-req.0");
+	CHECK(out[0].count == 9 + 50);
+	CHECK(std::string(out[2].name) == "LOC");
+	CHECK(out[2].count == 20 + 1000);
+	CHECK(std::string(out[2].desc) == "Local timer interrupts");
+	REQUIRE(nt_irq_read_set((root / "softirqs").c_str(), in_set, 4, out, 1, &n) == 0);
+	CHECK(n == 1); // room for one: HI
+	CHECK(std::string(out[0].name) == "HI");
+	CHECK(nt_irq_read_set((root / "missing").c_str(), in_set, 4, out, 8, &n) == -ENOENT);
+	CHECK(nt_irq_read_set(nullptr, in_set, 4, out, 8, &n) == -EINVAL);
 }
