@@ -317,6 +317,7 @@ static void decode_others(struct input *in, struct nt_log_rank *out)
 			return;
 		q->count = r64(in);
 	}
+	out->scan_ns = r64(in);
 }
 
 /* A string into the pool, named by its offset (AS_OFFSET); offset 0 ("") when it is bad.

@@ -262,6 +262,7 @@ static void encode_payload(struct wbuf *w, const struct nt_log_source *src)
 		put(w, desc, sizeof desc);
 		w64(w, q->count);
 	}
+	w64(w, r->scan_ns);
 }
 
 static bool source_valid(const struct nt_log_source *src)

@@ -242,6 +242,8 @@ static void write_json(struct nt_json *j, const struct nt_report *rep, const cha
 		nt_json_uint(j, "probe_reads", k->probe_reads);
 		nt_json_uint(j, "probe_read_ns", k->probe_cost_ns);
 		nt_json_double(j, "probe_pct", nt_report_probe_pct(k));
+		if (rep->log->version >= 7)
+			nt_json_uint(j, "scan_ns", k->scan_ns);
 		nt_json_uint(j, "injected_ns", k->injected_ns);
 		nt_json_uint(j, "injected_count", k->injected_count);
 		write_cpus_json(j, k, rep->cpus ? &rep->cpus[r] : NULL);

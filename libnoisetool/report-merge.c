@@ -384,8 +384,11 @@ const char *nt_report_wait_name(uint32_t wait_mode)
 
 double nt_report_probe_pct(const struct nt_log_rank *k)
 {
-	return k->wall_ns ? 100.0 * (double)k->probe_reads * (double)k->probe_cost_ns /
-				    (double)k->wall_ns : 0;
+	return k->wall_ns ? 100.0 *
+				    ((double)k->probe_reads * (double)k->probe_cost_ns +
+				     (double)k->scan_ns) /
+				    (double)k->wall_ns
+			  : 0;
 }
 
 

@@ -53,7 +53,8 @@ const char *nt_report_level_name(uint32_t level);
 /* A wait mode's name (enum nt_log_wait_mode), "?" out of range. */
 const char *nt_report_wait_name(uint32_t wait_mode);
 
-/* Share of the rank's wall time spent reading OS counters, in % (budget 1 %). */
+/* Share of the rank's wall time spent reading OS counters, in % (budget 1 %): its probe
+ * windows' reads and its readings of the other tasks and interrupts on its CPUs (version 7). */
 double nt_report_probe_pct(const struct nt_log_rank *k);
 
 struct nt_json;

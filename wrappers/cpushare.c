@@ -155,7 +155,6 @@ static void others_end(struct nt_cpushare *c)
 {
 	if (!c->threads || c->ncpus == 0)
 		return;
-	uint64_t t0 = nt_clock_monotonic_ns();
 	int slot_of_cpu[CPU_SETSIZE];
 	for (int k = 0; k < CPU_SETSIZE; k++)
 		slot_of_cpu[k] = -1;
@@ -167,7 +166,6 @@ static void others_end(struct nt_cpushare *c)
 					  1) == 0;
 	free(c->threads);
 	c->threads = NULL;
-	c->scan_ns[1] = nt_clock_monotonic_ns() - t0;
 }
 
 void nt_cpushare_end(struct nt_cpushare *c)
@@ -182,6 +180,8 @@ void nt_cpushare_end(struct nt_cpushare *c)
 
 void nt_cpushare_others(struct nt_cpushare *c)
 {
+	uint64_t t0 = nt_clock_monotonic_ns();
 	others_end(c);
 	irqs_end(c);
+	c->scan_ns[1] = nt_clock_monotonic_ns() - t0;
 }

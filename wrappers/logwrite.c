@@ -164,6 +164,7 @@ static void rank_fields(const struct nt_runtime *rt, struct rank_block *b)
 	r->cpus_busy_ns = rt->cpus.busy_ns;
 	r->cpus_steal_ns = rt->cpus.steal_ns;
 	r->pid = (uint32_t)getpid();
+	r->scan_ns = rt->cpus.scan_ns[0] + rt->cpus.scan_ns[1];
 	const struct nt_cpushare *c = &rt->cpus;
 	if (c->others_known) {
 		r->others_flags = NT_LOG_OTHERS_KNOWN |

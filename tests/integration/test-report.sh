@@ -177,6 +177,7 @@ assert v >= 6 or all(k["cpus"] == {"list": ""} for k in old["rank_times"]), old[
 assert all("others" not in k["cpus"] and "pid" not in k["cpus"] for k in old["rank_times"]), old["rank_times"]
 for k in old["rank_times"] + new["rank_times"]:
     del k["cpus"]
+    k.pop("scan_ns", None)  # what version 7 reads of the other tasks costs: 0 in make-ntlog logs
 assert old["sites"] == new["sites"] and old["rank_times"] == new["rank_times"], old
 assert old["late_instances"][0]["delay_ns"] == new["late_instances"][0]["delay_ns"], old
 ' "$tmp/old$v.json" "$tmp/good.json" $v && ok || { fail "a version $v log"; cat "$tmp/err"; }

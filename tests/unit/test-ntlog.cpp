@@ -341,6 +341,7 @@ struct fields {
 			// The other tasks on its CPUs (version 7): rank 1 has none known, rank 2 the
 			// most there are room for, and more than it keeps.
 			k.pid = 1000 + r;
+			k.scan_ns = r == 1 ? 0 : ns();
 			if (r != 1) {
 				k.others_flags = NT_LOG_OTHERS_KNOWN | (r == 2 ? NT_LOG_OTHERS_PARTIAL : 0);
 				k.nothers = r == 2 ? NT_LOG_OTHERS_MAX : 1;
@@ -439,6 +440,7 @@ void check_rank(const struct nt_log_rank &a, const struct nt_log_rank &b)
 	CHECK(a.others_flags == b.others_flags);
 	CHECK(a.others_ns == b.others_ns);
 	CHECK(a.others_count == b.others_count);
+	CHECK(a.scan_ns == b.scan_ns);
 	CHECK(a.irq_count == b.irq_count);
 	CHECK(a.softirq_count == b.softirq_count);
 	REQUIRE(a.nirqs == b.nirqs);
@@ -618,8 +620,8 @@ TEST_CASE("log v4: every field of every rank, site, record and window survives",
 		"job's strings, then the rank's CPUs, then the other tasks on them")
 	{
 		// The last rank's block ends with its 4 records, its three strings, its CPUs (a
-		// string and 4 times), the other tasks there (24 bytes, 32 a task) and the
-		// interrupts (20 bytes, 60 a line); its payload ends 4 records and those after the record count,
+		// string and 4 times), the other tasks there (24 bytes, 32 a task), the
+		// interrupts (20 bytes, 60 a line) and the readings' cost (8); its payload ends 4 records and those after the record count,
 		// which holds 4.
 		const size_t record = NT_LOG_READ_MIN_CHUNK_BYTES; // the latest version's record
 		CHECK((NT_LOG_VERSION > 4 || record == 140));
@@ -627,7 +629,7 @@ TEST_CASE("log v4: every field of every rank, site, record and window survives",
 		size_t strings = 12 + std::strlen(last.command) + std::strlen(last.mpi_library) +
 				 std::strlen(last.tool_version) + 4 + std::strlen(last.cpus) + 4 * 8 +
 				 24 + last.nothers * (16 + NT_LOG_TASK_COMM_BYTES) + 20 +
-				 last.nirqs * (12 + NT_LOG_IRQ_NAME_BYTES + NT_LOG_IRQ_DESC_BYTES);
+				 last.nirqs * (12 + NT_LOG_IRQ_NAME_BYTES + NT_LOG_IRQ_DESC_BYTES) + 8;
 		size_t at = bytes.size() - strings - 4 * record - 8;
 		uint64_t n = 0;
 		for (int i = 7; i >= 0; i--)
@@ -866,6 +868,7 @@ struct spec_writer {
 				w.b.insert(w.b.end(), desc, desc + sizeof desc);
 				w.u64(r.irqs[i].count);
 			}
+			w.u64(r.scan_ns);
 		}
 		return w.b;
 	}
@@ -1203,6 +1206,7 @@ TEST_CASE("logs of every older version are read, what they lack as 0", "[ntlog]"
 				want.pid = want.others_flags = want.others_count = want.nothers = 0;
 				want.others_ns = want.irq_count = want.softirq_count = 0;
 				want.nirqs = 0;
+				want.scan_ns = 0;
 			}
 			if (version < 6) { // ... version 6's CPUs unknown and 0,
 				want.cpus = "";
@@ -1473,9 +1477,10 @@ struct one_rank {
 	// bytes), the site at 125: two strings (17 and 12 bytes), 6 + 48 u64, then its depth.
 	// The end of the block: the CPUs (version 6), an empty list and four times; then the other
 	// tasks there (version 7): pid, flags, time, count, n (24 bytes), 32 bytes a task; then
-	// the interrupts and softirqs: two counts and n (20 bytes), 60 bytes a line.
-	static constexpr size_t CPUS = 4 + 4 * 8, OTHERS = 24, IRQS = 20, TAIL = CPUS + OTHERS + IRQS,
-				TASK = 32, IRQ = 60;
+	// the interrupts and softirqs: two counts and n (20 bytes), 60 bytes a line; then what the
+	// readings cost (8 bytes).
+	static constexpr size_t CPUS = 4 + 4 * 8, OTHERS = 24, IRQS = 20, SCAN = 8,
+				TAIL = CPUS + OTHERS + IRQS + SCAN, TASK = 32, IRQ = 60;
 	static constexpr size_t NSITES = 4, HOST = 120, SITE = 125,
 				DEPTH = SITE + 17 + 12 + 54 * 8, NRECORDS = DEPTH + 4 + 12 + 8 + 8;
 	void set(size_t at, uint64_t v, int nbytes)
@@ -1591,10 +1596,10 @@ TEST_CASE("log v7: the other tasks on a rank's CPUs are checked", "[ntlog]")
 	const char *malformed = "rank 0: malformed block contents";
 	one_rank ok(true);
 	REQUIRE(decode_error(ok.bytes) == "");
-	// Offsets from the payload's end: the interrupt line (kind, name, description, count),
-	// before it the two counts and n; before them the task's pid, kind, time and name, and
-	// before it the rank's pid, flags, time, count and n.
-	const size_t end = ok.bytes.size() - ok.payload, irq = end - one_rank::IRQ;
+	// Offsets from the payload's end, before the readings' cost: the interrupt line (kind, name,
+	// description, count), before it the two counts and n; before them the task's pid, kind,
+	// time and name, and before it the rank's pid, flags, time, count and n.
+	const size_t end = ok.bytes.size() - ok.payload, irq = end - one_rank::SCAN - one_rank::IRQ;
 	const size_t task = irq - one_rank::IRQS - one_rank::TASK;
 	const size_t flags = task - 20, count = task - 8, n = task - 4, nirqs = irq - 4;
 	SECTION("flags of a later version")

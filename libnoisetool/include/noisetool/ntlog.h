@@ -257,6 +257,7 @@ struct nt_log_rank {
 	uint64_t irq_count, softirq_count;
 	uint32_t nirqs;
 	struct nt_log_irq irqs[NT_LOG_IRQS_MAX];
+	uint64_t scan_ns; /* what reading them from /proc cost the rank, both ends (version 7) */
 	/* With NT_LOG_FLAG_UNWRITTEN: why MPI_Finalize could not write the log (an errno; 0 when
 	 * not known). Never in a log file. */
 	uint32_t log_errno;
