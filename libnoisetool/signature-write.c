@@ -214,7 +214,10 @@ static void json_cpu(struct nt_json *j, const struct nt_node_noise *r, const str
 	nt_json_array_end(j);
 	nt_json_object_begin(j, "detour_time");
 	nt_json_uint(j, "total_ns", split.total_ns);
-	nt_json_uint(j, "another_task_ns", split.task_ns);
+	if (c->classified)
+		nt_json_uint(j, "another_task_ns", split.task_ns);
+	else
+		nt_json_double(j, "another_task_ns", NAN); /* null: preemption not told */
 	nt_json_uint(j, "periodic_interrupts_ns", split.irq_ns);
 	nt_json_uint(j, "neither_ns", split.rest_ns);
 	nt_json_object_end(j);
@@ -456,8 +459,11 @@ int nt_node_noise_write_text(FILE *f, const struct nt_node_noise *r)
 		struct split sp;
 		split_time(s->kernel_hz, cn, &sp);
 		double t = sp.total_ns ? (double)sp.total_ns : 1;
-		fprintf(f, "%4d %10s  %.0f %%", cn->cpu, fmt_ns((double)sp.total_ns, a, sizeof a),
-			100.0 * (double)sp.task_ns / t);
+		fprintf(f, "%4d %10s  ", cn->cpu, fmt_ns((double)sp.total_ns, a, sizeof a));
+		if (cn->classified)
+			fprintf(f, "%.0f %%", 100.0 * (double)sp.task_ns / t);
+		else
+			fprintf(f, "?"); /* FTQ, --no-classify: preempted time is in "neither" */
 		if (cn->meanwhile.known && cn->meanwhile.others.n > 0 && sp.task_ns > 0)
 			fprintf(f, " (%s%s)", cn->meanwhile.others.tasks[0].comm,
 				cn->meanwhile.others.n > 1 ? ", ..." : "");

@@ -24,6 +24,7 @@ static const char usage[] =
 	"undisturbed) again and again. Lost time of at least the threshold becomes a detour, and\n"
 	"the same signature analysis as `noisetool detour` runs on them. What else ran on each\n"
 	"CPU meanwhile (other tasks, interrupts, softirqs) is read from /proc before and after.\n"
+	"(FTQ cannot tell preempted detours: its detour time is periodic interrupts or neither.)\n"
 	"\n"
 	"  --seconds S        measure for S seconds on each CPU (default 5)\n"
 	"  --quantum-us Q     FTQ quantum, or FWQ work per sample, in us (default 100, >= 1)\n"
