@@ -1,17 +1,13 @@
 /* What else ran on a CPU while it was measured (noisetool-private/meanwhile.h): two readings of
  * /proc (each task's last CPU and run time, the interrupt and softirq counters) and their
  * difference for one CPU. */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
+#include <noisetool/clock.h>
 #include <noisetool-private/infile.h>
 #include <noisetool-private/irqlines.h>
 #include <noisetool-private/meanwhile.h>
@@ -37,13 +33,6 @@ struct nt_meanwhile_snap {
 	size_t ntasks, more;        /* read, and left out for want of room */
 	struct counts irqs, softirqs;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void counts_free(struct counts *c)
 {
@@ -137,7 +126,7 @@ int nt_meanwhile_snap_take(const char *proc_root, struct nt_meanwhile_snap **out
 		return -ENOMEM;
 	}
 	nt_tasks_times(root, s->tasks, TASKS_MAX, &s->ntasks, &s->more);
-	s->t_ns = now_ns();
+	s->t_ns = nt_clock_monotonic_ns();
 	*out = s;
 	return 0;
 }
@@ -232,7 +221,7 @@ int nt_meanwhile_finish(const char *proc_root, const struct nt_meanwhile_snap *b
 			slot_of_cpu[cpus[i]] = (int)i;
 	int tasks_rc = nt_tasks_ran_on(root, before->tasks, before->ntasks, before->more == 0,
 				       slot_of_cpu, map_len, self_pid, self_uid, tops, ncpus);
-	uint64_t t_ns = now_ns();
+	uint64_t t_ns = nt_clock_monotonic_ns();
 	rc = tasks_rc == -ENOMEM ? -ENOMEM : 0;
 	for (size_t i = 0; i < ncpus && rc == 0; i++) {
 		struct nt_cpu_meanwhile *m = &out[i];
