@@ -1,5 +1,6 @@
 /* The selfish-detour loop: read the counter back to back, record every gap above the
- * threshold, classify each as preempted (the thread's schedstat run count moved) or not. */
+ * threshold, classify each as preempted (the thread's schedstat run count moved) or not, and note
+ * which softirq kinds ran on the CPU during it (/proc/softirqs read before and after). */
 #include "nt-config.h"
 
 #include <errno.h>
@@ -11,6 +12,8 @@
 #include <noisetool/clock.h>
 #include <noisetool/detour.h>
 #include <noisetool/sysinfo.h>
+
+#include <noisetool-private/softirqcol.h>
 
 #include "cpurun.h"
 #include "run-os.h"
@@ -44,6 +47,12 @@ struct loop {
 	const struct nt_run_os_meter *rs; /* schedstat for classification, NULL when off */
 	uint64_t last_run_count;
 	uint64_t bk_cyc;        /* undisturbed cost of the bookkeeping after a detour */
+	struct nt_softirq_col *sq; /* the CPU's softirq counts, NULL when not read */
+	uint64_t sq_min_cyc;    /* undisturbed cost of a softirq read */
+	uint64_t sq_spent_cyc;  /* all reads so far (the 2 % budget) */
+	uint64_t sq_blind_cyc;  /* of them, the reads not inside a detour */
+	uint64_t sq_reads;
+	bool sq_fresh;          /* the last detour was read after: the next one's reading is its own */
 	const struct nt_detour_config *cfg;
 	int cpu;
 };
@@ -81,6 +90,62 @@ static uint64_t bookkeeping_cyc(struct loop *l)
 		if (t < best)
 			best = t;
 	}
+	return best;
+}
+
+/* Softirq reads may take 2 % of the loop's time, and 100 us from the start. */
+#define SQ_BUDGET_DIV 50
+#define SQ_ALLOW_NS 100000.0
+
+/* After detour d (NULL: it was dropped) that began at prev: which softirq kinds ran on the CPU
+ * since the previous reading (the previous detour's, or the loop's start). A detour whose
+ * previous one went unread (over the budget) gets no bits: its reading covers both. A read
+ * slowed by more than half its undisturbed cost and the threshold was interrupted: as in the
+ * bookkeeping, that time was taken from the loop and extends the detour. Returns the counter at
+ * the end of the read, where the loop resumes. */
+static uint64_t softirqs_after(struct loop *l, struct nt_detour *d, uint64_t prev, uint64_t now)
+{
+	if (l->sq_spent_cyc * SQ_BUDGET_DIV > now - l->start_cyc + nt_clock_ns_to_cyc(SQ_ALLOW_NS)) {
+		l->sq_fresh = false;
+		return now;
+	}
+	uint32_t moved;
+	int rc = nt_softirq_col_read(l->sq, &moved);
+	uint64_t end = nt_clock_now_cyc(), spent = end - now;
+	l->sq_spent_cyc += spent;
+	l->sq_reads++;
+	bool interrupted = spent > l->sq_min_cyc + l->sq_min_cyc / 2 + l->thr_cyc;
+	if (d && interrupted) {
+		d->duration_ns = end - prev; /* raw cycles until convert() */
+		d->flags |= classify(l);
+	} else {
+		l->sq_blind_cyc += spent;
+	}
+	if (rc != 0) {
+		l->sq = NULL; /* the file changed shape: no more reads */
+		l->sq_fresh = false;
+		return end;
+	}
+	if (d && l->sq_fresh)
+		d->flags |= NT_DETOUR_SOFTIRQS_READ | moved << NT_DETOUR_SOFTIRQ_SHIFT;
+	l->sq_fresh = true;
+	return end;
+}
+
+/* The undisturbed cost of a softirq read: the fastest of a few (the last one is the baseline of
+ * the first detour's). */
+static uint64_t softirq_read_cyc(struct loop *l)
+{
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 8; i++) {
+		uint32_t moved;
+		uint64_t t0 = nt_clock_now_cyc();
+		nt_softirq_col_read(l->sq, &moved);
+		uint64_t t = nt_clock_now_cyc() - t0;
+		if (t < best)
+			best = t;
+	}
+	l->sq_fresh = true;
 	return best;
 }
 
@@ -123,10 +188,15 @@ static void run_loop(struct loop *l)
 				gap = after - prev;
 				flags |= classify(l);
 			}
-			if (l->count < l->cap)
-				l->d[l->count++] = (struct nt_detour){ prev, gap, flags };
-			else
+			struct nt_detour *d = NULL;
+			if (l->count < l->cap) {
+				d = &l->d[l->count++];
+				*d = (struct nt_detour){ prev, gap, flags };
+			} else {
 				l->dropped++;
+			}
+			if (l->sq)
+				cur = softirqs_after(l, d, prev, cur);
 		}
 		if (NT_UNLIKELY(cur >= next_check)) {
 			if (cur >= end)
@@ -165,6 +235,8 @@ static void convert(struct loop *l, struct nt_detour_result *res)
 	res->count = l->count;
 	res->dropped = l->dropped;
 	res->detours = l->d;
+	res->softirq_reads = l->sq_reads;
+	res->softirq_read_ns = (uint64_t)llround(nt_clock_cyc_to_ns(l->sq_blind_cyc));
 }
 
 int nt_detour_measure(const struct nt_detour_config *cfg, struct nt_detour_result *res)
@@ -193,18 +265,29 @@ int nt_detour_measure(const struct nt_detour_config *cfg, struct nt_detour_resul
 	if (rs.schedstat_fd >= 0 && !cfg->no_classify)
 		l.rs = &rs;
 	res->classified = l.rs != NULL;
+	struct nt_softirq_col sq;
+	if (l.rs && cfg->cpu >= 0 && nt_softirq_col_open(&sq, NULL, cfg->cpu) == 0) {
+		l.sq = &sq;
+		res->softirqs = sq.kinds;
+	}
 	if (nt_cpurun_ready() != 0) {
 		free(l.d);
 		nt_run_os_close(&rs);
+		if (l.sq)
+			nt_softirq_col_close(l.sq);
 		return -ECANCELED;
 	}
 	/* Baselines after the start gate, where the thread may have slept. */
 	l.bk_cyc = bookkeeping_cyc(&l);
+	if (l.sq)
+		l.sq_min_cyc = softirq_read_cyc(&l);
 	nt_run_os_begin(&rs);
 	l.last_run_count = rs.run_count0;
 	run_loop(&l);
 	nt_run_os_end(&rs);
 	nt_run_os_close(&rs);
+	if (res->softirqs.n)
+		nt_softirq_col_close(&sq); /* l.sq may be NULL by now: the file changed shape */
 	res->os = rs.out;
 	convert(&l, res);
 	return 0;

@@ -54,6 +54,17 @@ static void json_detours(struct nt_json *j, const struct nt_cpu_noise *c)
 	for (size_t i = 0; i < c->ndetours; i++)
 		nt_json_bool(j, NULL, c->detours[i].flags & NT_DETOUR_PREEMPTED);
 	nt_json_array_end(j);
+	if (c->softirqs.n) {
+		nt_json_array_begin(j, "softirqs");
+		for (size_t i = 0; i < c->ndetours; i++) {
+			uint32_t fl = c->detours[i].flags;
+			if (fl & NT_DETOUR_SOFTIRQS_READ)
+				nt_json_uint(j, NULL, fl >> NT_DETOUR_SOFTIRQ_SHIFT);
+			else
+				nt_json_double(j, NULL, NAN); /* null: not read */
+		}
+		nt_json_array_end(j);
+	}
 	nt_json_object_end(j);
 }
 
@@ -66,14 +77,22 @@ static void json_quantiles(struct nt_json *j, const char *key, const struct nt_q
 }
 
 /* Where a CPU's detour time went: detours another task ran in (the loop's schedstat moved),
- * periodic components that an interrupt line or softirq kind matches (or the tick, by HZ), and
- * the rest: not preempted, nothing counted at its rate (interrupts at random times, the
- * hypervisor, the hardware). */
+ * periodic components that an interrupt line or softirq kind matches (or the tick, by HZ),
+ * other detours in which a softirq ran (read after each detour), and the rest: not preempted,
+ * nothing counted at its rate or in it (interrupts that raise no softirq, the hypervisor, the
+ * hardware). */
 struct split {
-	uint64_t total_ns, task_ns, irq_ns, rest_ns;
+	uint64_t total_ns, task_ns, irq_ns, softirq_ns, rest_ns;
+	uint64_t kind_ns[NT_DETOUR_SOFTIRQ_KINDS];            /* of softirq_ns, by kind */
 	const struct nt_count_use *line[NT_SIG_MAX_PERIODIC]; /* matched, or NULL */
 	bool tick[NT_SIG_MAX_PERIODIC];                       /* at the kernel's HZ */
 };
+
+static void add_kinds(uint64_t *to, const uint64_t *from)
+{
+	for (unsigned k = 0; k < NT_DETOUR_SOFTIRQ_KINDS; k++)
+		to[k] += from[k];
+}
 
 static void split_time(int kernel_hz, const struct nt_cpu_noise *c, struct split *o)
 {
@@ -81,16 +100,42 @@ static void split_time(int kernel_hz, const struct nt_cpu_noise *c, struct split
 	const struct nt_signature *sig = &c->sig;
 	o->total_ns = sig->other_total_ns;
 	o->task_ns = sig->other_preempted_ns;
+	o->softirq_ns = sig->other_softirq_ns;
+	add_kinds(o->kind_ns, sig->other_softirq_kind_ns);
 	for (size_t k = 0; k < sig->nperiodic; k++) {
 		const struct nt_periodic *p = &sig->periodic[k];
 		o->total_ns += p->total_ns;
 		o->task_ns += p->preempted_ns;
 		o->line[k] = nt_meanwhile_rate_match(&c->meanwhile, p->freq_hz);
 		o->tick[k] = kernel_hz > 0 && fabs(p->freq_hz - kernel_hz) < 0.02 * kernel_hz;
-		if (o->line[k] || o->tick[k])
+		if (o->line[k] || o->tick[k]) {
 			o->irq_ns += p->total_ns - p->preempted_ns;
+		} else {
+			o->softirq_ns += p->softirq_ns;
+			add_kinds(o->kind_ns, p->softirq_kind_ns);
+		}
 	}
-	o->rest_ns = o->total_ns - o->task_ns - o->irq_ns;
+	o->rest_ns = o->total_ns - o->task_ns - o->irq_ns - o->softirq_ns;
+}
+
+/* The kinds of kind_ns with most time, most first: up to max indices into top. */
+static size_t top_kinds(const struct nt_softirq_kinds *names, const uint64_t *kind_ns,
+			unsigned *top, size_t max)
+{
+	size_t n = 0;
+	for (unsigned k = 0; k < names->n && k < NT_DETOUR_SOFTIRQ_KINDS; k++) {
+		if (!kind_ns[k])
+			continue;
+		size_t at = n < max ? n++ : max;
+		while (at > 0 && kind_ns[top[at - 1]] < kind_ns[k]) {
+			if (at < max)
+				top[at] = top[at - 1];
+			at--;
+		}
+		if (at < max)
+			top[at] = k;
+	}
+	return n;
 }
 
 static void json_counts(struct nt_json *j, const char *key, uint64_t total,
@@ -108,6 +153,24 @@ static void json_counts(struct nt_json *j, const char *key, uint64_t total,
 	}
 	nt_json_array_end(j);
 	nt_json_object_end(j);
+}
+
+/* "softirq_kinds": the kinds with most time, most first (absent when softirqs were not read). */
+static void json_kinds(struct nt_json *j, const struct nt_softirq_kinds *names,
+		       const uint64_t *kind_ns)
+{
+	if (!names->n)
+		return;
+	unsigned top[NT_DETOUR_SOFTIRQ_KINDS];
+	size_t n = top_kinds(names, kind_ns, top, 3);
+	nt_json_array_begin(j, "softirq_kinds");
+	for (size_t k = 0; k < n; k++) {
+		nt_json_object_begin(j, NULL);
+		nt_json_string(j, "name", names->name[top[k]]);
+		nt_json_uint(j, "ns", kind_ns[top[k]]);
+		nt_json_object_end(j);
+	}
+	nt_json_array_end(j);
 }
 
 /* What else ran on the CPU (absent when it was not read). */
@@ -199,6 +262,10 @@ static void json_cpu(struct nt_json *j, const struct nt_node_noise *r, const str
 		nt_json_double(j, "hit_fraction", p->hit_fraction);
 		nt_json_uint(j, "total_ns", p->total_ns);
 		nt_json_uint(j, "preempted_ns", p->preempted_ns);
+		if (c->softirqs.n) {
+			nt_json_uint(j, "softirq_ns", p->softirq_ns);
+			json_kinds(j, &c->softirqs, p->softirq_kind_ns);
+		}
 		if (split.line[i]) {
 			const struct nt_count_use *u = split.line[i];
 			nt_json_object_begin(j, "line");
@@ -219,8 +286,24 @@ static void json_cpu(struct nt_json *j, const struct nt_node_noise *r, const str
 	else
 		nt_json_double(j, "another_task_ns", NAN); /* null: preemption not told */
 	nt_json_uint(j, "periodic_interrupts_ns", split.irq_ns);
+	if (c->softirqs.n)
+		nt_json_uint(j, "softirqs_ns", split.softirq_ns);
+	else
+		nt_json_double(j, "softirqs_ns", NAN); /* null: not read */
+	json_kinds(j, &c->softirqs, split.kind_ns);
 	nt_json_uint(j, "neither_ns", split.rest_ns);
 	nt_json_object_end(j);
+	if (c->softirqs.n) {
+		nt_json_object_begin(j, "softirq_reads");
+		nt_json_uint(j, "count", c->softirq_reads);
+		nt_json_uint(j, "time_ns", c->softirq_read_ns);
+		nt_json_uint(j, "detours_read", c->sig.softirqs_read);
+		nt_json_array_begin(j, "kinds");
+		for (unsigned k = 0; k < c->softirqs.n; k++)
+			nt_json_string(j, NULL, c->softirqs.name[k]);
+		nt_json_array_end(j);
+		nt_json_object_end(j);
+	}
 
 	nt_json_object_begin(j, "rare_long");
 	nt_json_uint(j, "threshold_ns", c->sig.rare_threshold_ns);
@@ -318,13 +401,24 @@ static const char *periodic_note(const struct nt_node_noise *r, const struct nt_
 			snprintf(buf, size, "another task ran (preempted)");
 		return buf;
 	}
+	/* The softirq kind that ran in most of its time, when softirqs ran in half of it. */
+	char sq[48] = "";
+	unsigned top;
+	if (2 * p->softirq_ns >= p->total_ns && p->total_ns > 0 &&
+	    top_kinds(&c->softirqs, p->softirq_kind_ns, &top, 1))
+		snprintf(sq, sizeof sq, "softirq %s in %.0f %% of its time", c->softirqs.name[top],
+			 100.0 * (double)p->softirq_kind_ns[top] / (double)p->total_ns);
+	if (!u && !*tick && *sq)
+		return snprintf(buf, size, "%s", sq), buf;
 	if (!u && c->meanwhile.known && !*tick)
 		return "no interrupt or softirq counted at this rate";
-	if (!u)
-		return tick;
+	if (!u) {
+		snprintf(buf, size, "%s%s%s", tick, *sq ? "; " : "", sq);
+		return buf;
+	}
 	double rate = (double)u->count / ((double)c->meanwhile.elapsed_ns / 1e9);
-	snprintf(buf, size, "%s%s%s %.0f/s%s%s%s", tick, *tick ? "; " : "", u->name, rate,
-		 u->desc[0] ? " (" : "", u->desc, u->desc[0] ? ")" : "");
+	snprintf(buf, size, "%s%s%s %.0f/s%s%s%s%s%s", tick, *tick ? "; " : "", u->name, rate,
+		 u->desc[0] ? " (" : "", u->desc, u->desc[0] ? ")" : "", *sq ? "; " : "", sq);
 	return buf;
 }
 
@@ -452,8 +546,10 @@ int nt_node_noise_write_text(FILE *f, const struct nt_node_noise *r)
 
 	fprintf(f, "\nWhere the detour time went (another task ran: the loop's schedstat moved; "
 		   "periodic interrupts: components an interrupt line or softirq kind fired at, or "
-		   "the tick; neither: not preempted, nothing counted at its rate)\n%4s %10s  %s\n",
-		"cpu", "total", "another task, periodic interrupts, neither");
+		   "the tick; softirqs: other detours in which a softirq ran (/proc/softirqs read "
+		   "after each); neither: not preempted, nothing counted at its rate or in it)\n"
+		   "%4s %10s  %s\n",
+		"cpu", "total", "another task, periodic interrupts, softirqs, neither");
 	for (size_t i = 0; i < r->ncpus; i++) {
 		const struct nt_cpu_noise *cn = &r->cpus[i];
 		struct split sp;
@@ -476,7 +572,18 @@ int nt_node_noise_write_text(FILE *f, const struct nt_node_noise *r)
 				sp.line[k] ? sp.line[k]->name : "the tick");
 			first = false;
 		}
-		fprintf(f, "%s, %.0f %%\n", first ? "" : ")", 100.0 * (double)sp.rest_ns / t);
+		fprintf(f, "%s, ", first ? "" : ")");
+		if (cn->softirqs.n) {
+			fprintf(f, "%.0f %%", 100.0 * (double)sp.softirq_ns / t);
+			unsigned top[3];
+			size_t n = top_kinds(&cn->softirqs, sp.kind_ns, top, 3);
+			for (size_t k = 0; k < n && k < 3; k++)
+				fprintf(f, "%s%s", k ? ", " : " (", cn->softirqs.name[top[k]]);
+			fprintf(f, "%s", n ? ")" : "");
+		} else {
+			fprintf(f, "?"); /* not read (FTQ, --no-classify): in "neither" */
+		}
+		fprintf(f, ", %.0f %%\n", 100.0 * (double)sp.rest_ns / t);
 	}
 
 	any = false;

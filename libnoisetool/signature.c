@@ -46,7 +46,19 @@ struct ev {
 	size_t orig;  /* index in the caller's array */
 	int comp;     /* component id, -1 = none */
 	bool preempted; /* NT_DETOUR_PREEMPTED */
+	uint32_t softirqs; /* the kinds that ran in it, when not preempted (bit k: kind k) */
 };
+
+/* A detour's softirq time, in total and by kind. */
+static void add_softirqs(const struct ev *e, uint64_t *total, uint64_t *kind_ns)
+{
+	if (!e->softirqs)
+		return;
+	*total += (uint64_t)e->dur;
+	for (unsigned k = 0; k < NT_DETOUR_SOFTIRQ_KINDS; k++)
+		if (e->softirqs & 1u << k)
+			kind_ns[k] += (uint64_t)e->dur;
+}
 
 static int cmp_ev_time(const void *a, const void *b)
 {
@@ -457,6 +469,7 @@ static void model_inputs(const struct ev *ev, size_t n, const int *listed, uint6
 				v[m++] = (uint64_t)ev[i].dur;
 				p->total_ns += (uint64_t)ev[i].dur;
 				p->preempted_ns += ev[i].preempted ? (uint64_t)ev[i].dur : 0;
+				add_softirqs(&ev[i], &p->softirq_ns, p->softirq_kind_ns);
 			}
 		}
 		double teeth = (double)elapsed_ns * 1e-9 * p->freq_hz;
@@ -470,6 +483,7 @@ static void model_inputs(const struct ev *ev, size_t n, const int *listed, uint6
 		v[m++] = (uint64_t)ev[i].dur;
 		out->other_total_ns += (uint64_t)ev[i].dur;
 		out->other_preempted_ns += ev[i].preempted ? (uint64_t)ev[i].dur : 0;
+		add_softirqs(&ev[i], &out->other_softirq_ns, out->other_softirq_kind_ns);
 	}
 	out->other_count = m;
 	nt_quantiles_of(v, m, &out->other_durations);
@@ -503,9 +517,13 @@ int nt_signature_analyze(const struct nt_detour *d, size_t n, uint64_t elapsed_n
 	int listed[MAX_COMPONENTS];
 	if (!ev || !pool || !scratch || !comps || !v)
 		goto out;
-	for (size_t i = 0; i < n; i++)
-		ev[i] = (struct ev){ (double)d[i].start_ns, (double)d[i].duration_ns, i, -1,
-				     (d[i].flags & NT_DETOUR_PREEMPTED) != 0 };
+	for (size_t i = 0; i < n; i++) {
+		bool preempted = (d[i].flags & NT_DETOUR_PREEMPTED) != 0;
+		bool read = (d[i].flags & NT_DETOUR_SOFTIRQS_READ) != 0;
+		ev[i] = (struct ev){ (double)d[i].start_ns, (double)d[i].duration_ns, i, -1, preempted,
+				     read && !preempted ? d[i].flags >> NT_DETOUR_SOFTIRQ_SHIFT : 0 };
+		out->softirqs_read += read;
+	}
 	qsort(ev, n, sizeof *ev, cmp_ev_time);
 
 	/* Each pair of adjacent duration octaves, longest first, then everything left. */

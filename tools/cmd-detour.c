@@ -21,10 +21,11 @@ static const char usage[] =
 	"Measure this node's noise with the selfish-detour loop (Beckman et al.): a tight loop reads\n"
 	"the cycle counter back to back and records every gap longer than the threshold. Each detour\n"
 	"is classified as preempted (another task ran: the thread's schedstat run count moved) or\n"
-	"not (interrupts, hypervisor). Then finds periodic components (timer ticks, daemons) and\n"
-	"rare long detours, and names what else ran on each CPU meanwhile: the other tasks by CPU\n"
-	"time, the interrupt lines and softirq kinds by count (/proc, read before and after); the\n"
-	"detour time is split into another task, periodic interrupts and neither.\n"
+	"not (interrupts, hypervisor), and the softirq kinds that ran in it are noted (/proc/softirqs\n"
+	"read after each detour). Then finds periodic components (timer ticks, daemons) and rare\n"
+	"long detours, and names what else ran on each CPU meanwhile: the other tasks by CPU time,\n"
+	"the interrupt lines and softirq kinds by count (/proc, read before and after); the detour\n"
+	"time is split into another task, periodic interrupts, softirqs and neither.\n"
 	"\n"
 	"  --seconds S        measure for S seconds on each CPU (default 5)\n"
 	"  --threshold-ns N   a gap longer than N ns is a detour (default 1000)\n"
@@ -38,7 +39,8 @@ static const char usage[] =
 	"                     detour lengths, periodic components (doc/html.md; needs Python 3\n"
 	"                     with matplotlib, checked before the measurement); - = stdout\n"
 	"  --max-detours N    keep at most N detours per CPU (default 50,000 per second)\n"
-	"  --no-classify      skip the schedstat read after each detour (no preempted counts)\n"
+	"  --no-classify      skip the schedstat and /proc/softirqs reads after each detour\n"
+	"                     (no preempted counts, no softirq part)\n"
 	"  -h, --help         this text\n"
 	"\n"
 	"Outputs (--json, --trace, --html): a new or regular file is replaced atomically, a\n"
@@ -134,6 +136,9 @@ int cmd_detour(int argc, char **argv)
 			.iterations = r->iterations,
 			.dropped = r->dropped,
 			.classified = r->classified,
+			.softirqs = r->softirqs,
+			.softirq_reads = r->softirq_reads,
+			.softirq_read_ns = r->softirq_read_ns,
 			.detours = r->detours,
 			.ndetours = r->count,
 		};

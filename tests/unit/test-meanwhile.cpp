@@ -2,7 +2,8 @@
 // made-up /proc tree: the interrupt and softirq tables (offline CPUs, short lines, devices, a
 // set of CPUs summed a line at a time), the tasks (names with spaces and parentheses, kernel
 // threads, threads summed into their process, tasks born meanwhile, this process left out),
-// and the rate match of periodic components.
+// the rate match of periodic components, and one CPU's softirq column read after each detour
+// (softirqcol.c).
 #include <catch2/catch.hpp>
 
 #include <cerrno>
@@ -14,6 +15,7 @@
 
 #include <noisetool-private/irqlines.h>
 #include <noisetool-private/meanwhile.h>
+#include <noisetool-private/softirqcol.h>
 #include <noisetool-private/tasks.h>
 
 #include "tempdir.h"
@@ -258,4 +260,84 @@ TEST_CASE("nt_irq_read_set: each line summed over a set of CPUs, a line at a tim
 	CHECK(std::string(out[0].name) == "HI");
 	CHECK(nt_irq_read_set((root / "missing").c_str(), in_set, 4, out, 8, &n) == -ENOENT);
 	CHECK(nt_irq_read_set(nullptr, in_set, 4, out, 8, &n) == -EINVAL);
+}
+
+TEST_CASE("nt_softirq_col: one CPU's softirq kinds that ran between two readings", "[meanwhile]")
+{
+	tempdir root;
+	const std::string path = root / "softirqs";
+	const char *first = "                    CPU0       CPU2\n"
+			    "          HI:          0          1\n"
+			    "       TIMER:     100000         50\n"
+			    "      NET_RX:         10       7000\n"
+			    "       SCHED:          5          9\n";
+	spit(path, first);
+	struct nt_softirq_col s;
+
+	SECTION("the column of a CPU, the kinds in the file's order, the kinds that moved")
+	{
+		REQUIRE(nt_softirq_col_open(&s, path.c_str(), 2) == 0);
+		CHECK(s.col == 1);
+		REQUIRE(s.kinds.n == 4);
+		CHECK(std::string(s.kinds.name[0]) == "HI");
+		CHECK(std::string(s.kinds.name[2]) == "NET_RX");
+		uint32_t moved = 99;
+		REQUIRE(nt_softirq_col_read(&s, &moved) == 0);
+		CHECK(moved == 0);
+		// CPU0's counts and a count that grew by a digit: only CPU2's NET_RX and SCHED moved.
+		spit(path, "                    CPU0       CPU2\n"
+			   "          HI:          7          1\n"
+			   "       TIMER:     100900         50\n"
+			   "      NET_RX:         10      10001\n"
+			   "       SCHED:          5         10\n");
+		REQUIRE(nt_softirq_col_read(&s, &moved) == 0);
+		CHECK(moved == ((1u << 2) | (1u << 3)));
+		REQUIRE(nt_softirq_col_read(&s, &moved) == 0);
+		CHECK(moved == 0);
+		nt_softirq_col_close(&s);
+		CHECK(s.fd == -1);
+	}
+	SECTION("a file of another shape: an error, no bits")
+	{
+		REQUIRE(nt_softirq_col_open(&s, path.c_str(), 0) == 0);
+		uint32_t moved = 99;
+		spit(path, "                    CPU0       CPU2\n"
+			   "          HI:          0          1\n"
+			   "       TIMER:     100000         50\n"
+			   "      NET_TX:         10       7000\n"
+			   "       SCHED:          5          9\n");
+		CHECK(nt_softirq_col_read(&s, &moved) == -EIO);
+		CHECK(moved == 0);
+		spit(path, "                    CPU0       CPU2\n"
+			   "          HI:          0          1\n");
+		CHECK(nt_softirq_col_read(&s, &moved) == -EIO);
+		spit(path, "                    CPU0       CPU2\n"
+			   "          HI:\n"
+			   "       TIMER:     100000         50\n"
+			   "      NET_RX:         10       7000\n"
+			   "       SCHED:          5          9\n");
+		CHECK(nt_softirq_col_read(&s, &moved) == -EIO); // no count in its column
+		nt_softirq_col_close(&s);
+	}
+	SECTION("a CPU the file has no column for, a missing file, no CPU")
+	{
+		CHECK(nt_softirq_col_open(&s, path.c_str(), 1) == -ENOENT);
+		CHECK(s.fd == -1);
+		nt_softirq_col_close(&s); // harmless after a failed open
+		CHECK(nt_softirq_col_open(&s, (root / "none").c_str(), 0) == -ENOENT);
+		CHECK(nt_softirq_col_open(&s, path.c_str(), -1) == -EINVAL);
+		spit(path, "                    CPU0       CPU2\n");
+		CHECK(nt_softirq_col_open(&s, path.c_str(), 0) == -ENOENT);
+	}
+	SECTION("this machine's file, when it has one")
+	{
+		if (access("/proc/softirqs", R_OK) != 0)
+			return;
+		REQUIRE(nt_softirq_col_open(&s, nullptr, 0) == 0);
+		CHECK(s.kinds.n >= 8);
+		uint32_t moved;
+		for (int i = 0; i < 100; i++)
+			REQUIRE(nt_softirq_col_read(&s, &moved) == 0);
+		nt_softirq_col_close(&s);
+	}
 }

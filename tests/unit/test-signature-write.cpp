@@ -172,7 +172,7 @@ TEST_CASE("nt_node_noise_write_json", "[noise]")
 		REQUIRE(nt_node_noise_write_json(a.f(), &node) == 0);
 		std::string d1 = one_line(a.text());
 		CHECK(d1.find("\"detour_time\": {\"total_ns\": 8000000,\"another_task_ns\": 3000000,"
-			      "\"periodic_interrupts_ns\": 0,\"neither_ns\": 5000000}") !=
+			      "\"periodic_interrupts_ns\": 0,\"softirqs_ns\": null,\"neither_ns\": 5000000}") !=
 		      std::string::npos);
 		// LOC fired at 250/s there: the component's unpreempted 4 ms are an interrupt's.
 		cpu.meanwhile.known = true;
@@ -184,19 +184,73 @@ TEST_CASE("nt_node_noise_write_json", "[noise]")
 		REQUIRE(nt_node_noise_write_json(b.f(), &node) == 0);
 		std::string d2 = one_line(b.text());
 		CHECK(d2.find("\"detour_time\": {\"total_ns\": 8000000,\"another_task_ns\": 3000000,"
-			      "\"periodic_interrupts_ns\": 4000000,\"neither_ns\": 1000000}") !=
+			      "\"periodic_interrupts_ns\": 4000000,\"softirqs_ns\": null,\"neither_ns\": 1000000}") !=
 		      std::string::npos);
 		CHECK(d2.find("\"line\": {\"name\": \"LOC\",\"desc\": \"\",\"per_second\": 250}") !=
 		      std::string::npos);
 		memfile t;
 		REQUIRE(nt_node_noise_write_text(t.f(), &node) == 0);
-		CHECK(t.text().find("   3    8.00 ms  38 %, 50 % (LOC), 12 %") != std::string::npos);
+		CHECK(t.text().find("   3    8.00 ms  38 %, 50 % (LOC), ?, 12 %") != std::string::npos);
 		// The kernel's HZ makes a 250 Hz component the tick without any line.
 		cpu.meanwhile.known = false;
 		node.sys.kernel_hz = 250;
 		memfile c;
 		REQUIRE(nt_node_noise_write_text(c.f(), &node) == 0);
-		CHECK(c.text().find("   3    8.00 ms  38 %, 50 % (the tick), 12 %") != std::string::npos);
+		CHECK(c.text().find("   3    8.00 ms  38 %, 50 % (the tick), ?, 12 %") != std::string::npos);
+	}
+
+	SECTION("softirqs read after each detour: their part, their kinds, a component's note")
+	{
+		// A 2 kHz component no line matches (4 ms, 3 ms of it with NET_RX), a 250 Hz tick
+		// (1 ms, TIMER in all of it: stays the tick's), 5 ms elsewhere: 2 ms preempted, 2 ms
+		// with NET_RX (0.5 ms of that with RCU too), 1 ms with nothing.
+		node.sys.kernel_hz = 250;
+		cpu.softirqs.n = 4;
+		const char *names[] = { "HI", "TIMER", "NET_RX", "RCU" };
+		for (int k = 0; k < 4; k++)
+			std::strcpy(cpu.softirqs.name[k], names[k]);
+		cpu.softirq_reads = 900;
+		cpu.softirq_read_ns = 2700000;
+		cpu.sig.softirqs_read = 890;
+		cpu.sig.nperiodic = 2;
+		struct nt_periodic *p = &cpu.sig.periodic[0];
+		p->freq_hz = 2000;
+		p->count = 800;
+		p->total_ns = 4000000;
+		p->softirq_ns = 3000000;
+		p->softirq_kind_ns[2] = 3000000;
+		p = &cpu.sig.periodic[1];
+		p->freq_hz = 250;
+		p->count = 250;
+		p->total_ns = 1000000;
+		p->softirq_ns = 1000000;
+		p->softirq_kind_ns[1] = 1000000;
+		cpu.sig.other_total_ns = 5000000;
+		cpu.sig.other_preempted_ns = 2000000;
+		cpu.sig.other_softirq_ns = 2000000;
+		cpu.sig.other_softirq_kind_ns[2] = 2000000;
+		cpu.sig.other_softirq_kind_ns[3] = 500000;
+		memfile a;
+		REQUIRE(nt_node_noise_write_json(a.f(), &node) == 0);
+		std::string d = one_line(a.text());
+		CHECK(d.find("\"detour_time\": {\"total_ns\": 10000000,\"another_task_ns\": 2000000,"
+			     "\"periodic_interrupts_ns\": 1000000,\"softirqs_ns\": 5000000,"
+			     "\"softirq_kinds\": [{\"name\": \"NET_RX\",\"ns\": 5000000},"
+			     "{\"name\": \"RCU\",\"ns\": 500000}],\"neither_ns\": 2000000}") !=
+		      std::string::npos);
+		CHECK(d.find("\"softirq_reads\": {\"count\": 900,\"time_ns\": 2700000,"
+			     "\"detours_read\": 890,\"kinds\": [\"HI\",\"TIMER\",\"NET_RX\",\"RCU\"]}") !=
+		      std::string::npos);
+		CHECK(d.find("\"softirq_ns\": 3000000,\"softirq_kinds\": [{\"name\": \"NET_RX\"") !=
+		      std::string::npos);
+		memfile t;
+		REQUIRE(nt_node_noise_write_text(t.f(), &node) == 0);
+		std::string text = t.text();
+		CHECK(text.find("   3   10.00 ms  20 %, 10 % (the tick), 50 % (NET_RX, RCU), 20 %") !=
+		      std::string::npos);
+		CHECK(text.find("softirq NET_RX in 75 % of its time") != std::string::npos);
+		CHECK(text.find("scheduler tick (CONFIG_HZ); softirq TIMER in 100 % of its time") !=
+		      std::string::npos);
 	}
 
 	SECTION("NULL arguments give -EINVAL")

@@ -264,3 +264,53 @@ TEST_CASE("nt_signature_analyze: degenerate inputs", "[signature]")
 		CHECK(nt_signature_analyze(nullptr, 1, 0, &sig) == -EINVAL);
 	}
 }
+
+TEST_CASE("nt_signature_analyze: the softirq time of components and of the rest", "[signature]")
+{
+	// A 1 kHz train whose detours all saw NET_RX (bit 3), one in four read after a skipped
+	// read (no bits), and Poisson detours: some preempted with NET_RX bits (another task's
+	// time, not a softirq's), some with RCU and TIMER, some unread, some with nothing.
+	std::mt19937 rng(7);
+	const uint64_t span = 2 * S;
+	std::vector<struct nt_detour> d;
+	add_train(d, rng, { 1e6, 3e5, 5000, 0, 100 }, span);
+	const uint32_t rd = NT_DETOUR_SOFTIRQS_READ, sh = NT_DETOUR_SOFTIRQ_SHIFT;
+	uint64_t comp_softirq = 0;
+	for (size_t i = 0; i < d.size(); i++) {
+		if (i % 4 == 3) {
+			d[i].flags = 0;
+		} else {
+			d[i].flags = rd | (1u << 3) << sh;
+			comp_softirq += d[i].duration_ns;
+		}
+	}
+	size_t read = d.size() - d.size() / 4;
+	std::exponential_distribution<double> gap(1.0 / 7e6);
+	uint64_t pre = 0, rcu = 0, timer = 0;
+	int k = 0;
+	for (double t = 1e5; t < (double)span; t += gap(rng), k++) {
+		struct nt_detour x = { (uint64_t)t, 3000 + (uint64_t)(k % 7) * 100, 0 };
+		switch (k % 4) {
+		case 0: x.flags = NT_DETOUR_PREEMPTED | rd | (1u << 3) << sh; pre += x.duration_ns; break;
+		case 1: x.flags = rd | ((1u << 9) | (1u << 1)) << sh; rcu += x.duration_ns;
+			timer += x.duration_ns; break;
+		case 2: x.flags = (1u << 9) << sh; break; // bits without the read flag: none
+		default: x.flags = rd; break;
+		}
+		read += (x.flags & rd) != 0;
+		d.push_back(x);
+	}
+	struct nt_signature sig;
+	REQUIRE(nt_signature_analyze(d.data(), d.size(), span, &sig) == 0);
+	REQUIRE(sig.nperiodic >= 1);
+	const struct nt_periodic *p = &sig.periodic[0];
+	CHECK(within(p->freq_hz, 1000, 0.001));
+	CHECK(p->softirq_ns == comp_softirq);
+	CHECK(p->softirq_kind_ns[3] == comp_softirq);
+	CHECK(sig.other_preempted_ns == pre);
+	CHECK(sig.other_softirq_ns == rcu);
+	CHECK(sig.other_softirq_kind_ns[9] == rcu);
+	CHECK(sig.other_softirq_kind_ns[1] == timer);
+	CHECK(sig.other_softirq_kind_ns[3] == 0); // only preempted detours saw NET_RX there
+	CHECK(sig.softirqs_read == read);
+}

@@ -15,6 +15,19 @@ extern "C" {
 #endif
 
 #define NT_DETOUR_PREEMPTED 1u /* another task ran on the CPU during the detour */
+/* /proc/softirqs was read just before and just after the detour: its softirq bits below say
+ * which kinds ran on the CPU in between (an interrupt that raised none leaves them clear). */
+#define NT_DETOUR_SOFTIRQS_READ 2u
+/* Bit NT_DETOUR_SOFTIRQ_SHIFT + k: softirq kind k (nt_detour_result.softirqs.name[k]) ran. */
+#define NT_DETOUR_SOFTIRQ_SHIFT 16
+#define NT_DETOUR_SOFTIRQ_KINDS 16
+#define NT_DETOUR_SOFTIRQ_MASK 0xffff0000u
+
+/* The softirq kinds of /proc/softirqs, in its order ("HI", "TIMER", "NET_TX", "NET_RX", ...). */
+struct nt_softirq_kinds {
+	unsigned n;
+	char name[NT_DETOUR_SOFTIRQ_KINDS][16];
+};
 
 /* One detour, in ns from the start of its run. */
 struct nt_detour {
@@ -31,7 +44,7 @@ struct nt_detour_config {
 	uint64_t threshold_ns;  /* a gap above this is a detour; 0 = default 1000 ns */
 	int cpu;                /* CPU to pin to; -1 = stay where the thread is */
 	size_t capacity;        /* detours kept; 0 = default (50,000 per second, at least 65,536) */
-	bool no_classify;       /* skip the schedstat read after each detour */
+	bool no_classify;       /* skip the schedstat and /proc/softirqs reads after each detour */
 	nt_progress_fn progress;
 	void *progress_ctx;
 };
@@ -49,6 +62,11 @@ struct nt_detour_result {
 	size_t count;             /* detours recorded in `detours` */
 	size_t dropped;           /* detours seen after the array was full */
 	bool classified;          /* NT_DETOUR_PREEMPTED flags are meaningful */
+	/* The softirq reads after detours (pinned runs with classification; at most 2 % of the
+	 * run's time, beyond which a detour goes unread and its NT_DETOUR_SOFTIRQS_READ clear). */
+	struct nt_softirq_kinds softirqs; /* n = 0: not read */
+	uint64_t softirq_reads;
+	uint64_t softirq_read_ns;   /* their time: not loop time, not detour time */
 	struct nt_run_os os;      /* where it ran, run-queue delay and steal over the run */
 	struct nt_detour *detours;
 };

@@ -91,6 +91,11 @@ struct nt_cpu_noise {
 	const struct nt_detour *detours; /* borrowed, for the trace */
 	size_t ndetours;
 	struct nt_cpu_meanwhile meanwhile; /* what else ran there (known: false when not read) */
+	/* detour: the softirq kinds read after each detour (n = 0: not read), the reads and
+	 * their time (nt_detour_result) */
+	struct nt_softirq_kinds softirqs;
+	uint64_t softirq_reads;
+	uint64_t softirq_read_ns;
 };
 
 struct nt_node_noise {

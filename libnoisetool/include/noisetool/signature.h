@@ -53,6 +53,9 @@ struct nt_periodic {
 	double hit_fraction; /* count / teeth in the run (elapsed x freq), at most 1 */
 	uint64_t total_ns;  /* its detours' summed durations */
 	uint64_t preempted_ns; /* of them, the detours another task ran in (NT_DETOUR_PREEMPTED) */
+	uint64_t softirq_ns;   /* of them, the others in which a softirq ran (softirq bits) */
+	uint64_t softirq_kind_ns[NT_DETOUR_SOFTIRQ_KINDS]; /* the same by kind (a detour in each
+							    * kind that ran in it) */
 	struct nt_quantiles durations; /* its detours' durations */
 };
 
@@ -69,6 +72,9 @@ struct nt_signature {
 	size_t other_count;
 	uint64_t other_total_ns;
 	uint64_t other_preempted_ns; /* of them, the detours another task ran in */
+	uint64_t other_softirq_ns;   /* of them, the others in which a softirq ran */
+	uint64_t other_softirq_kind_ns[NT_DETOUR_SOFTIRQ_KINDS];
+	size_t softirqs_read;        /* detours with NT_DETOUR_SOFTIRQS_READ (all of them) */
 	struct nt_quantiles other_durations;
 	struct nt_quantiles other_gaps;
 };

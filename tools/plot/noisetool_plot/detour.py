@@ -223,7 +223,38 @@ def _cpu(page, doc, cpu):
         page.table(["start", "length", "preempted"], rows, id=f"{key}-rare",
                    caption=f"The longest rare long detours (at least "
                            f"{fmt_ns(rare.get('threshold_ns') or 0)}, in no component)")
+    _detour_time(page, cpu, key)
     _meanwhile(page, cpu, key)
+
+
+def _detour_time(page, cpu, key):
+    """Where the CPU's detour time went (doc/noisetool.md, "Where the detour time went"): another
+    task, periodic interrupts, softirqs at other times, neither; a part that was not told (FTQ,
+    --no-classify: null) reads "not told"."""
+    t = cpu.get("detour_time")
+    if not t or not t.get("total_ns"):
+        return
+    total = float(t["total_ns"])
+    kinds = ", ".join(k.get("name", "") for k in t.get("softirq_kinds") or [])
+    parts = [("another task", "another_task_ns",
+              "the loop's schedstat moved: another task ran"),
+             ("periodic interrupts", "periodic_interrupts_ns",
+              "components an interrupt line or softirq kind fired at, or the tick"),
+             ("softirqs", "softirqs_ns",
+              "other detours in which a softirq ran" + (f" ({kinds})" if kinds else "")),
+             ("neither", "neither_ns",
+              "not preempted, nothing counted at its rate or in it: the hypervisor, the "
+              "hardware, interrupts that raise no softirq")]
+    rows = []
+    for name, k, what in parts:
+        v = t.get(k)
+        if v is None:
+            rows.append([name, Cell("not told", -1), Cell("-", -1), what])
+        else:
+            rows.append([name, Cell(fmt_ns(v), int(v)),
+                         Cell(f"{100.0 * float(v) / total:.1f} %", float(v)), what])
+    page.table(["part", "time", "share", "what it is"], rows, id=f"{key}-detour-time",
+               caption=f"Where the detour time of CPU {cpu['cpu']} went ({fmt_ns(total)} in all)")
 
 
 def _meanwhile(page, cpu, key):
