@@ -282,7 +282,11 @@ static void decode_others(struct input *in, struct nt_log_rank *out)
 	out->others_count = r32(in);
 	out->nothers = r32(in);
 	if (in->bad ||
-	    (out->others_flags & ~(NT_LOG_OTHERS_KNOWN | NT_LOG_OTHERS_PARTIAL | NT_LOG_IRQS_KNOWN)) ||
+	    (out->others_flags & ~(NT_LOG_OTHERS_KNOWN | NT_LOG_OTHERS_PARTIAL | NT_LOG_IRQS_KNOWN |
+				   NT_LOG_OTHERS_SKIPPED)) ||
+	    ((out->others_flags & NT_LOG_OTHERS_SKIPPED) &&
+	     ((out->others_flags & (NT_LOG_OTHERS_KNOWN | NT_LOG_OTHERS_PARTIAL)) ||
+	      out->others_ns || out->others_count)) ||
 	    out->nothers > NT_LOG_OTHERS_MAX || out->nothers > out->others_count) {
 		in->bad = true;
 		return;

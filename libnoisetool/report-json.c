@@ -156,6 +156,8 @@ static void write_cpus_json(struct nt_json *j, const struct nt_log_rank *k,
 		nt_json_uint(j, "pid", k->pid);
 	if (k->others_flags & NT_LOG_OTHERS_KNOWN)
 		write_others_json(j, k, c);
+	else if (k->others_flags & NT_LOG_OTHERS_SKIPPED)
+		nt_json_bool(j, "others_skipped", true); /* a short job: not read at its end */
 	if (k->others_flags & NT_LOG_IRQS_KNOWN) {
 		write_irqs_json(j, k, "interrupts", NT_LOG_IRQ_INTERRUPT);
 		write_irqs_json(j, k, "softirqs", NT_LOG_IRQ_SOFTIRQ);

@@ -647,8 +647,9 @@ static void write_others_text(FILE *f, const struct nt_report *rep)
 		const struct nt_log_rank *k = &log->ranks[r];
 		const struct nt_report_cpus *c = &rep->cpus[r];
 		bool tasks = (k->others_flags & NT_LOG_OTHERS_KNOWN) && k->others_count > 0;
+		bool skipped = k->others_flags & NT_LOG_OTHERS_SKIPPED;
 		bool irqs = k->others_flags & NT_LOG_IRQS_KNOWN;
-		if (!c->known || (!tasks && !irqs))
+		if (!c->known || (!tasks && !skipped && !irqs))
 			continue;
 		if (shown == 32) {
 			left++;
@@ -661,7 +662,10 @@ static void write_others_text(FILE *f, const struct nt_report *rep)
 				   "%6s  %s\n",
 				"rank", "other tasks");
 		fprintf(f, "%6u  ", k->rank);
-		if (!tasks)
+		if (skipped)
+			fprintf(f, "not read at MPI_Finalize: the job was too short (reading them again "
+				   "would have taken the rank's reads past 1 %% of its wall time)");
+		else if (!tasks)
 			fprintf(f, "none seen");
 		for (uint32_t t = 0; tasks && t < k->nothers && t < 3; t++) {
 			if (t)

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <noisetool/clock.h>
@@ -36,6 +37,16 @@ static uint64_t thread_run_delay_ns(void)
 		return NT_CPUSHARE_UNKNOWN;
 	buf[n] = '\0';
 	return nt_parse_schedstat(buf, &run, &delay, &count) == 0 ? delay : NT_CPUSHARE_UNKNOWN;
+}
+
+/* The thread's CPU time: what the readings of /proc cost the rank (as a probe read's cost, it
+ * leaves out the time another task had the CPU meanwhile). */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* The readings now: CPU time, run delay, and the CPUs' busy and steal time. */
@@ -79,7 +90,8 @@ void nt_cpushare_begin(struct nt_cpushare *c, bool walk_tasks)
 			   : 0;
 	if (c->ncpus == 0)
 		c->list[0] = '\0';
-	uint64_t t0 = nt_clock_monotonic_ns();
+	c->begin_ns = nt_clock_monotonic_ns();
+	uint64_t t0 = thread_cpu_ns();
 	c->threads = walk_tasks ? malloc(NT_CPUSHARE_THREADS * sizeof *c->threads) : NULL;
 	if (c->threads &&
 	    nt_tasks_times(NULL, c->threads, NT_CPUSHARE_THREADS, &c->nthreads,
@@ -89,7 +101,7 @@ void nt_cpushare_begin(struct nt_cpushare *c, bool walk_tasks)
 	}
 	if (walk_tasks)
 		irqs_read(c, c->irq0, &c->nirq0, c->soft0, &c->nsoft0, &c->irqs_known);
-	c->scan_ns[0] = nt_clock_monotonic_ns() - t0;
+	c->scan_ns[0] = thread_cpu_ns() - t0;
 	uint64_t v[4];
 	read_all(c, v);
 	c->cpu_ns = v[0];
@@ -150,11 +162,30 @@ static void irqs_end(struct nt_cpushare *c)
 	free(now);
 }
 
-/* The threads read again: what the other processes ran on the rank's CPUs since MPI_Init. */
-static void others_end(struct nt_cpushare *c)
+/* The read budget (NT_REC_READ_BUDGET): the probe windows' reads and the readings of /proc at
+ * both ends together take at most 1 % of the rank's wall time. */
+#define READ_BUDGET 0.01
+
+/* The second reading costs more than the first (it reads the stat of each thread whose run
+ * time grew): 1.1-1.2 times here; counted at 1.5 times. */
+#define SECOND_READING_COST 1.5
+
+/* The threads read again: what the other processes ran on the rank's CPUs since MPI_Init;
+ * not when that would take the rank's reads (probe_ns so far, the first reading, and this one
+ * at SECOND_READING_COST times the first's) past the budget: a short job (the first reading of
+ * 111 threads, interrupts and softirqs costs ~1.6 ms of CPU time here). */
+static void others_end(struct nt_cpushare *c, uint64_t probe_ns)
 {
 	if (!c->threads || c->ncpus == 0)
 		return;
+	double wall_ns = (double)(nt_clock_monotonic_ns() - c->begin_ns);
+	if ((double)probe_ns + (1.0 + SECOND_READING_COST) * (double)c->scan_ns[0] >
+	    READ_BUDGET * wall_ns) {
+		c->others_skipped = true;
+		free(c->threads);
+		c->threads = NULL;
+		return;
+	}
 	int slot_of_cpu[CPU_SETSIZE];
 	for (int k = 0; k < CPU_SETSIZE; k++)
 		slot_of_cpu[k] = -1;
@@ -178,10 +209,10 @@ void nt_cpushare_end(struct nt_cpushare *c)
 	c->steal_ns = since(c->steal_ns, v[3]);
 }
 
-void nt_cpushare_others(struct nt_cpushare *c)
+void nt_cpushare_others(struct nt_cpushare *c, uint64_t probe_ns)
 {
-	uint64_t t0 = nt_clock_monotonic_ns();
-	others_end(c);
+	uint64_t t0 = thread_cpu_ns();
+	others_end(c, probe_ns);
 	irqs_end(c);
-	c->scan_ns[1] = nt_clock_monotonic_ns() - t0;
+	c->scan_ns[1] = thread_cpu_ns() - t0;
 }

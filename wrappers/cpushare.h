@@ -31,8 +31,10 @@ struct nt_cpushare {
 	struct nt_task_time *threads;
 	size_t nthreads, threads_left_out;
 	bool others_known;
+	bool others_skipped; /* a second walk would have taken the rank's reads past their budget */
 	struct nt_task_top others;
-	uint64_t scan_ns[2]; /* what reading /proc cost at each end */
+	uint64_t scan_ns[2]; /* what reading /proc cost at each end (the thread's CPU time) */
+	uint64_t begin_ns;   /* when nt_cpushare_begin ran (monotonic) */
 	/* The interrupts and softirqs on its CPUs (noisetool-private/irqlines.h): each line's
 	 * count at MPI_Init, then over the job the lines with most counts. */
 	struct nt_irq_count irq0[NT_CPUSHARE_IRQ_LINES], soft0[NT_CPUSHARE_SOFTIRQS];
@@ -59,7 +61,9 @@ void nt_cpushare_begin(struct nt_cpushare *c, bool walk_tasks);
 void nt_cpushare_end(struct nt_cpushare *c);
 
 /* After it: the threads' growth on the rank's CPUs, the other processes there (the memory
- * nt_cpushare_begin took is freed), and the interrupts and softirqs counted there. */
-void nt_cpushare_others(struct nt_cpushare *c);
+ * nt_cpushare_begin took is freed), and the interrupts and softirqs counted there. The threads
+ * are read again only when that, with the probe windows' reads so far (probe_ns) and the first
+ * reading, stays within 1 % of the rank's wall time; else others_skipped. */
+void nt_cpushare_others(struct nt_cpushare *c, uint64_t probe_ns);
 
 #endif /* WRAPPERS_CPUSHARE_H */

@@ -183,6 +183,8 @@ static void rank_fields(const struct nt_runtime *rt, struct rank_block *b)
 			memcpy(r->others[i].comm, u->comm, sizeof r->others[i].comm);
 		}
 	}
+	if (c->others_skipped)
+		r->others_flags = NT_LOG_OTHERS_SKIPPED;
 	if (c->irqs_known) {
 		r->others_flags |= NT_LOG_IRQS_KNOWN;
 		r->irq_count = c->irq_count;

@@ -503,7 +503,10 @@ void nt_finalize_begin(void)
 			inject_report_displaced(inject_sig);
 		nt_cpushare_end(&nt_rt.cpus); /* its span within the wall time: before its end */
 		nt_rt.finalize_cyc = nt_clock_now_cyc();
-		nt_cpushare_others(&nt_rt.cpus);
+		uint64_t reads;
+		double read_ns;
+		nt_window_stats(&reads, &read_ns);
+		nt_cpushare_others(&nt_rt.cpus, (uint64_t)((double)reads * read_ns));
 		nt_comms_votes_finish();
 		nt_clocksync_measure(nt_rt.comm, &nt_rt.sync_fin);
 		if (nt_rt.env.summary && nt_rt.env.wait) {

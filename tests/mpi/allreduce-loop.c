@@ -1,5 +1,9 @@
 /* A plain MPI program that knows nothing of noisetool: N 8-byte allreduces, a barrier, a bcast.
- * Prints the final sum so that runs with and without the library can be compared. */
+ * Prints the final sum so that runs with and without the library can be compared.
+ *
+ *   allreduce-loop [N [SECONDS]]   with SECONDS, then more allreduces, each after 100 us of
+ *                                  work (and a bcast of rank 0's "go on" after every 16),
+ *                                  until the job has run that long */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -28,6 +32,7 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	long n = argc > 1 ? atol(argv[1]) : 10000;
+	double min_s = argc > 2 ? atof(argv[2]) : 0;
 	double x = rank + 1, sum = 0;
 	MPI_Barrier(MPI_COMM_WORLD);
 	long rss0 = rss_kb();
@@ -35,6 +40,16 @@ int main(int argc, char **argv)
 	for (long i = 0; i < n; i++) {
 		MPI_Allreduce(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 		x = sum / size;
+	}
+	for (int go = min_s > 0; go;) {
+		for (int i = 0; i < 16; i++) {
+			for (double w = MPI_Wtime(); MPI_Wtime() - w < 100e-6;)
+				;
+			MPI_Allreduce(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+			x = sum / size;
+		}
+		go = MPI_Wtime() - t0 < min_s;
+		MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD);
 	}
 	double per_call_ns = (MPI_Wtime() - t0) / (double)(n > 0 ? n : 1) * 1e9;
 	long growth = rss_kb() - rss0, max_growth = 0;

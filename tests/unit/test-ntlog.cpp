@@ -1605,7 +1605,22 @@ TEST_CASE("log v7: the other tasks on a rank's CPUs are checked", "[ntlog]")
 	SECTION("flags of a later version")
 	{
 		one_rank r(true);
-		r.set(flags, 8, 4);
+		r.set(flags, 16, 4);
+		CHECK(decode_error(r.bytes) == malformed);
+	}
+	SECTION("not read again at MPI_Finalize (a short job): no task, no time with it")
+	{
+		one_rank e(false);
+		const size_t f0 = e.bytes.size() - e.payload - one_rank::SCAN - one_rank::IRQS -
+				  one_rank::OTHERS + 4;
+		e.set(f0, NT_LOG_OTHERS_SKIPPED | NT_LOG_IRQS_KNOWN, 4);
+		CHECK(decode_error(e.bytes) == "");
+		e.set(f0, NT_LOG_OTHERS_SKIPPED | NT_LOG_OTHERS_KNOWN, 4);
+		CHECK(decode_error(e.bytes) == malformed);
+		e.set(f0, NT_LOG_OTHERS_SKIPPED | NT_LOG_OTHERS_PARTIAL, 4);
+		CHECK(decode_error(e.bytes) == malformed);
+		one_rank r(true);
+		r.set(flags, NT_LOG_OTHERS_SKIPPED | NT_LOG_IRQS_KNOWN, 4); // a task counted
 		CHECK(decode_error(r.bytes) == malformed);
 	}
 	SECTION("more tasks than the format keeps, or than were counted")

@@ -269,6 +269,7 @@ TEST_CASE("report: the other tasks on the ranks' CPUs, the job's own ranks named
 	m.ranks[1].others_count = 9; // more than it keeps
 	m.ranks[1].others_ns = 1000 * ms;
 	other(3, 100, NT_LOG_TASK_PROCESS, 300 * ms, "app");
+	m.ranks[2].others_flags = NT_LOG_OTHERS_SKIPPED; // a short job: not read again
 	// Rank 3's CPU counted 300 ticks and 5 network softirqs in its second of wall time.
 	m.ranks[3].others_flags |= NT_LOG_IRQS_KNOWN;
 	m.ranks[3].irq_count = 300;
@@ -285,20 +286,23 @@ TEST_CASE("report: the other tasks on the ranks' CPUs, the job's own ranks named
 	CHECK(rep.cpus[3].others_rank[0] == -1); // pid 100 is rank 0's on host a, not b's
 	std::string t = text_of(rep);
 	auto rows = table(t, "Other tasks on the ranks' CPUs");
-	REQUIRE(rows.size() == 5); // the head, then ranks 0, 1 and 3 (rank 2 knows none)
+	REQUIRE(rows.size() == 6); // the head, then ranks 0, 1, 2 (not read again) and 3
 	CHECK(rows[1].find("     0  this job's rank 2 (pid 102) 600.00 ms 98 %, kworker/0:1 (pid 7, "
 			   "kernel thread) 12.00 ms 2 %; 2 in all, 612.00 ms") == 0);
 	CHECK(rows[2].find("     1  culprit-hog (pid 555) 800.00 ms 80 %, sshd (pid 556, another "
 			   "user's) 50.00 ms 5 %; 9 in all, 1000.00 ms (the node had more threads "
 			   "than the rank followed)") == 0);
-	CHECK(rows[3].find("     3  app (pid 100) 300.00 ms 100 %") == 0);
-	CHECK(rows[4] == "        interrupts 300/s: LOC 250/s (Local timer interrupts); softirqs "
+	CHECK(rows[3] == "     2  not read at MPI_Finalize: the job was too short (reading them "
+			 "again would have taken the rank's reads past 1 % of its wall time)");
+	CHECK(rows[4].find("     3  app (pid 100) 300.00 ms 100 %") == 0);
+	CHECK(rows[5] == "        interrupts 300/s: LOC 250/s (Local timer interrupts); softirqs "
 			 "5.0/s: NET_RX 5.0/s");
 	std::string js = one_line(json_of(rep));
 	CHECK(js.find("\"pid\": 100,\"others\": {\"partial\": false,\"run_ns\": 612000000,\"count\": 2,"
 		      "\"tasks\": [{\"pid\": 102,\"comm\": \"app\",\"kind\": \"process\",\"run_ns\": "
 		      "600000000,\"share\": 0.98") != std::string::npos);
 	CHECK(js.find("\"job_rank\": 2}") != std::string::npos);
+	CHECK(js.find("\"pid\": 102,\"others_skipped\": true}") != std::string::npos);
 	CHECK(js.find("\"kind\": \"another user's\"") != std::string::npos);
 	CHECK(js.find("\"interrupts\": {\"count\": 300,\"per_second\": 300,\"top\": [{\"name\": "
 		      "\"LOC\",\"desc\": \"Local timer interrupts\",\"count\": 250,\"per_second\": "

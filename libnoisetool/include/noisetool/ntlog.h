@@ -187,6 +187,10 @@ struct nt_log_task {
 #define NT_LOG_OTHERS_KNOWN 1u   /* read at MPI_Init and MPI_Finalize */
 #define NT_LOG_OTHERS_PARTIAL 2u /* the node had more threads than the rank followed */
 #define NT_LOG_IRQS_KNOWN 4u     /* the interrupts and softirqs on its CPUs were read */
+/* The other tasks were read at MPI_Init but not at MPI_Finalize: reading them again would have
+ * taken the rank's reads (probe windows and /proc at both ends) past 1 % of its wall time (a
+ * short job). */
+#define NT_LOG_OTHERS_SKIPPED 8u
 
 /* An interrupt line or softirq kind counted on a rank's CPUs over the job (version 7). */
 #define NT_LOG_IRQS_MAX 6
