@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <noisetool/inject.h>
+#include <noisetool/ntlog.h>
 #include <noisetool/outfile.h>
 #include <noisetool-private/live-file.h>
 
@@ -303,6 +304,36 @@ static int find_job_log(const char *dir, const char *id, char *out, size_t size)
 	return found;
 }
 
+/* The job's logs in dir (by its id) and how many of them hold one rank (from their headers):
+ * a launcher that did not give MPI its process manager (srun --mpi=none with MPICH, one MPI's
+ * mpiexec starting a program built with the other) starts N separate jobs of 1 rank, each of
+ * which leaves a log. */
+static void count_job_logs(const char *dir, const char *id, size_t *logs, size_t *single)
+{
+	*logs = *single = 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	for (struct dirent *e; (e = readdir(d));) {
+		char path[PATH_MAX];
+		if (!of_job(e->d_name, id, ".ntlog") ||
+		    snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
+			continue;
+		(*logs)++;
+		unsigned char h[NT_LOG_HEADER_BYTES];
+		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		if (fd < 0)
+			continue;
+		struct stat st;
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    pread(fd, h, sizeof h, 0) == (ssize_t)sizeof h && memcmp(h, "NTLOG\r\n\x1a", 8) == 0 &&
+		    (h[16] | h[17] << 8 | h[18] << 16 | (uint32_t)h[19] << 24) == 1)
+			(*single)++;
+		close(fd);
+	}
+	closedir(d);
+}
+
 /* Whether a rank's live file names a process of this host that still runs. Opened without
  * blocking and read only when it is a regular file: a FIFO named rank-N in the directory would
  * otherwise hang the command before its report. */
@@ -535,6 +566,21 @@ int cmd_run(int argc, char **argv)
 			cmd, job_rc, abs_out);
 		return job_rc ? job_rc : NT_EXIT_FAIL;
 	}
+	size_t logs, single;
+	count_job_logs(abs_out, id, &logs, &single);
+	if (logs > 1 && single == logs)
+		fprintf(stderr,
+			"%s: the job left %zu logs of 1 rank each: its processes did not form one MPI "
+			"job but %zu jobs of 1 rank, which the launcher started without MPI's process "
+			"manager (with srun, MPICH needs --mpi=pmi2 and Open MPI --mpi=pmix; an MPI's "
+			"own mpiexec starts only programs built with that MPI). The report below is of "
+			"one of them; all are in %s\n",
+			cmd, logs, logs, abs_out);
+	else if (logs > 1)
+		fprintf(stderr,
+			"%s: the job made %zu MPI jobs, each with a log in %s; the report below is of "
+			"one of them (noisetool report reads the others)\n",
+			cmd, logs, abs_out);
 	printf("\n");
 	int report_rc = report_print(cmd, log_path, &outs, top, late, true);
 	return job_rc ? job_rc : report_rc;

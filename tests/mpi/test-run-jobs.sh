@@ -2,7 +2,10 @@
 # noisetool run reports its own job (issue 14): 20 times, two runs of one program started
 # together with one --out directory, each with its own number of calls: 40 logs, and each run's
 # report counts its own job's calls. And a run stopped by a time limit (timeout sends it
-# SIGTERM) passes the signal to the job and reports what the ranks' live files hold.
+# SIGTERM) passes the signal to the job and reports what the ranks' live files hold. And
+# (issue 36) a job whose processes did not form one MPI job: the program started by the other
+# MPI's launcher, which gives it no process manager, runs as 3 jobs of 1 rank; noisetool run
+# says so, with what to change, and still reports one of them.
 #
 #   test-run-jobs.sh NOISETOOL ALLREDUCE-LOOP KILLED
 set -u
@@ -44,4 +47,33 @@ print(f"run under timeout 2: the ranks completed {did} calls, the report counts 
       f"unfinished ranks {r['unfinished_ranks']}")
 sys.exit(0 if r["partial"] and r["unfinished_ranks"] and did <= counted <= did + 2 else 1)
 PY
+
+# The other MPI's launcher (where it is installed): 3 jobs of 1 rank.
+if [ "${NT_MPI:-mpich}" = ompi ]; then
+	other=(mpiexec.mpich -n 3) mpi=openmpi
+else
+	other=(mpirun.openmpi --oversubscribe -n 3) mpi=mpich
+	[ "$(id -u)" = 0 ] && other=(mpirun.openmpi --allow-run-as-root --oversubscribe -n 3)
+fi
+if command -v "${other[0]}" >/dev/null; then
+	mkdir "$tmp/single"
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 "$NT" run --mpi "$mpi" \
+		--out "$tmp/single" --json "$tmp/single.json" -- "${other[@]}" "$LOOP" 50 \
+		>"$tmp/single.out" 2>"$tmp/single.err"
+	rc=$?
+	n=$(ls "$tmp/single"/*.ntlog 2>/dev/null | wc -l)
+	if [ $rc = 0 ] && [ "$n" = 3 ] &&
+		grep -q "the job left 3 logs of 1 rank each: its processes did not form one MPI job" \
+			"$tmp/single.err" && grep -q -- "--mpi=pmi2" "$tmp/single.err" &&
+		python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["ranks"] != 1)' \
+			"$tmp/single.json"; then
+		echo "${other[0]} with a program of the other MPI: 3 jobs of 1 rank, said so"
+	else
+		echo "FAIL: ${other[0]} with a program of the other MPI: exit $rc, $n logs:"
+		cat "$tmp/single.err"
+		fail=1
+	fi
+else
+	echo "(${other[0]} is not installed: no job of 1-rank processes tried)"
+fi
 exit $fail
