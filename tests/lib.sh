@@ -11,14 +11,15 @@ NT_SKIP=77
 NT_ON_EXIT=()
 
 nt_at_exit() {
-	local c
-	for c in "${NT_ON_EXIT[@]}"; do
-		eval "$c"
+	local i
+	for ((i = ${#NT_ON_EXIT[@]} - 1; i >= 0; i--)); do
+		eval "${NT_ON_EXIT[i]}"
 	done
 }
 trap nt_at_exit EXIT
 
-# nt_on_exit CMD: run CMD (a string, eval'd) when the script exits, in the order registered.
+# nt_on_exit CMD: run CMD (a string, eval'd) when the script exits, the last registered first
+# (what was set up inside the scratch directory goes before the directory).
 nt_on_exit() { NT_ON_EXIT+=("$1"); }
 
 # nt_skip REASON...: the test cannot run here (a precondition the machine lacks): exit 77.
