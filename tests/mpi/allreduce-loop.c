@@ -1,11 +1,12 @@
 /* A plain MPI program that knows nothing of noisetool: N 8-byte allreduces, a barrier, a bcast.
  * Prints the final sum so that runs with and without the library can be compared.
  *
- *   allreduce-loop [N [SECONDS]]   with SECONDS, then more allreduces, each after 100 us of
- *                                  work (and a bcast of rank 0's "go on" after every 16),
- *                                  until the job has run that long */
+ *   allreduce-loop [N [--seconds S]]   then more allreduces, each after 100 us of work (and a
+ *                                      bcast of rank 0's "go on" after every 16), until the
+ *                                      job has run S seconds */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <mpi.h>
@@ -32,7 +33,7 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	long n = argc > 1 ? atol(argv[1]) : 10000;
-	double min_s = argc > 2 ? atof(argv[2]) : 0;
+	double min_s = argc > 3 && !strcmp(argv[2], "--seconds") ? atof(argv[3]) : 0;
 	double x = rank + 1, sum = 0;
 	MPI_Barrier(MPI_COMM_WORLD);
 	long rss0 = rss_kb();

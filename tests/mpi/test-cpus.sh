@@ -12,7 +12,7 @@
 # it; beside a load's hog too, about half). Each rank also counts the interrupts and softirqs
 # on its CPUs.
 #
-#   test-cpus.sh LIB LOOP NOISETOOL     LOOP: allreduce-loop
+#   test-cpus.sh LIB LOOP NOISETOOL     LOOP: allreduce-loop (tests/mpi)
 set -u
 LIB=${1:?usage: test-cpus.sh LIB LOOP NOISETOOL}
 LOOP=${2:?}
@@ -34,7 +34,7 @@ for run in np2 np4 hog; do
 	# What the job does matters not, but it lasts 2 s: beside the hog a few of its slices, and
 	# long enough that reading the other tasks again at MPI_Finalize fits the read budget.
 	nt_launch 120 "$run" -n $np $(nt_bind $np) -genv LD_PRELOAD "$(nt_preload "$LIB")" \
-		-genv NOISETOOL_SUMMARY 0 -genv NOISETOOL_OUT "$tmp/$run" "$LOOP" 0 2
+		-genv NOISETOOL_SUMMARY 0 -genv NOISETOOL_OUT "$tmp/$run" "$LOOP" 0 --seconds 2
 	[ "$(cat "$tmp/$run.rc")" = 0 ] || { echo "FAIL: $run: exit $(cat "$tmp/$run.rc")"; cat "$tmp/$run.err"; fail=1; continue; }
 	log=$(ls "$tmp/$run"/*.ntlog 2>/dev/null | head -n 1)
 	[ -n "$log" ] || { echo "FAIL: $run: no log"; fail=1; continue; }

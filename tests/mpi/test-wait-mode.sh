@@ -5,7 +5,7 @@
 # JSON (wait_mode), the trace (otherData.wait_mode) and the comparison of the two logs (text and
 # JSON). Busy waits, not adaptive: the mode is what is checked, and busy needs no shared CPU.
 #
-#   test-wait-mode.sh LIB LOOP KILLED NOISETOOL     LOOP: allreduce-loop; KILLED: killed
+#   test-wait-mode.sh LIB LOOP KILLED NOISETOOL     LOOP: allreduce-loop (tests/mpi: N calls); KILLED: killed
 set -u
 LIB=${1:?usage: test-wait-mode.sh LIB LOOP KILLED NOISETOOL}
 LOOP=${2:?}
@@ -25,8 +25,8 @@ job() {
 		-genv NOISETOOL_SUMMARY 0 -genv NOISETOOL_OUT "$tmp/$name" \
 		${wait:+-genv NOISETOOL_WAIT "$wait"} "$@"
 }
-job busy busy "$LOOP" --calls 200 --outliers 0
-job mpi "" "$LOOP" --calls 200 --outliers 0
+job busy busy "$LOOP" 200
+job mpi "" "$LOOP" 200
 job abort busy "$KILLED" "$tmp/abort" 60 50
 for run in busy mpi; do
 	[ "$(cat "$tmp/$run.rc")" = 0 ] || { echo "FAIL: $run: exit $(cat "$tmp/$run.rc")"; cat "$tmp/$run.err"; fail=1; }
