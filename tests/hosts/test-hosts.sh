@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# A job on 3 hosts (issue 36 item 3): network and UTS namespaces of this machine joined by a
+# bridge (hosts-lib.sh), the MPI under test's own launcher reaching them through an ssh
+# stand-in (hydra's -launcher ssh -launcher-exec; Open MPI's plm_rsh_agent over TCP), one rank
+# a host, 100 us of work between 8-byte allreduces for 3 s, adaptive waits. The second host's
+# rank is bound to a CPU where a SCHED_FIFO task named fifo-ticker spins 4 ms of every 10 (the
+# other two share the other CPU, as every host believes it has them all). The report names the
+# three hosts; the second host's rank is the top culprit, with its host, and its preemption is
+# named as fifo-ticker's; the culprits by node put that host first. Skipped, with the reason,
+# where namespaces or SCHED_FIFO cannot be had, or with one CPU.
+#
+#   test-hosts.sh NOISETOOL LOOP     LOOP: allreduce-loop (tests/mpi)
+set -u
+NT=${1:?usage: test-hosts.sh NOISETOOL LOOP}
+LOOP=${2:?}
+. "$(dirname "$0")/../lib.sh"
+nt_need_mpiexec
+nt_tmpdir
+. "$(dirname "$0")/hosts-lib.sh"
+mapfile -t cpus < <(nt_cpus)
+[ ${#cpus[@]} -ge 2 ] || nt_skip "one CPU: the noisy host's rank needs one of its own"
+nt_hosts_start 3
+h1=${NT_HOSTS[0]} h2=${NT_HOSTS[1]} h3=${NT_HOSTS[2]}
+nt_hosts_cpus "$h1" "${cpus[0]}"
+nt_hosts_cpus "$h2" "${cpus[1]}"
+nt_hosts_cpus "$h3" "${cpus[0]}"
+
+python3 "$(dirname "$0")/../integration/fifo-ticker.py" "${cpus[1]}" 30 10000 4000 >"$tmp/ticker.out" &
+ticker=$!
+nt_on_exit "kill $ticker 2>/dev/null; wait $ticker 2>/dev/null"
+for _ in $(seq 50); do
+	grep -q ready "$tmp/ticker.out" && break
+	kill -0 $ticker 2>/dev/null || break
+	sleep 0.1
+done
+grep -q ready "$tmp/ticker.out" || nt_skip "this user may not use SCHED_FIFO"
+
+if [ "${NT_MPI:-mpich}" = ompi ]; then
+	launch=(mpirun.openmpi --allow-run-as-root --mca plm_rsh_agent "$NT_ON_HOST"
+		--host "$h1,$h2,$h3" -n 3 --bind-to none --mca pml ob1 --mca btl tcp,self)
+else
+	launch=(mpiexec.mpich -launcher ssh -launcher-exec "$NT_ON_HOST" -hosts "$h1,$h2,$h3" -n 3)
+fi
+mkdir "$tmp/logs"
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 "$NT_ON_HOST" "$h1" \
+	"$NT" run --wait adaptive --out "$tmp/logs" --json "$tmp/r.json" -- "${launch[@]}" \
+	"$LOOP" 0 --seconds 3 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc = 0 ] || { echo "FAIL: the job on 3 hosts: exit $rc"; cat "$tmp/err" "$tmp/out"; exit 1; }
+python3 - "$tmp/r.json" "$tmp/out" "$h1" "$h2" "$h3" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read()
+h1, h2, h3 = sys.argv[3:6]
+bad = []
+hosts = sorted(k["host"] for k in r["rank_times"])
+if hosts != sorted([h1, h2, h3]) or r["partial"]:
+    bad.append(f"hosts {hosts}, partial {r['partial']}")
+top = r["culprits"][0] if r["culprits"] else {}
+if top.get("host") != h2:
+    bad.append(f"the top culprit is {top}, not the rank on {h2}: {r['culprits']}")
+if not r["culprit_nodes"] or r["culprit_nodes"][0].get("host") != h2:
+    bad.append(f"culprits by node: {r['culprit_nodes'][:3]}")
+line = next((l for l in text.splitlines() if l.startswith(f"{top.get('rank')} ({h2})")), "")
+after = text.split(line, 1)[1].splitlines()[1] if line else ""
+if "fifo-ticker (pid" not in after:
+    bad.append(f"the top culprit's preemption does not name fifo-ticker: {after!r}")
+for h in (h1, h2, h3):
+    if h not in text:
+        bad.append(f"the text report does not name {h}")
+for b in bad:
+    print("FAIL:", b)
+if not bad:
+    share = top["delay_ns"] / sum(c["delay_ns"] for c in r["culprits"])
+    print(f"3 hosts named; the top culprit is rank {top['rank']} on {h2}, {share:.0%} of the "
+          f"delay, its preemption by fifo-ticker")
+sys.exit(1 if bad else 0)
+PY
