@@ -192,3 +192,27 @@ void progress_done(struct progress *p)
 	if (p->enabled)
 		fprintf(stderr, "\r\033[K");
 }
+
+size_t cli_take_args(int *argc, char **argv, const char *const *valued, bool dash_is_arg,
+		     char **out)
+{
+	size_t n = 0;
+	int kept = 0;
+	for (int i = 0; i < *argc; i++) {
+		const char *a = argv[i];
+		if (a[0] != '-' || (dash_is_arg && !strcmp(a, "-"))) {
+			out[n++] = argv[i];
+			continue;
+		}
+		argv[kept++] = argv[i];
+		if (a[1] != '-' || strchr(a, '=') || i + 1 >= *argc)
+			continue;
+		for (const char *const *v = valued; *v; v++)
+			if (!strcmp(a, *v)) {
+				argv[kept++] = argv[++i]; /* its value, whatever it looks like */
+				break;
+			}
+	}
+	*argc = kept;
+	return n;
+}

@@ -22,6 +22,12 @@ struct cli {
 };
 
 void cli_init(struct cli *c, const char *cmd, int argc, char **argv);
+/* For commands whose arguments may come anywhere among the options: move every argument that
+ * is no option, nor the value of an option named in valued (a NULL-ended list, "--json"), from
+ * argv[0..*argc) into out in order, leaving the options in argv for cli_init; "-" is an
+ * argument when dash_is_arg. out must hold *argc. Returns how many were moved. */
+size_t cli_take_args(int *argc, char **argv, const char *const *valued, bool dash_is_arg,
+		     char **out);
 /* Next option; false at the end. A non-option argument is a usage error. */
 bool cli_next(struct cli *c);
 /* True when the current option is `name` (e.g. "--seconds"). */

@@ -82,21 +82,21 @@ int cmd_plot(int argc, char **argv)
 	const char *cmd = "noisetool plot", *html = NULL, *words[2] = { NULL, NULL };
 	size_t nwords = 0;
 	/* The two words may come anywhere; every other argument is an option. */
-	for (int i = 0; i < argc; i++) {
-		if (argv[i][0] != '-' || !strcmp(argv[i], "-")) {
-			if (nwords == 2) {
-				fprintf(stderr, "%s: unexpected argument '%s'\n", cmd, argv[i]);
-				return NT_EXIT_USAGE;
-			}
-			words[nwords++] = argv[i];
-			for (int k = i; k + 1 < argc; k++)
-				argv[k] = argv[k + 1];
-			argc--;
-			i--;
-		} else if (!strcmp(argv[i], "--html") && i + 1 < argc) {
-			i++;
-		}
+	static const char *const valued[] = { "--html", NULL };
+	char **args = calloc(argc > 0 ? (size_t)argc : 1, sizeof *args);
+	if (!args) {
+		fprintf(stderr, "%s: out of memory\n", cmd);
+		return NT_EXIT_FAIL;
 	}
+	size_t nargs = cli_take_args(&argc, argv, valued, true, args);
+	if (nargs > 2) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", cmd, args[2]);
+		free(args);
+		return NT_EXIT_USAGE;
+	}
+	for (nwords = 0; nwords < nargs; nwords++)
+		words[nwords] = args[nwords];
+	free(args);
 	struct cli c;
 	cli_init(&c, cmd, argc, argv);
 	while (cli_next(&c)) {

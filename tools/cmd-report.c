@@ -541,22 +541,9 @@ int cmd_report(int argc, char **argv)
 	}
 	struct cli c;
 	/* The logs may come anywhere; every other argument is an option. */
-	for (int i = 0; i < argc; i++) {
-		if (argv[i][0] != '-' || !strcmp(argv[i], "-")) {
-			logs[nlogs++] = argv[i];
-			for (int k = i; k + 1 < argc; k++)
-				argv[k] = argv[k + 1];
-			argc--;
-			i--;
-		} else if (argv[i][1] == '-' && strchr(argv[i], '=') == NULL &&
-			   (!strcmp(argv[i], "--json") || !strcmp(argv[i], "--top") ||
-			    !strcmp(argv[i], "--late") || !strcmp(argv[i], "--html") ||
-			    !strcmp(argv[i], "--perfetto") || !strcmp(argv[i], "--csv") ||
-			    !strcmp(argv[i], "--debug-dir")) &&
-			   i + 1 < argc) {
-			i++; /* skip the option's value */
-		}
-	}
+	static const char *const valued[] = { "--json", "--top", "--late", "--html", "--perfetto",
+					      "--csv", "--debug-dir", NULL };
+	nlogs = cli_take_args(&argc, argv, valued, true, logs);
 	cli_init(&c, o.cmd, argc, argv);
 	while (cli_next(&c)) {
 		if (cli_is(&c, "--help") || cli_is(&c, "-h")) {

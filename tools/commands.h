@@ -4,6 +4,7 @@
 
 int cmd_detour(int argc, char **argv);
 int cmd_ftq(int argc, char **argv);
+int cmd_hosts(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_run(int argc, char **argv);

@@ -26,6 +26,7 @@ static const char usage[] =
 	"  ftq        measure it with fixed time (or work) quanta\n"
 	"  run        run an MPI job with the wrapper library preloaded, print its report\n"
 	"  report     the report of an MPI job's log (.ntlog)\n"
+	"  hosts      which hosts make jobs late, across many jobs' logs\n"
 	"  simulate   predict what a noise signature does to collectives at 10^5-10^6+ ranks\n"
 	"  plot       draw the page of a JSON document a command wrote (--html)\n"
 	"  version    print the version and the optional features built in\n"
@@ -105,6 +106,7 @@ int main(int argc, char **argv)
 	} commands[] = {
 		{ "detour", cmd_detour },
 		{ "ftq", cmd_ftq },
+		{ "hosts", cmd_hosts },
 		{ "plot", cmd_plot },
 		{ "report", cmd_report },
 		{ "run", cmd_run },

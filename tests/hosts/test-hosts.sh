@@ -6,8 +6,11 @@
 # rank is bound to a CPU where a SCHED_FIFO task named fifo-ticker spins 4 ms of every 10 (the
 # other two share the other CPU, as every host believes it has them all). The report names the
 # three hosts; the second host's rank is the top culprit, with its host, and its preemption is
-# named as fifo-ticker's; the culprits by node put that host first. Skipped, with the reason,
-# where namespaces or SCHED_FIFO cannot be had, or with one CPU.
+# named as fifo-ticker's; the culprits by node put that host first. Then the fleet view: 4 more
+# jobs, the ticker beside the second host in 3 of them (in 4 of the 5 in all), and `noisetool
+# hosts` over their directory puts the second host first, with the largest share of all the
+# delay. Skipped, with the reason, where namespaces or SCHED_FIFO cannot be had, or with one
+# CPU.
 #
 #   test-hosts.sh NOISETOOL LOOP     LOOP: allreduce-loop (tests/mpi)
 set -u
@@ -25,15 +28,21 @@ nt_hosts_cpus "$h1" "${cpus[0]}"
 nt_hosts_cpus "$h2" "${cpus[1]}"
 nt_hosts_cpus "$h3" "${cpus[0]}"
 
-python3 "$(dirname "$0")/../integration/fifo-ticker.py" "${cpus[1]}" 30 10000 4000 >"$tmp/ticker.out" &
-ticker=$!
-nt_on_exit "kill $ticker 2>/dev/null; wait $ticker 2>/dev/null"
-for _ in $(seq 50); do
-	grep -q ready "$tmp/ticker.out" && break
-	kill -0 $ticker 2>/dev/null || break
-	sleep 0.1
-done
-grep -q ready "$tmp/ticker.out" || nt_skip "this user may not use SCHED_FIFO"
+# ticker_start, ticker_stop: the SCHED_FIFO task beside the second host's rank.
+ticker_start() {
+	python3 "$(dirname "$0")/../integration/fifo-ticker.py" "${cpus[1]}" 60 10000 4000 \
+		>"$tmp/ticker.out" &
+	ticker=$!
+	for _ in $(seq 50); do
+		grep -q ready "$tmp/ticker.out" && break
+		kill -0 $ticker 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -q ready "$tmp/ticker.out" || nt_skip "this user may not use SCHED_FIFO"
+}
+ticker_stop() { kill $ticker 2>/dev/null; wait $ticker 2>/dev/null; }
+nt_on_exit ticker_stop
+ticker_start
 
 if [ "${NT_MPI:-mpich}" = ompi ]; then
 	launch=(mpirun.openmpi --allow-run-as-root --mca plm_rsh_agent "$NT_ON_HOST"
@@ -41,13 +50,18 @@ if [ "${NT_MPI:-mpich}" = ompi ]; then
 else
 	launch=(mpiexec.mpich -launcher ssh -launcher-exec "$NT_ON_HOST" -hosts "$h1,$h2,$h3" -n 3)
 fi
+# job N: one job into $tmp/logs, its report in $tmp/rN.json and $tmp/outN.
+job() {
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 "$NT_ON_HOST" "$h1" \
+		"$NT" run --wait adaptive --out "$tmp/logs" --json "$tmp/r$1.json" -- "${launch[@]}" \
+		"$LOOP" 0 --seconds 2 >"$tmp/out$1" 2>"$tmp/err$1"
+	local rc=$?
+	[ $rc = 0 ] || { echo "FAIL: job $1 on 3 hosts: exit $rc"; cat "$tmp/err$1" "$tmp/out$1"; exit 1; }
+}
 mkdir "$tmp/logs"
-OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 "$NT_ON_HOST" "$h1" \
-	"$NT" run --wait adaptive --out "$tmp/logs" --json "$tmp/r.json" -- "${launch[@]}" \
-	"$LOOP" 0 --seconds 3 >"$tmp/out" 2>"$tmp/err"
-rc=$?
-[ $rc = 0 ] || { echo "FAIL: the job on 3 hosts: exit $rc"; cat "$tmp/err" "$tmp/out"; exit 1; }
-python3 - "$tmp/r.json" "$tmp/out" "$h1" "$h2" "$h3" <<'PY'
+job 1
+fail=0
+python3 - "$tmp/r1.json" "$tmp/out1" "$h1" "$h2" "$h3" <<'PY' || fail=1
 import json, sys
 r = json.load(open(sys.argv[1]))
 text = open(sys.argv[2]).read()
@@ -76,3 +90,25 @@ if not bad:
           f"delay, its preemption by fifo-ticker")
 sys.exit(1 if bad else 0)
 PY
+
+# The fleet view over 5 jobs: the ticker in jobs 1-4, not in job 5.
+job 2
+job 3
+job 4
+ticker_stop
+job 5
+"$NT" hosts "$tmp/logs" --json "$tmp/hosts.json" >"$tmp/hosts.txt" 2>"$tmp/hosts.err" ||
+	{ echo "FAIL: noisetool hosts"; cat "$tmp/hosts.err"; exit 1; }
+cat "$tmp/hosts.txt"
+python3 - "$tmp/hosts.json" "$h2" <<'PY' || fail=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+hosts = d["hosts"]
+if d["jobs"] != 5 or len(hosts) != 3 or hosts[0]["host"] != sys.argv[2] or d["unreadable"]:
+    print(f"FAIL: noisetool hosts: {d['jobs']} jobs, hosts "
+          f"{[(x['host'], x['delay_ns']) for x in hosts]}, unreadable {d['unreadable']}")
+    sys.exit(1)
+print(f"fleet view: {hosts[0]['host']} first, {hosts[0]['share']:.0%} of the delay of 5 jobs "
+      f"({hosts[0]['jobs_hurt']} of {hosts[0]['jobs']} jobs hurt)")
+PY
+exit $fail
