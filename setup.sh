@@ -18,12 +18,14 @@ BUILD_DIR=${BUILD_DIR:-build}
 # CPython's headers (python3-dev) for the Python call sites; matplotlib draws the --html pages,
 # which the tests open in a headless chromium through selenium (doc/html.md); valgrind's
 # callgrind counts the fast path's instructions (tests/mpi/test-insn.sh); Slurm's daemons and
-# munge run a private Slurm for tests/slurm (started by the test, nothing under /etc); iproute2
+# munge run a private Slurm for tests/slurm (started by the test, nothing under /etc), whose
+# spank.h (libslurm-dev) builds the SPANK plugin; iproute2
 # makes the namespace hosts of tests/hosts.
 PACKAGES=(gcc g++ gfortran pkg-config meson ninja-build mpich libmpich-dev openmpi-bin
           libopenmpi-dev python3-mpi4py python3-dev libpapi-dev libunwind-dev catch2 zlib1g-dev
           binutils bc clang-14 libclang-rt-14-dev python3-matplotlib fonts-dejavu-core chromium
-          chromium-driver python3-selenium valgrind slurmd slurmctld slurm-client munge iproute2)
+          chromium-driver python3-selenium valgrind slurmd slurmctld slurm-client munge
+          libslurm-dev iproute2)
 
 usage() {
 	sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'

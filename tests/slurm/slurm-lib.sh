@@ -4,7 +4,8 @@
 # Slurm. Source after ../lib.sh and nt_tmpdir.
 #
 #   nt_slurm_start        start it (skips with the reason where it cannot: not root, a package
-#                         missing, a daemon that would not start); exports SLURM_CONF
+#                         missing, a daemon that would not start); exports SLURM_CONF. With
+#                         NT_SLURM_PLUGSTACK set, its text is the plugstack.conf (SPANK plugins)
 #   nt_slurm_logs         the daemons' logs, for a failure's message
 # It is stopped at exit (nt_on_exit).
 
@@ -82,9 +83,11 @@ JobCompType=jobcomp/none
 KillWait=10
 MailProg=/bin/true
 ReturnToService=2
+PlugStackConfig=$SLURM_DIR/plugstack.conf
 $node NodeAddr=127.0.0.1 State=UNKNOWN
 PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 EOF
+	printf '%s\n' "${NT_SLURM_PLUGSTACK:-}" >"$SLURM_DIR/plugstack.conf"
 	export SLURM_CONF=$SLURM_DIR/slurm.conf
 	slurmctld -f "$SLURM_CONF" -i 2>>"$SLURM_DIR/slurmctld.log" ||
 		{ nt_slurm_logs; nt_skip "slurmctld would not start"; }
