@@ -54,7 +54,7 @@ fi
 job() {
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 "$NT_ON_HOST" "$h1" \
 		"$NT" run --wait adaptive --out "$tmp/logs" --json "$tmp/r$1.json" -- "${launch[@]}" \
-		"$LOOP" 0 --seconds 2 >"$tmp/out$1" 2>"$tmp/err$1"
+		"$LOOP" 0 --seconds 2 --work-us 100 >"$tmp/out$1" 2>"$tmp/err$1"
 	local rc=$?
 	[ $rc = 0 ] || { echo "FAIL: job $1 on 3 hosts: exit $rc"; cat "$tmp/err$1" "$tmp/out$1"; exit 1; }
 }

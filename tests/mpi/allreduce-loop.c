@@ -1,9 +1,9 @@
 /* A plain MPI program that knows nothing of noisetool: N 8-byte allreduces, a barrier, a bcast.
  * Prints the final sum so that runs with and without the library can be compared.
  *
- *   allreduce-loop [N [--seconds S]]   then more allreduces, each after 100 us of work (and a
- *                                      bcast of rank 0's "go on" after every 16), until the
- *                                      job has run S seconds */
+ *   allreduce-loop [N [--seconds S [--work-us U]]]   then more allreduces, each after U us of
+ *       work (default 1000: a collective a millisecond, whose probe reads take about 0.3 % of
+ *       the time), and a bcast of rank 0's "go on" after every 16, until the job has run S s */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +34,7 @@ int main(int argc, char **argv)
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	long n = argc > 1 ? atol(argv[1]) : 10000;
 	double min_s = argc > 3 && !strcmp(argv[2], "--seconds") ? atof(argv[3]) : 0;
+	double work_s = argc > 5 && !strcmp(argv[4], "--work-us") ? atof(argv[5]) * 1e-6 : 1e-3;
 	double x = rank + 1, sum = 0;
 	MPI_Barrier(MPI_COMM_WORLD);
 	long rss0 = rss_kb();
@@ -44,7 +45,7 @@ int main(int argc, char **argv)
 	}
 	for (int go = min_s > 0; go;) {
 		for (int i = 0; i < 16; i++) {
-			for (double w = MPI_Wtime(); MPI_Wtime() - w < 100e-6;)
+			for (double w = MPI_Wtime(); MPI_Wtime() - w < work_s;)
 				;
 			MPI_Allreduce(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 			x = sum / size;
