@@ -352,7 +352,8 @@ echo "results: the same in all $runs runs ($(awk '{ for (i = 2; i <= NF; i++) n 
 # The tool's report of the last default run: its heading, each rank's MPI share, the calls per
 # MPI function over all ranks and call sites.
 echo "report of the last default run: $(grep -m1 '^[0-9]* ranks, level' "$tmp/report.txt")"
-awk '/^ +[0-9]+ +[^ ]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ / { printf "  rank %s: %s s wall, %s %% in MPI\n", $1, $3, $5 }' \
+awk '/^ +rank +host +wall s / { t = 1; next } t && !NF { t = 0 }
+	t && /^ +[0-9]+ +[^ ]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ / { printf "  rank %s: %s s wall, %s %% in MPI\n", $1, $3, $5 }' \
 	"$tmp/report.txt"
 awk '/^Call sites by MPI time/ { s = 1; getline; next } s && /^MPI_/ { c[$1] += $3; t[$1] += $4 }
 	s && /^$/ { s = 0 }
