@@ -15,8 +15,24 @@
 struct job_ref {
 	char *log;
 	char *command;
+	char *user, *batch_system, *batch_job; /* "" when its log does not say (version 8) */
 	uint64_t delay_ns;
 };
+
+static void free_ref(struct job_ref *r)
+{
+	free(r->log);
+	free(r->command);
+	free(r->user);
+	free(r->batch_system);
+	free(r->batch_job);
+}
+
+/* s, or "" for NULL, copied. */
+static char *dup_or_empty(const char *s)
+{
+	return strdup(s ? s : "");
+}
 
 struct host {
 	char *name;
@@ -86,22 +102,26 @@ static struct host *host_of(struct nt_hosts *h, const char *name)
 }
 
 /* Keep the job among the host's worst, most delay first. */
-static int note_worst(struct host *x, const char *log, const char *command, uint64_t delay_ns)
+static int note_worst(struct host *x, const char *log, const struct nt_log_rank *first,
+		      uint64_t delay_ns)
 {
 	size_t at = x->nworst;
 	while (at > 0 && x->worst[at - 1].delay_ns < delay_ns)
 		at--;
 	if (at >= WORST_JOBS)
 		return 0;
-	struct job_ref r = { strdup(log), strdup(command ? command : ""), delay_ns };
-	if (!r.log || !r.command) {
-		free(r.log);
-		free(r.command);
+	struct job_ref r = { strdup(log),
+			     dup_or_empty(first ? first->command : NULL),
+			     dup_or_empty(first ? first->user : NULL),
+			     dup_or_empty(first ? first->batch_system : NULL),
+			     dup_or_empty(first ? first->batch_job : NULL),
+			     delay_ns };
+	if (!r.log || !r.command || !r.user || !r.batch_system || !r.batch_job) {
+		free_ref(&r);
 		return -ENOMEM;
 	}
 	if (x->nworst == WORST_JOBS) {
-		free(x->worst[WORST_JOBS - 1].log);
-		free(x->worst[WORST_JOBS - 1].command);
+		free_ref(&x->worst[WORST_JOBS - 1]);
 		x->nworst--;
 	}
 	memmove(&x->worst[at + 1], &x->worst[at], (x->nworst - at) * sizeof *x->worst);
@@ -160,7 +180,7 @@ int nt_hosts_add(struct nt_hosts *h, const struct nt_report *rep, const char *lo
 		h->held_ns = add_sat(h->held_ns, c->delay_ns);
 		x->held_ns = add_sat(x->held_ns, c->delay_ns);
 	}
-	const char *command = log->nranks ? log->ranks[0].command : "";
+	const struct nt_log_rank *first = log->nranks ? &log->ranks[0] : NULL;
 	int rc = 0;
 	for (size_t k = 0; k < h->n; k++) {
 		if (!in[k])
@@ -171,7 +191,7 @@ int nt_hosts_add(struct nt_hosts *h, const struct nt_report *rep, const char *lo
 			x->jobs_hurt++;
 			h->total_ns = add_sat(h->total_ns, job_ns[k]);
 			if (!rc)
-				rc = note_worst(x, log_path, command, job_ns[k]);
+				rc = note_worst(x, log_path, first, job_ns[k]);
 		}
 	}
 	free(in);
@@ -300,9 +320,16 @@ int nt_hosts_write_text(FILE *f, const struct nt_hosts *h, size_t top)
 			fprintf(f, "\nThe jobs each host hurt most (delay its ranks imposed there)\n");
 		any = true;
 		fprintf(f, "%s\n", x->name[0] ? x->name : "?");
-		for (size_t k = 0; k < x->nworst; k++)
-			fprintf(f, "  %12.3f ms  %s  (%s)\n", (double)x->worst[k].delay_ns / 1e6,
-				x->worst[k].log, x->worst[k].command[0] ? x->worst[k].command : "?");
+		for (size_t k = 0; k < x->nworst; k++) {
+			const struct job_ref *w = &x->worst[k];
+			fprintf(f, "  %12.3f ms  ", (double)w->delay_ns / 1e6);
+			if (w->batch_job[0])
+				fprintf(f, "%s %s, ", w->batch_system[0] ? w->batch_system : "?",
+					w->batch_job);
+			if (w->user[0])
+				fprintf(f, "%s, ", w->user);
+			fprintf(f, "%s  (%s)\n", w->log, w->command[0] ? w->command : "?");
+		}
 	}
 	if (h->nbad) {
 		fprintf(f, "\n%zu logs could not be read (left out):\n", h->nbad);
@@ -355,6 +382,9 @@ int nt_hosts_write_json(FILE *f, const struct nt_hosts *h)
 			nt_json_object_begin(&j, NULL);
 			nt_json_string(&j, "log", x->worst[k].log);
 			nt_json_string(&j, "command", x->worst[k].command);
+			nt_json_string(&j, "user", x->worst[k].user);
+			nt_json_string(&j, "batch_system", x->worst[k].batch_system);
+			nt_json_string(&j, "batch_job", x->worst[k].batch_job);
 			nt_json_uint(&j, "delay_ns", x->worst[k].delay_ns);
 			nt_json_object_end(&j);
 		}
@@ -381,10 +411,8 @@ void nt_hosts_free(struct nt_hosts *h)
 		return;
 	for (size_t i = 0; i < h->n; i++) {
 		free(h->hosts[i].name);
-		for (size_t k = 0; k < h->hosts[i].nworst; k++) {
-			free(h->hosts[i].worst[k].log);
-			free(h->hosts[i].worst[k].command);
-		}
+		for (size_t k = 0; k < h->hosts[i].nworst; k++)
+			free_ref(&h->hosts[i].worst[k]);
 	}
 	for (size_t i = 0; i < h->nbad; i++) {
 		free(h->bad[i].log);

@@ -153,3 +153,66 @@ int nt_jobinfo_line(const char *text, char *out, size_t size)
 	}
 	return finish(&l, false);
 }
+
+/* value into out as one line; "" when it is NULL, empty or cannot be put. */
+static void put_line(const char *value, char *out, size_t size)
+{
+	if (!value || nt_jobinfo_line(value, out, size) < 0)
+		out[0] = '\0';
+}
+
+/* Slurm's step id: its special steps by Slurm's names (slurm.h: SLURM_BATCH_SCRIPT and the
+ * ones below it), others as they are. */
+static const char *slurm_step(const char *step)
+{
+	static const struct {
+		const char *id, *name;
+	} special[] = { { "4294967294", "batch" }, { "4294967293", "extern" },
+			{ "4294967292", "interactive" } };
+	for (size_t i = 0; i < sizeof special / sizeof special[0]; i++)
+		if (strcmp(step, special[i].id) == 0)
+			return special[i].name;
+	return step;
+}
+
+void nt_jobinfo_batch_from_env(char *(*get)(const char *name), unsigned uid,
+			       struct nt_jobinfo_batch *out)
+{
+	memset(out, 0, sizeof *out);
+	const char *user = NULL, *v;
+	char job[2 * NT_JOBINFO_BATCH_JOB_BYTES];
+	if ((v = get("SLURM_JOB_ID")) && *v) {
+		snprintf(out->system, sizeof out->system, "slurm");
+		const char *step = get("SLURM_STEP_ID");
+		if (step && *step)
+			snprintf(job, sizeof job, "%.60s.%.60s", v, slurm_step(step));
+		else
+			snprintf(job, sizeof job, "%.60s", v);
+		put_line(job, out->job, sizeof out->job);
+		put_line(get("SLURM_JOB_NODELIST"), out->nodes, sizeof out->nodes);
+		user = get("SLURM_JOB_USER");
+	} else if ((v = get("PBS_JOBID")) && *v) {
+		snprintf(out->system, sizeof out->system, "pbs");
+		put_line(v, out->job, sizeof out->job);
+		user = get("PBS_O_LOGNAME");
+	} else if ((v = get("LSB_JOBID")) && *v) {
+		snprintf(out->system, sizeof out->system, "lsf");
+		const char *index = get("LSB_JOBINDEX");
+		if (index && *index && strcmp(index, "0") != 0)
+			snprintf(job, sizeof job, "%.60s[%.60s]", v, index);
+		else
+			snprintf(job, sizeof job, "%.60s", v);
+		put_line(job, out->job, sizeof out->job);
+	} else if ((v = get("FLUX_JOB_ID")) && *v) {
+		snprintf(out->system, sizeof out->system, "flux");
+		put_line(v, out->job, sizeof out->job);
+	}
+	if (!user || !*user)
+		user = get("USER");
+	if (!user || !*user)
+		user = get("LOGNAME");
+	if (user && *user)
+		put_line(user, out->user, sizeof out->user);
+	if (!out->user[0])
+		snprintf(out->user, sizeof out->user, "uid %u", uid);
+}

@@ -153,7 +153,8 @@ struct pool {
 	char *buf;
 	size_t len, cap;
 	bool failed; /* out of memory: the reading fails */
-	size_t job_at[3]; /* the previous rank's command, MPI and tool version: offset + 1 */
+	size_t job_at[7]; /* the previous rank's command, MPI and tool version, user and batch
+			   * job's system, id and nodes: offset + 1 */
 };
 
 /* The offset of s (at most max bytes) in the pool, added when it is not there yet; 0 with
@@ -265,6 +266,13 @@ static int rebuild_rank(const struct rank_file *f, struct pool *p, struct nt_log
 						  sizeof h->mpi_library));
 	out->tool_version = AS_OFFSET(intern_again(p, &p->job_at[2], h->tool_version,
 						   sizeof h->tool_version));
+	out->user = AS_OFFSET(intern_again(p, &p->job_at[3], h->batch.user, sizeof h->batch.user));
+	out->batch_system = AS_OFFSET(intern_again(p, &p->job_at[4], h->batch.system,
+						   sizeof h->batch.system));
+	out->batch_job = AS_OFFSET(intern_again(p, &p->job_at[5], h->batch.job,
+						sizeof h->batch.job));
+	out->batch_nodes = AS_OFFSET(intern_again(p, &p->job_at[6], h->batch.nodes,
+						  sizeof h->batch.nodes));
 	out->cpus = AS_OFFSET(intern(p, "", 1)); /* measured at MPI_Finalize: not in a live file */
 	uint64_t last = h->last_cyc > h->init_cyc ? h->last_cyc : h->init_cyc;
 	out->init_global_ns = h->init_global_ns;
@@ -408,6 +416,10 @@ static void fix_strings(struct nt_log *log, const char *base)
 		FIX(r->mpi_library);
 		FIX(r->tool_version);
 		FIX(r->cpus);
+		FIX(r->user);
+		FIX(r->batch_system);
+		FIX(r->batch_job);
+		FIX(r->batch_nodes);
 		for (uint32_t k = 0; k < r->nsites; k++) {
 			FIX(r->sites[k].function);
 			FIX(r->sites[k].module);
@@ -583,7 +595,8 @@ int nt_live_read_job(const char *dir, struct nt_log *log, char *err, size_t errs
 				o->flags = NT_LOG_FLAG_PARTIAL | NT_LOG_FLAG_MISSING;
 				o->host = AS_OFFSET(intern(&pool, "?", 2));
 				o->command = o->mpi_library = o->tool_version = o->cpus =
-					AS_OFFSET(intern(&pool, "", 1));
+					o->user = o->batch_system = o->batch_job =
+						o->batch_nodes = AS_OFFSET(intern(&pool, "", 1));
 			}
 			log->flags |= o->flags;
 		}

@@ -567,6 +567,13 @@ static int decode_payload(struct input *in, uint32_t version, struct nt_log_rank
 	}
 	if (version >= 7)
 		decode_others(in, out);
+	if (version >= 8) {
+		if ((rc = rstr(in, &out->user)) || (rc = rstr(in, &out->batch_system)) ||
+		    (rc = rstr(in, &out->batch_job)) || (rc = rstr(in, &out->batch_nodes)))
+			return rc;
+	} else {
+		out->user = out->batch_system = out->batch_job = out->batch_nodes = AS_OFFSET(0);
+	}
 	if (!in->bad && left(in) != 0)
 		in->bad = true;
 	return in->bad ? MALFORMED : 0;
@@ -696,6 +703,10 @@ static void fix_strings(struct nt_log *log, const char *pool)
 		k->mpi_library = fix(pool, k->mpi_library);
 		k->tool_version = fix(pool, k->tool_version);
 		k->cpus = fix(pool, k->cpus);
+		k->user = fix(pool, k->user);
+		k->batch_system = fix(pool, k->batch_system);
+		k->batch_job = fix(pool, k->batch_job);
+		k->batch_nodes = fix(pool, k->batch_nodes);
 		for (uint32_t i = 0; i < k->nsites; i++) {
 			struct nt_log_site *s = &k->sites[i];
 			s->function = fix(pool, s->function);

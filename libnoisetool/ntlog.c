@@ -263,6 +263,10 @@ static void encode_payload(struct wbuf *w, const struct nt_log_source *src)
 		w64(w, q->count);
 	}
 	w64(w, r->scan_ns);
+	wstr(w, r->user); /* version 8: who ran it, and its batch job */
+	wstr(w, r->batch_system);
+	wstr(w, r->batch_job);
+	wstr(w, r->batch_nodes);
 }
 
 static bool source_valid(const struct nt_log_source *src)

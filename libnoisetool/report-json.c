@@ -225,6 +225,10 @@ static void write_json(struct nt_json *j, const struct nt_report *rep, const cha
 	nt_json_string(j, "tool_version", job.tool_version);
 	nt_json_uint(j, "created_unix_ns", rep->log->created_unix_ns);
 	nt_json_uint(j, "hosts", job.hosts);
+	nt_json_string(j, "user", job.user);
+	nt_json_string(j, "batch_system", job.batch_system);
+	nt_json_string(j, "batch_job", job.batch_job);
+	nt_json_string(j, "batch_nodes", job.batch_nodes);
 	nt_json_object_end(j);
 	nt_json_array_begin(j, "rank_times");
 	for (uint32_t r = 0; r < rep->nranks; r++) {

@@ -290,7 +290,7 @@ static int count_distinct(const struct nt_log *log,
 
 int nt_report_job(const struct nt_log *log, struct nt_report_job *job)
 {
-	*job = (struct nt_report_job){ "", "", "", 0, 0 };
+	*job = (struct nt_report_job){ "", "", "", "", "", "", "", 0, 0 };
 	for (uint32_t r = log->nranks; r-- > 0;) { /* the lowest rank's last */
 		const struct nt_log_rank *k = &log->ranks[r];
 		if (k->command && *k->command)
@@ -299,6 +299,13 @@ int nt_report_job(const struct nt_log *log, struct nt_report_job *job)
 			job->mpi_library = k->mpi_library;
 		if (k->tool_version && *k->tool_version)
 			job->tool_version = k->tool_version;
+		if (k->user && *k->user)
+			job->user = k->user;
+		if (k->batch_job && *k->batch_job) { /* the three together, of one rank */
+			job->batch_system = k->batch_system ? k->batch_system : "";
+			job->batch_job = k->batch_job;
+			job->batch_nodes = k->batch_nodes ? k->batch_nodes : "";
+		}
 	}
 	int rc = count_distinct(log, rank_command, 0, &job->commands);
 	if (rc == 0)

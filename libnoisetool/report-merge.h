@@ -24,6 +24,8 @@ const struct nt_report_site *nt_report_merged_site(const struct nt_report *rep,
  * data). The strings are the log's ("" for none). */
 struct nt_report_job {
 	const char *command, *mpi_library, *tool_version;
+	/* version 8: the user and the batch job ("" when the log does not say) */
+	const char *user, *batch_system, *batch_job, *batch_nodes;
 	uint32_t commands, hosts;
 };
 

@@ -60,6 +60,23 @@ static void write_job_text(FILE *f, const struct nt_log *log)
 		printable(job.mpi_library, buf, sizeof buf);
 		fprintf(f, "MPI: %s%s\n", buf, strlen(buf) < strlen(job.mpi_library) ? " ..." : "");
 	}
+	if (*job.batch_job) {
+		char id[80], nodes[120];
+		printable(job.batch_job, id, sizeof id);
+		printable(job.batch_nodes, nodes, sizeof nodes);
+		fprintf(f, "batch job: %s %s", *job.batch_system ? job.batch_system : "?", id);
+		if (*nodes)
+			fprintf(f, " on %s%s", nodes,
+				strlen(nodes) < strlen(job.batch_nodes) ? " ..." : "");
+		if (*job.user) {
+			printable(job.user, buf, sizeof buf);
+			fprintf(f, ", user %s", buf);
+		}
+		fputc('\n', f);
+	} else if (*job.user) {
+		printable(job.user, buf, sizeof buf);
+		fprintf(f, "user: %s\n", buf);
+	}
 }
 
 /* The characters of the printable string s (its UTF-8 sequences counted once). */

@@ -1,10 +1,12 @@
 /* The job's identity at MPI_Init: /proc/self/cmdline quoted for a shell, the first line of
- * PMPI_Get_library_version, NT_VERSION. Once per rank, off every hot path. */
+ * PMPI_Get_library_version, NT_VERSION, the user and batch job from the environment. Once per
+ * rank, off every hot path. */
 #include "nt-config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -51,4 +53,5 @@ void nt_job_collect(struct nt_job *job)
 	if (nt_jobinfo_line(version, job->mpi_library, sizeof job->mpi_library) < 0)
 		job->mpi_library[0] = '\0';
 	snprintf(job->tool_version, sizeof job->tool_version, "%s", NT_VERSION);
+	nt_jobinfo_batch_from_env(getenv, (unsigned)getuid(), &job->batch);
 }

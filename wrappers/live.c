@@ -97,10 +97,12 @@ void nt_live_python_names(const void *mem, size_t bytes, struct nt_live_field na
 	hdr->py_names_bytes = bytes;
 }
 
-void nt_live_job(const char *command, const char *mpi_library, const char *tool_version)
+void nt_live_job(const char *command, const char *mpi_library, const char *tool_version,
+		 const struct nt_jobinfo_batch *batch)
 {
 	if (!hdr)
 		return;
+	hdr->batch = *batch;
 	snprintf(hdr->command, sizeof hdr->command, "%s", command);
 	snprintf(hdr->mpi_library, sizeof hdr->mpi_library, "%s", mpi_library);
 	snprintf(hdr->tool_version, sizeof hdr->tool_version, "%s", tool_version);

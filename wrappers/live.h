@@ -42,7 +42,8 @@ void nt_live_python_names(const void *mem, size_t bytes, struct nt_live_field na
 			  struct nt_live_field line);
 
 /* The job as this rank sees it (jobinfo.h), before nt_live_clock makes the file readable. */
-void nt_live_job(const char *command, const char *mpi_library, const char *tool_version);
+void nt_live_job(const char *command, const char *mpi_library, const char *tool_version,
+		 const struct nt_jobinfo_batch *batch);
 
 /* After the clocks are synchronized: the rank's MPI_Init on its counter and on global time. */
 void nt_live_clock(uint64_t init_cyc, int64_t init_global_ns, uint64_t clock_error_ns);

@@ -158,6 +158,10 @@ static void rank_fields(const struct nt_runtime *rt, struct rank_block *b)
 	r->command = rt->job.command;
 	r->mpi_library = rt->job.mpi_library;
 	r->tool_version = rt->job.tool_version;
+	r->user = rt->job.batch.user;
+	r->batch_system = rt->job.batch.system;
+	r->batch_job = rt->job.batch.job;
+	r->batch_nodes = rt->job.batch.nodes;
 	r->cpus = rt->cpus.list;
 	r->cpu_ns = rt->cpus.cpu_ns;
 	r->run_delay_ns = rt->cpus.run_delay_ns;

@@ -352,6 +352,9 @@ int main(int argc, char **argv)
 			/* its CPUs (version 6): a CPU a rank, each to itself, 5 % of it others' */
 			.cpus = cpu_list, .cpu_ns = 9000000, .run_delay_ns = 100000,
 			.cpus_busy_ns = 9500000, .cpus_steal_ns = 0,
+			/* who ran it, in which batch job (version 8) */
+			.user = "alice", .batch_system = "slurm", .batch_job = "77.0",
+			.batch_nodes = "node-[a-b]",
 		};
 		if (given) {
 			rank.nsites = (uint32_t)ngiven;

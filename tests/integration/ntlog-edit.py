@@ -18,7 +18,9 @@ RECORD = {"site": (16, "<I"), "start_ns": (24, "<Q"), "duration_ns": (32, "<Q"),
 LOSS_COUNTS = (96, 24)     # version 3's loss counts in the payload: offset, bytes
 INTERVAL = (48, 16)        # version 2's interval fields in a record
 SYS = (136, 8)             # version 5's window field sys_ns in a record
-CPUS_TIMES = 4 * 8         # version 6's CPU times after the rank's CPU list, ending the payload
+CPUS_TIMES = 4 * 8         # version 6's CPU times after the rank's CPU list
+OTHER_TASK = 4 + 4 + 8 + 16  # version 7: an other task (pid, kind, run_ns, comm)
+IRQ_LINE = 4 + 16 + 32 + 8   # version 7: an interrupt line or softirq kind
 
 
 def fixed_bytes(version):
@@ -66,13 +68,14 @@ def fix_crcs(b, lay):
 
 
 def as_version(b, version):
-    """The log as a build writing that version (1 to 6) wrote it: for 6 without the other tasks
+    """The log as a build writing that version (1 to 7) wrote it: for 7 without the user and
+    batch job; for 6 also without the other tasks
     on the rank's CPUs; for 5 also without the rank's CPUs and the header's test-call sampling;
     for 4 also without the window's sys_ns, for 3 also without the job's command line, MPI
     library and tool version, for 2 also without the loss counts, and for 1 also without the
     interval fields; lengths and checksums fixed."""
     lay = layout(b)
-    assert lay["version"] == 7 and version in (1, 2, 3, 4, 5, 6)
+    assert lay["version"] == 8 and version in (1, 2, 3, 4, 5, 6, 7)
     out = bytearray(b[:64])
     struct.pack_into("<I", out, 8, version)
     if version < 6:
@@ -83,6 +86,18 @@ def as_version(b, version):
         q = r["job"] - p                            # after the job's three strings: the CPUs
         for _ in range(3):
             q += 4 + struct.unpack_from("<I", payload, q)[0]
+        if version == 7:                            # the other tasks stay, the user goes
+            q += 4 + struct.unpack_from("<I", payload, q)[0] + CPUS_TIMES
+            q += 4 + 4 + 8 + 4
+            q += 4 + struct.unpack_from("<I", payload, q)[0] * OTHER_TASK
+            q += 8 + 8
+            q += 4 + struct.unpack_from("<I", payload, q)[0] * IRQ_LINE
+            q += 8                                  # scan_ns
+            del payload[q:]
+            block = bytearray(b[r["block"]:p])
+            struct.pack_into("<QI", block, 8, len(payload), zlib.crc32(bytes(payload)))
+            out += block + payload
+            continue
         if version == 6:                            # the CPUs stay, the other tasks go
             q += 4 + struct.unpack_from("<I", payload, q)[0] + CPUS_TIMES
             del payload[q:]

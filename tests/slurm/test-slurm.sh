@@ -3,7 +3,8 @@
 # host that the test starts and stops (slurm-lib.sh; as root, skipped with the reason
 # elsewhere). For the MPI under test (NT_MPI: MPICH through srun --mpi=pmi2, Open MPI through
 # --mpi=pmix):
-#   - noisetool run -- srun -n 2 LOOP: one job of 2 ranks, every allreduce counted;
+#   - noisetool run -- srun -n 2 LOOP: one job of 2 ranks, every allreduce counted, the batch
+#     job, its node and user in the report (log version 8);
 #   - MPICH with srun --mpi=none: 2 jobs of 1 rank, which exit 0; noisetool run says so and
 #     what to change;
 #   - a batch script whose last line is `exec noisetool run ... -- srun ... KILLED`, cancelled
@@ -40,12 +41,16 @@ mkdir "$tmp/one"
 timeout 120 "$NT" run --out "$tmp/one" --json "$tmp/one.json" -- srun --mpi=$plugin -n 2 \
 	"$LOOP" 300 >"$tmp/one.out" 2>"$tmp/one.err"
 rc=$?
-if [ $rc = 0 ] && python3 - "$tmp/one.json" <<'PY'; then
-import json, sys
+if [ $rc = 0 ] && python3 - "$tmp/one.json" "$(hostname -s)" "$(id -un)" <<'PY'; then
+import json, re, sys
 r = json.load(open(sys.argv[1]))
 calls = sum(s["calls"] for s in r["sites"] if s["function"] == "MPI_Allreduce")
-print(f"srun: {r['ranks']} ranks, {calls} allreduce calls")
-sys.exit(0 if r["ranks"] == 2 and calls == 600 and not r["partial"] else 1)
+job = r["job"]
+print(f"srun: {r['ranks']} ranks, {calls} allreduce calls; batch job {job['batch_system']} "
+      f"{job['batch_job']} on {job['batch_nodes']}, user {job['user']}")
+sys.exit(0 if r["ranks"] == 2 and calls == 600 and not r["partial"] and
+         job["batch_system"] == "slurm" and re.fullmatch(r"[0-9]+\.0", job["batch_job"]) and
+         job["batch_nodes"] == sys.argv[2] and job["user"] == sys.argv[3] else 1)
 PY
 	:
 else
@@ -140,7 +145,13 @@ plugstack default=off
 step --noisetool || { echo "FAIL: srun --noisetool"; cat "$tmp/step.out"; fail=1; }
 log=$(logs_in "$site")
 case "$log" in
-"$site/$day/"*-slurm-[0-9]*.[0-9]*.ntlog) check_log "srun --noisetool" "$log" os ;;
+"$site/$day/"*-slurm-[0-9]*.[0-9]*.ntlog)
+	check_log "srun --noisetool" "$log" os
+	# The log's batch job is the one its name gives (slurm-JOB.STEP).
+	id=${log##*-slurm-}
+	grep -q "^batch job: slurm ${id%.ntlog} on " "$tmp/spank.txt" ||
+		{ echo "FAIL: srun --noisetool: the report's batch job is not ${id%.ntlog}:"; grep "^batch" "$tmp/spank.txt"; fail=1; }
+	;;
 *) echo "FAIL: srun --noisetool: logs '$log', want one in $site/$day named by the job"; fail=1 ;;
 esac
 rm -rf "${site:?}"/*

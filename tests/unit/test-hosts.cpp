@@ -21,12 +21,20 @@ struct job {
 	mem_log m;
 	std::vector<nt_culprit> nodes, held;
 	nt_report rep{};
-	job(std::vector<const char *> hosts, uint64_t created) : m((uint32_t)hosts.size())
+	// batch: its Slurm job id, run by alice (log version 8); NULL: a log without them.
+	job(std::vector<const char *> hosts, uint64_t created, const char *batch = nullptr)
+		: m((uint32_t)hosts.size())
 	{
 		for (size_t r = 0; r < hosts.size(); r++) {
 			m.ranks[r].host = hosts[r];
 			m.ranks[r].wall_ns = 3600000 * MS;
 			m.ranks[r].command = "./app 3";
+			if (batch) {
+				m.ranks[r].user = "alice";
+				m.ranks[r].batch_system = "slurm";
+				m.ranks[r].batch_job = batch;
+				m.ranks[r].batch_nodes = "b,d";
+			}
 		}
 		m.get();
 		m.log.created_unix_ns = created;
@@ -72,7 +80,7 @@ TEST_CASE("nt_hosts: hosts ranked by the delay they imposed across jobs", "[host
 	j1.hold(0, 50 * MS);
 	REQUIRE(nt_hosts_add(h, j1.get(), "/logs/j1.ntlog") == 0);
 	// Job 2 on b and d (two ranks on d): b late 60 ms; job 3 on a alone: nothing late.
-	job j2({ "b", "d", "d" }, 1000000000000000000ull + 7200000000000ull);
+	job j2({ "b", "d", "d" }, 1000000000000000000ull + 7200000000000ull, "88.0");
 	j2.late("b", 60 * MS, 60 * MS);
 	REQUIRE(nt_hosts_add(h, j2.get(), "/logs/j2.ntlog") == 0);
 	job j3({ "a" }, 1000000000000000000ull - 3600000000000ull);
@@ -97,7 +105,7 @@ TEST_CASE("nt_hosts: hosts ranked by the delay they imposed across jobs", "[host
 			"      0.000  88.9") != std::string::npos);
 	CHECK(text.find("a                              10.000  10.0%        5.0       1/2     2.000"
 			"     50.000") != std::string::npos);
-	CHECK(text.find("b\n        60.000 ms  /logs/j2.ntlog  (./app 3)\n        30.000 ms  "
+	CHECK(text.find("b\n        60.000 ms  slurm 88.0, alice, /logs/j2.ntlog  (./app 3)\n        30.000 ms  "
 			"/logs/j1.ntlog") != std::string::npos);
 	CHECK(text.find("1 logs could not be read (left out):\n  /logs/bad.ntlog: not a log (bad "
 			"magic)") != std::string::npos);
@@ -115,7 +123,9 @@ TEST_CASE("nt_hosts: hosts ranked by the delay they imposed across jobs", "[host
 		      "\"rank_ns\": 7200000000000,\"ranks\": 2,\"jobs\": 2,\"jobs_hurt\": 2,\"causes\": "
 		      "{\"preemption_ns\": 80000000,") != std::string::npos);
 	CHECK(d1.find("\"worst_jobs\": [{\"log\": \"/logs/j2.ntlog\",\"command\": \"./app 3\","
-		      "\"delay_ns\": 60000000},") != std::string::npos);
+		      "\"user\": \"alice\",\"batch_system\": \"slurm\",\"batch_job\": \"88.0\","
+		      "\"delay_ns\": 60000000},{\"log\": \"/logs/j1.ntlog\",\"command\": \"./app 3\","
+		      "\"user\": \"\",\"batch_system\": \"\",\"batch_job\": \"\",") != std::string::npos);
 	CHECK(d1.find("\"unreadable\": [{\"log\": \"/logs/bad.ntlog\",\"why\": \"not a log (bad "
 		      "magic)\"}]") != std::string::npos);
 	nt_hosts_free(h);

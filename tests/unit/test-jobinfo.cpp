@@ -157,3 +157,86 @@ TEST_CASE("an MPI library's version is its first line, blanks folded", "[jobinfo
 	CHECK(l.size() == NT_JOBINFO_MPI_BYTES - 1);
 	CHECK(ends_with(l, marker));
 }
+
+namespace {
+
+// A made-up environment for nt_jobinfo_batch (its get is a plain function pointer).
+std::vector<std::pair<std::string, std::string>> fake_env;
+
+char *fake_getenv(const char *name)
+{
+	for (auto &kv : fake_env)
+		if (kv.first == name)
+			return &kv.second[0];
+	return nullptr;
+}
+
+struct nt_jobinfo_batch batch(std::vector<std::pair<std::string, std::string>> env, unsigned uid = 1000)
+{
+	fake_env = std::move(env);
+	struct nt_jobinfo_batch b;
+	std::memset(&b, 'x', sizeof b); // every field must be written
+	nt_jobinfo_batch_from_env(fake_getenv, uid, &b);
+	return b;
+}
+
+} // namespace
+
+TEST_CASE("the batch job and user come from the environment", "[jobinfo]")
+{
+	SECTION("a Slurm step") {
+		auto b = batch({ { "SLURM_JOB_ID", "1234" }, { "SLURM_STEP_ID", "0" },
+				 { "SLURM_JOB_NODELIST", "node[01-04]" }, { "SLURM_JOB_USER", "alice" },
+				 { "USER", "bob" } });
+		CHECK(std::string(b.system) == "slurm");
+		CHECK(std::string(b.job) == "1234.0");
+		CHECK(std::string(b.nodes) == "node[01-04]");
+		CHECK(std::string(b.user) == "alice");
+	}
+	SECTION("Slurm's special steps by name, a job without a step") {
+		CHECK(std::string(batch({ { "SLURM_JOB_ID", "7" }, { "SLURM_STEP_ID", "4294967294" } }).job) ==
+		      "7.batch");
+		CHECK(std::string(batch({ { "SLURM_JOB_ID", "7" }, { "SLURM_STEP_ID", "4294967293" } }).job) ==
+		      "7.extern");
+		auto b = batch({ { "SLURM_JOB_ID", "7" }, { "USER", "bob" } });
+		CHECK(std::string(b.job) == "7");
+		CHECK(std::string(b.nodes) == "");
+		CHECK(std::string(b.user) == "bob"); // no SLURM_JOB_USER
+	}
+	SECTION("PBS, LSF (an array's element), Flux") {
+		auto p = batch({ { "PBS_JOBID", "5678.server" }, { "PBS_O_LOGNAME", "carol" } });
+		CHECK(std::string(p.system) == "pbs");
+		CHECK(std::string(p.job) == "5678.server");
+		CHECK(std::string(p.user) == "carol");
+		auto l = batch({ { "LSB_JOBID", "42" }, { "LSB_JOBINDEX", "3" }, { "LOGNAME", "dan" } });
+		CHECK(std::string(l.system) == "lsf");
+		CHECK(std::string(l.job) == "42[3]");
+		CHECK(std::string(l.user) == "dan");
+		CHECK(std::string(batch({ { "LSB_JOBID", "42" }, { "LSB_JOBINDEX", "0" } }).job) == "42");
+		CHECK(std::string(batch({ { "FLUX_JOB_ID", "f2abc" } }).system) == "flux");
+	}
+	SECTION("Slurm first when several are set; empty variables are not set") {
+		auto b = batch({ { "PBS_JOBID", "" }, { "SLURM_JOB_ID", "9" }, { "LSB_JOBID", "42" } });
+		CHECK(std::string(b.system) == "slurm");
+		auto e = batch({ { "SLURM_JOB_ID", "" }, { "USER", "" }, { "LOGNAME", "" } }, 4242);
+		CHECK(std::string(e.system) == "");
+		CHECK(std::string(e.job) == "");
+		CHECK(std::string(e.user) == "uid 4242");
+	}
+	SECTION("outside a batch job: the user alone") {
+		auto b = batch({}, 0);
+		CHECK(std::string(b.system) == "");
+		CHECK(std::string(b.job) == "");
+		CHECK(std::string(b.nodes) == "");
+		CHECK(std::string(b.user) == "uid 0");
+	}
+	SECTION("values are one line, cut to their fields with the marker") {
+		std::string nodes = "n[" + std::string(400, '1') + "]";
+		auto b = batch({ { "SLURM_JOB_ID", "1\n2" }, { "SLURM_JOB_NODELIST", nodes },
+				 { "SLURM_JOB_USER", "a\x1b[31mb" } });
+		CHECK(std::string(b.job) == "1"); // its first line
+		CHECK(std::strlen(b.nodes) == NT_JOBINFO_NODES_BYTES - 1);
+		CHECK(ends_with(b.nodes, marker));
+		CHECK(std::string(b.user) == "a [31mb");
+	}
+}

@@ -321,7 +321,8 @@ TEST_CASE("damaged live files are refused, naming the file", "[live]")
 	}
 }
 
-TEST_CASE("the job's command line, MPI and tool version are read from the live files", "[live]")
+TEST_CASE("the job's command line, MPI, tool version, user and batch job are read from the live "
+	  "files", "[live]")
 {
 	tmpdir d;
 	live_file a = make(0, 3), b = make(1, 3), c = make(2, 3);
@@ -329,7 +330,12 @@ TEST_CASE("the job's command line, MPI and tool version are read from the live f
 		snprintf(f->h()->command, sizeof f->h()->command, "/opt/app/solver -n 4");
 		snprintf(f->h()->mpi_library, sizeof f->h()->mpi_library, "MPICH Version: 4.0.2");
 		snprintf(f->h()->tool_version, sizeof f->h()->tool_version, "0.1.0");
+		snprintf(f->h()->batch.user, sizeof f->h()->batch.user, "alice");
+		snprintf(f->h()->batch.system, sizeof f->h()->batch.system, "slurm");
+		snprintf(f->h()->batch.job, sizeof f->h()->batch.job, "1234.0");
+		snprintf(f->h()->batch.nodes, sizeof f->h()->batch.nodes, "node[01-04]");
 	}
+	std::memset(b.h()->batch.nodes, 'n', sizeof b.h()->batch.nodes);
 	// Rank 1's fields fill their places with no NUL: read up to their ends, never past.
 	std::memset(b.h()->command, 'x', sizeof b.h()->command);
 	std::memset(b.h()->tool_version, 'v', sizeof b.h()->tool_version);
@@ -345,8 +351,15 @@ TEST_CASE("the job's command line, MPI and tool version are read from the live f
 	CHECK(std::string(log.ranks[1].command) == std::string(NT_JOBINFO_COMMAND_BYTES, 'x'));
 	CHECK(std::string(log.ranks[1].mpi_library) == "MPICH Version: 4.0.2");
 	CHECK(std::string(log.ranks[1].tool_version) == std::string(NT_JOBINFO_TOOL_BYTES, 'v'));
+	CHECK(std::string(log.ranks[0].user) == "alice");
+	CHECK(std::string(log.ranks[0].batch_system) == "slurm");
+	CHECK(std::string(log.ranks[0].batch_job) == "1234.0");
+	CHECK(std::string(log.ranks[0].batch_nodes) == "node[01-04]");
+	CHECK(std::string(log.ranks[1].batch_nodes) == std::string(NT_JOBINFO_NODES_BYTES, 'n'));
 	for (const char *s : { log.ranks[2].command, log.ranks[2].mpi_library,
-			       log.ranks[2].tool_version })
+			       log.ranks[2].tool_version, log.ranks[2].user,
+			       log.ranks[2].batch_system, log.ranks[2].batch_job,
+			       log.ranks[2].batch_nodes })
 		CHECK(std::string(s) == "");
 	nt_log_free(&log);
 
@@ -358,6 +371,7 @@ TEST_CASE("the job's command line, MPI and tool version are read from the live f
 		e.put("rank-1", g);
 		REQUIRE(nt_live_read_job(e.path.c_str(), &log, err, sizeof err) == 0);
 		CHECK(std::string(log.ranks[0].command) == "");
+		CHECK(std::string(log.ranks[0].user) == ""); // no file: nothing known
 		CHECK(std::string(log.ranks[1].command) == "/opt/app/solver -n 4");
 		CHECK(std::string(log.ranks[2].command) == "");
 		nt_log_free(&log);

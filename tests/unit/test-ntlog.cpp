@@ -342,6 +342,11 @@ struct fields {
 			// most there are room for, and more than it keeps.
 			k.pid = 1000 + r;
 			k.scan_ns = r == 1 ? 0 : ns();
+			// Who ran it and its batch job (version 8): rank 1 outside one.
+			k.user = str(r == 1 ? "uid 1001" : "alice");
+			k.batch_system = str(r == 1 ? "" : "slurm");
+			k.batch_job = str(r == 1 ? "" : "1234." + std::to_string(r));
+			k.batch_nodes = str(r == 1 ? "" : "node[01-04]");
 			if (r != 1) {
 				k.others_flags = NT_LOG_OTHERS_KNOWN | (r == 2 ? NT_LOG_OTHERS_PARTIAL : 0);
 				k.nothers = r == 2 ? NT_LOG_OTHERS_MAX : 1;
@@ -441,6 +446,10 @@ void check_rank(const struct nt_log_rank &a, const struct nt_log_rank &b)
 	CHECK(a.others_ns == b.others_ns);
 	CHECK(a.others_count == b.others_count);
 	CHECK(a.scan_ns == b.scan_ns);
+	CHECK(std::string(a.user) == (b.user ? b.user : ""));
+	CHECK(std::string(a.batch_system) == (b.batch_system ? b.batch_system : ""));
+	CHECK(std::string(a.batch_job) == (b.batch_job ? b.batch_job : ""));
+	CHECK(std::string(a.batch_nodes) == (b.batch_nodes ? b.batch_nodes : ""));
 	CHECK(a.irq_count == b.irq_count);
 	CHECK(a.softirq_count == b.softirq_count);
 	REQUIRE(a.nirqs == b.nirqs);
@@ -621,7 +630,8 @@ TEST_CASE("log v4: every field of every rank, site, record and window survives",
 	{
 		// The last rank's block ends with its 4 records, its three strings, its CPUs (a
 		// string and 4 times), the other tasks there (24 bytes, 32 a task), the
-		// interrupts (20 bytes, 60 a line) and the readings' cost (8); its payload ends 4 records and those after the record count,
+		// interrupts (20 bytes, 60 a line), the readings' cost (8) and the user and batch
+		// job (four strings); its payload ends 4 records and those after the record count,
 		// which holds 4.
 		const size_t record = NT_LOG_READ_MIN_CHUNK_BYTES; // the latest version's record
 		CHECK((NT_LOG_VERSION > 4 || record == 140));
@@ -629,7 +639,9 @@ TEST_CASE("log v4: every field of every rank, site, record and window survives",
 		size_t strings = 12 + std::strlen(last.command) + std::strlen(last.mpi_library) +
 				 std::strlen(last.tool_version) + 4 + std::strlen(last.cpus) + 4 * 8 +
 				 24 + last.nothers * (16 + NT_LOG_TASK_COMM_BYTES) + 20 +
-				 last.nirqs * (12 + NT_LOG_IRQ_NAME_BYTES + NT_LOG_IRQ_DESC_BYTES) + 8;
+				 last.nirqs * (12 + NT_LOG_IRQ_NAME_BYTES + NT_LOG_IRQ_DESC_BYTES) + 8 +
+				 16 + std::strlen(last.user) + std::strlen(last.batch_system) +
+				 std::strlen(last.batch_job) + std::strlen(last.batch_nodes);
 		size_t at = bytes.size() - strings - 4 * record - 8;
 		uint64_t n = 0;
 		for (int i = 7; i >= 0; i--)
@@ -869,6 +881,12 @@ struct spec_writer {
 				w.u64(r.irqs[i].count);
 			}
 			w.u64(r.scan_ns);
+		}
+		if (version >= 8) {
+			w.str(r.user);
+			w.str(r.batch_system);
+			w.str(r.batch_job);
+			w.str(r.batch_nodes);
 		}
 		return w.b;
 	}
@@ -1202,6 +1220,8 @@ TEST_CASE("logs of every older version are read, what they lack as 0", "[ntlog]"
 		for (uint32_t r = 0; r < 3; r++) {
 			// What the old version had is read as written ...
 			struct nt_log_rank want = f.ranks[r];
+			if (version < 8) // ... version 8's user and batch job empty,
+				want.user = want.batch_system = want.batch_job = want.batch_nodes = "";
 			if (version < 7) { // ... version 7's other tasks unknown,
 				want.pid = want.others_flags = want.others_count = want.nothers = 0;
 				want.others_ns = want.irq_count = want.softirq_count = 0;
@@ -1257,7 +1277,8 @@ TEST_CASE("logs of every older version are read, what they lack as 0", "[ntlog]"
 		std::free(text);
 		CHECK(js.find("\"job\": {\"command\": \"\",\"commands\": 0,\"mpi\": \"\","
 			      "\"tool_version\": \"\",\"created_unix_ns\": 18364758544493064720,"
-			      "\"hosts\": 3}") != std::string::npos);
+			      "\"hosts\": 3,\"user\": \"\",\"batch_system\": \"\",\"batch_job\": \"\","
+			      "\"batch_nodes\": \"\"}") != std::string::npos);
 		CHECK(js.find("command: ") == std::string::npos);
 		CHECK(js.find("MPI: ") == std::string::npos);
 		nt_report_free(&rep);
@@ -1478,9 +1499,9 @@ struct one_rank {
 	// The end of the block: the CPUs (version 6), an empty list and four times; then the other
 	// tasks there (version 7): pid, flags, time, count, n (24 bytes), 32 bytes a task; then
 	// the interrupts and softirqs: two counts and n (20 bytes), 60 bytes a line; then what the
-	// readings cost (8 bytes).
-	static constexpr size_t CPUS = 4 + 4 * 8, OTHERS = 24, IRQS = 20, SCAN = 8,
-				TAIL = CPUS + OTHERS + IRQS + SCAN, TASK = 32, IRQ = 60;
+	// readings cost (8 bytes); then the user and batch job (version 8), four empty strings.
+	static constexpr size_t CPUS = 4 + 4 * 8, OTHERS = 24, IRQS = 20, SCAN = 8, BATCH = 4 * 4,
+				TAIL = CPUS + OTHERS + IRQS + SCAN + BATCH, TASK = 32, IRQ = 60;
 	static constexpr size_t NSITES = 4, HOST = 120, SITE = 125,
 				DEPTH = SITE + 17 + 12 + 54 * 8, NRECORDS = DEPTH + 4 + 12 + 8 + 8;
 	void set(size_t at, uint64_t v, int nbytes)
@@ -1599,7 +1620,8 @@ TEST_CASE("log v7: the other tasks on a rank's CPUs are checked", "[ntlog]")
 	// Offsets from the payload's end, before the readings' cost: the interrupt line (kind, name,
 	// description, count), before it the two counts and n; before them the task's pid, kind,
 	// time and name, and before it the rank's pid, flags, time, count and n.
-	const size_t end = ok.bytes.size() - ok.payload, irq = end - one_rank::SCAN - one_rank::IRQ;
+	const size_t end = ok.bytes.size() - ok.payload - one_rank::BATCH,
+		     irq = end - one_rank::SCAN - one_rank::IRQ;
 	const size_t task = irq - one_rank::IRQS - one_rank::TASK;
 	const size_t flags = task - 20, count = task - 8, n = task - 4, nirqs = irq - 4;
 	SECTION("flags of a later version")
@@ -1611,7 +1633,8 @@ TEST_CASE("log v7: the other tasks on a rank's CPUs are checked", "[ntlog]")
 	SECTION("not read again at MPI_Finalize (a short job): no task, no time with it")
 	{
 		one_rank e(false);
-		const size_t f0 = e.bytes.size() - e.payload - one_rank::SCAN - one_rank::IRQS -
+		const size_t f0 = e.bytes.size() - e.payload - one_rank::BATCH - one_rank::SCAN -
+				  one_rank::IRQS -
 				  one_rank::OTHERS + 4;
 		e.set(f0, NT_LOG_OTHERS_SKIPPED | NT_LOG_IRQS_KNOWN, 4);
 		CHECK(decode_error(e.bytes) == "");
@@ -1710,6 +1733,8 @@ TEST_CASE("log v4: the job's strings are checked as every other", "[ntlog]")
 		f.ranks[0].tool_version = "";
 		f.ranks[0].cpus = "";
 		f.ranks[0].nothers = f.ranks[0].others_count = f.ranks[0].nirqs = 0;
+		f.ranks[0].user = f.ranks[0].batch_system = f.ranks[0].batch_job =
+			f.ranks[0].batch_nodes = "";
 		auto b = f.encode();
 		REQUIRE(decode_error(b) == "");
 		b[b.size() - 8 - 2 - one_rank::TAIL] = 0; // the 'b' of the command, before the two empty strings
@@ -1725,17 +1750,33 @@ TEST_CASE("log v4: the job's strings are checked as every other", "[ntlog]")
 	}
 }
 
-TEST_CASE("the report names the job: its command line, MPI, tool and hosts", "[ntlog]")
+TEST_CASE("the report names the job: its command line, MPI, tool, hosts, user and batch job",
+	  "[ntlog]")
 {
-	fields f(3); // three command lines, three hosts
+	fields f(3); // three command lines, three hosts; ranks 0 and 2 in Slurm job 1234
 	std::string js, t = report_of(f.encode(), &js);
 	CHECK(t.find("noisetool report: x.ntlog\ncommand: /bin/app -n 0 (one of 3 different command "
 		     "lines: an MPMD job)\nMPI: " + std::string(f.ranks[0].mpi_library) +
-		     "\n3 ranks, ") == 0);
+		     "\nbatch job: slurm 1234.0 on node[01-04], user alice\n3 ranks, ") == 0);
 	CHECK(js.find("\"job\": {\"command\": \"/bin/app -n 0\",\"commands\": 3,\"mpi\": \"" +
 		      std::string(f.ranks[0].mpi_library) + "\",\"tool_version\": \"" +
 		      f.ranks[0].tool_version + "\",\"created_unix_ns\": 18364758544493064720," +
-		      "\"hosts\": 3}") != std::string::npos);
+		      "\"hosts\": 3,\"user\": \"alice\",\"batch_system\": \"slurm\",\"batch_job\": "
+		      "\"1234.0\",\"batch_nodes\": \"node[01-04]\"}") != std::string::npos);
+
+	SECTION("outside a batch job: the user alone; rank 0 without a batch job: the lowest's")
+	{
+		f.ranks[0].batch_job = "";
+		t = report_of(f.encode(), &js);
+		CHECK(t.find("\nbatch job: slurm 1234.2 on node[01-04], user alice\n") !=
+		      std::string::npos);
+		f.ranks[2].batch_job = "";
+		t = report_of(f.encode(), &js);
+		CHECK(t.find("batch job:") == std::string::npos);
+		CHECK(t.find("\nuser: alice\n") != std::string::npos);
+		CHECK(js.find("\"user\": \"alice\",\"batch_system\": \"\",\"batch_job\": \"\",") !=
+		      std::string::npos);
+	}
 
 	SECTION("one command line; rank 0 without one: the lowest rank's")
 	{
@@ -1745,7 +1786,7 @@ TEST_CASE("the report names the job: its command line, MPI, tool and hosts", "[n
 		t = report_of(f.encode(), &js);
 		CHECK(t.find("\ncommand: /bin/app -n 1\nMPI: ") != std::string::npos);
 		CHECK(js.find("\"command\": \"/bin/app -n 1\",\"commands\": 1,") != std::string::npos);
-		CHECK(js.find("\"hosts\": 2}") != std::string::npos);
+		CHECK(js.find("\"hosts\": 2,") != std::string::npos);
 	}
 	SECTION("control characters never reach the terminal; a long line is cut")
 	{

@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 /* The version written; the reader reads 1 to it. Raised with each new field. */
-#define NT_LOG_VERSION_WRITTEN 7
+#define NT_LOG_VERSION_WRITTEN 8
 #ifndef NT_TEST_EXTRA_ENTRIES
 #define NT_LOG_VERSION NT_LOG_VERSION_WRITTEN
 #else /* tests/unit/test-one-list.cpp: one more entry in each list, and a version for it */
@@ -262,6 +262,12 @@ struct nt_log_rank {
 	uint32_t nirqs;
 	struct nt_log_irq irqs[NT_LOG_IRQS_MAX];
 	uint64_t scan_ns; /* what reading them from /proc cost the rank, both ends (version 7) */
+	/* Who ran the job and the batch job it ran in, as the rank saw them at MPI_Init (version
+	 * 8; "" when read from an older log, or not known): doc/ntlog-format.md, "The job". */
+	const char *user;         /* the rank's user: a name, or "uid 1000" */
+	const char *batch_system; /* "slurm", "pbs", "lsf", "flux"; "" outside a batch job */
+	const char *batch_job;    /* its job id ("1234.0": Slurm's job and step) */
+	const char *batch_nodes;  /* the job's node list as the batch system gives it */
 	/* With NT_LOG_FLAG_UNWRITTEN: why MPI_Finalize could not write the log (an errno; 0 when
 	 * not known). Never in a log file. */
 	uint32_t log_errno;

@@ -144,6 +144,9 @@ struct nt_live_header {
 	/* Test calls timed one in this many (NOISETOOL_POLL_SAMPLE; 0, not recorded, in the files
 	 * of builds before it). */
 	uint32_t poll_sample;
+	/* Who ran the job and its batch job (all 0, read as "", in the files of builds before
+	 * them; the reader stops at the end of each field whether or not it holds a NUL). */
+	struct nt_jobinfo_batch batch;
 };
 
 /* Read the live files of a job (dir: NAME.live) into *log, as if it had written NAME.ntlog:

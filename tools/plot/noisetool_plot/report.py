@@ -76,6 +76,15 @@ def _hosts(rep):
     return names
 
 
+def batch_text(job):
+    """The batch job as the page's fact says it: "slurm 1234.0 on node[1-4]"."""
+    if not job.get("batch_job"):
+        return "none (not run by a batch system)" if "batch_job" in job else \
+            "not recorded in this log"
+    text = f"{job.get('batch_system') or '?'} {job['batch_job']}"
+    return text + (f" on {job['batch_nodes']}" if job.get("batch_nodes") else "")
+
+
 def _job_facts(doc, rep, page):
     from .page import fmt_ns
     job = rep.get("job") or {}
@@ -98,6 +107,8 @@ def _job_facts(doc, rep, page):
         ("hosts", host_text, "hosts"),
         ("MPI", job.get("mpi") or "not recorded in this log", "mpi"),
         ("command", command or "not recorded in this log", "command"),
+        ("batch job", batch_text(job), "batch-job"),
+        ("user", job.get("user") or "not recorded in this log", "user"),
         ("level", rep.get("level", "?"), "level"),
         ("waits", rep.get("wait_mode", "mpi"), "wait-mode"),
         ("clock error", "\u2264 " + fmt_ns(rep.get("clock_sync", {}).get("max_error_ns", 0)),
