@@ -9,8 +9,9 @@
 # named as fifo-ticker's; the culprits by node put that host first. Then the fleet view: 4 more
 # jobs, the ticker beside the second host in 3 of them (in 4 of the 5 in all), and `noisetool
 # hosts` over their directory puts the second host first, with the largest share of all the
-# delay. Skipped, with the reason, where namespaces or SCHED_FIFO cannot be had, or with one
-# CPU.
+# delay. Then a job whose hosts' clocks run off by a known offset and rate (the tool's test
+# hook): the log's stated clock error bounds the true one. Skipped, with the reason, where
+# namespaces or SCHED_FIFO cannot be had, or with one CPU.
 #
 #   test-hosts.sh NOISETOOL LOOP     LOOP: allreduce-loop (tests/mpi)
 set -u
@@ -145,5 +146,29 @@ if d["jobs"] != 5 or len(hosts) != 3 or hosts[0]["host"] != sys.argv[2] or d["un
     sys.exit(1)
 print(f"fleet view: {hosts[0]['host']} first, {hosts[0]['share']:.0%} of the delay of 5 jobs "
       f"({hosts[0]['jobs_hurt']} of {hosts[0]['jobs']} jobs hurt)")
+PY
+
+# The global clock across hosts, with a skew per host: the namespaces share this machine's
+# counter, so each host's clock is made to run off by the tool's test hook (NOISETOOL_TEST_CLOCK:
+# the second host's rank 0.5 s ahead and 50 ppm fast, the third's 0.3 s behind and 80 ppm slow,
+# passed to every host as the other NOISETOOL_ settings are). The log's stated error must bound
+# the error of its corrected times against the truth. (The host's shell reads the command line,
+# as ssh's does: the quotes keep the ';'.)
+mkdir "$tmp/skew"
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 "$NT_ON_HOST" "$h1" \
+	env "NOISETOOL_TEST_CLOCK='1:500000000:50;2:-300000000:-80'" \
+	"$NT" run --out "$tmp/skew" --json "$tmp/skew.json" -- "${launch[@]}" "$LOOP" 2000 \
+	>"$tmp/skew.out" 2>"$tmp/skew.err" ||
+	{ echo "FAIL: the job with skewed clocks"; cat "$tmp/skew.err"; exit 1; }
+python3 - "$tmp/skew.json" <<'PY' || fail=1
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r["clock_sync"]
+hosts = len({k["host"] for k in r["rank_times"]})
+seen, bound = c.get("test_error_ns"), c["max_error_ns"]
+ok = hosts == 3 and seen is not None and 0 < seen <= bound and not r["partial"]
+print(("" if ok else "FAIL: ") + f"clocks skewed per host ({hosts} hosts): the largest error of a "
+      f"corrected time {seen} ns, within the log's stated bound {bound} ns")
+sys.exit(0 if ok else 1)
 PY
 exit $fail
