@@ -9,6 +9,7 @@
 #include <noisetool/hosts.h>
 
 #include "json-write.h"
+#include "report-merge.h"
 
 #define WORST_JOBS 3
 
@@ -359,6 +360,7 @@ int nt_hosts_write_json(FILE *f, const struct nt_hosts *h)
 	nt_json_uint(&j, "last_job_unix_ns", h->last_ns);
 	nt_json_uint(&j, "delay_ns", h->total_ns);
 	nt_json_uint(&j, "held_ns", h->held_ns);
+	nt_report_causes_json(&j);
 	nt_json_array_begin(&j, "hosts");
 	for (size_t i = 0; i < h->n; i++) {
 		const struct host *x = v[i];

@@ -16,9 +16,10 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "html.h"
 
 static const char usage[] =
-	"Usage: noisetool hosts LOG|DIR... [--json FILE] [--top N]\n"
+	"Usage: noisetool hosts LOG|DIR... [--json FILE] [--html FILE] [--top N]\n"
 	"\n"
 	"Which hosts make jobs late: over many jobs' logs (.ntlog files, and the .live directories\n"
 	"of jobs that ended without a log), each DIR searched with its subdirectories (a site's\n"
@@ -30,6 +31,8 @@ static const char usage[] =
 	"\n"
 	"  --json FILE   also write the view as JSON (schema noisetool-hosts/1, doc/hosts.md);\n"
 	"                - = stdout (then no text)\n"
+	"  --html FILE   also draw the view as a page (Python with matplotlib, checked before\n"
+	"                any log is read: doc/html.md)\n"
 	"  --top N       print the N hosts with most delay (default 20, 0 = all; the JSON has all)\n"
 	"  -h, --help    this text\n"
 	"\n"
@@ -102,10 +105,16 @@ static int read_job(const char *path, struct nt_log *log, char *err, size_t errs
 	return nt_log_read_file(path, log, err, errsz);
 }
 
+/* The page's document (html_write's write_json). */
+static int write_view(FILE *f, void *h)
+{
+	return nt_hosts_write_json(f, h);
+}
+
 int cmd_hosts(int argc, char **argv)
 {
 	const char *cmd = "noisetool hosts";
-	const char *json_path = NULL;
+	const char *json_path = NULL, *html_path = NULL;
 	size_t top = 20;
 	struct found f = { 0 };
 	char **inputs = calloc(argc > 0 ? (size_t)argc : 1, sizeof *inputs);
@@ -115,7 +124,7 @@ int cmd_hosts(int argc, char **argv)
 		return NT_EXIT_FAIL;
 	}
 	/* The logs and directories may come anywhere; every other argument is an option. */
-	static const char *const valued[] = { "--json", "--top", NULL };
+	static const char *const valued[] = { "--json", "--html", "--top", NULL };
 	ninputs = cli_take_args(&argc, argv, valued, false, inputs);
 	struct cli c;
 	cli_init(&c, cmd, argc, argv);
@@ -126,6 +135,8 @@ int cmd_hosts(int argc, char **argv)
 			return NT_EXIT_OK;
 		} else if (cli_is(&c, "--json")) {
 			json_path = cli_value(&c);
+		} else if (cli_is(&c, "--html")) {
+			html_path = cli_value(&c);
 		} else if (cli_is(&c, "--top")) {
 			top = (size_t)cli_u64(&c, 0, 1000000);
 		} else {
@@ -140,6 +151,12 @@ int cmd_hosts(int argc, char **argv)
 	if (json_path && nt_outfile_check(json_path, (const char *const *)inputs, ninputs, why,
 					  sizeof why) != 0) {
 		fprintf(stderr, "%s: --json: %s\n", cmd, why);
+		free(inputs);
+		return NT_EXIT_FAIL;
+	}
+	struct html_out page = { 0 };
+	if (html_path && html_open(&page, cmd, "hosts", html_path, (const char *const *)inputs,
+				   ninputs) != NT_EXIT_OK) {
 		free(inputs);
 		return NT_EXIT_FAIL;
 	}
@@ -218,7 +235,13 @@ int cmd_hosts(int argc, char **argv)
 			status = NT_EXIT_FAIL;
 		}
 	}
+	if (html_path && status == NT_EXIT_OK) {
+		if (html_write(&page, cmd, write_view, h) != NT_EXIT_OK)
+			status = NT_EXIT_FAIL;
+	}
 out:
+	if (html_path)
+		html_abort(&page);
 	nt_hosts_free(h);
 	for (size_t i = 0; i < f.n; i++)
 		free(f.paths[i]);

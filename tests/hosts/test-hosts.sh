@@ -9,7 +9,7 @@
 # named as fifo-ticker's; the culprits by node put that host first. Then the fleet view: 4 more
 # jobs, the ticker beside the second host in 3 of them (in 4 of the 5 in all), and `noisetool
 # hosts` over their directory puts the second host first, with the largest share of all the
-# delay. Then a job whose hosts' clocks run off by a known offset and rate (the tool's test
+# delay, also on its page. Then a job whose hosts' clocks run off by a known offset and rate (the tool's test
 # hook): the log's stated clock error bounds the true one. Skipped, with the reason, where
 # namespaces or SCHED_FIFO cannot be had, or with one CPU.
 #
@@ -147,6 +147,20 @@ if d["jobs"] != 5 or len(hosts) != 3 or hosts[0]["host"] != sys.argv[2] or d["un
 print(f"fleet view: {hosts[0]['host']} first, {hosts[0]['share']:.0%} of the delay of 5 jobs "
       f"({hosts[0]['jobs_hurt']} of {hosts[0]['jobs']} jobs hurt)")
 PY
+# Its page, drawn and checked in a browser where one can be had (check-page.py skips
+# without).
+py=
+for p in ${NOISETOOL_PYTHON:-} python3 /usr/bin/python3; do
+	command -v "$p" >/dev/null && "$p" -c 'import matplotlib, selenium' 2>/dev/null && py=$p && break
+done
+if [ -n "$py" ]; then
+	"$NT" hosts "$tmp/logs" --html "$tmp/hosts.html" >/dev/null 2>"$tmp/hosts-html.err" ||
+		{ echo "FAIL: noisetool hosts --html"; cat "$tmp/hosts-html.err"; fail=1; }
+	"$py" "$(dirname "$0")/../html/check-page.py" "$tmp/hosts.html" --charts 2 \
+		--expect '[data-key=jobs]' 5 --expect '#hosts-table tbody tr' "$h2"
+	rc=$?
+	[ $rc = 0 ] || [ $rc = 77 ] || { echo "FAIL: the fleet view's page"; fail=1; }
+fi
 
 # The global clock across hosts, with a skew per host: the namespaces share this machine's
 # counter, so each host's clock is made to run off by the tool's test hook (NOISETOOL_TEST_CLOCK:

@@ -17,4 +17,5 @@ KINDS = {
     "simulate": "simulate",
     "coll-noise": "collnoise",
     "udp-pingpong": "pingpong",
+    "hosts": "hosts",
 }
