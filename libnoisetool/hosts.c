@@ -12,6 +12,10 @@
 #include "report-merge.h"
 
 #define WORST_JOBS 3
+/* Call sites followed per host (the worst shown): when full, a site with more delay takes the
+ * place of the one with least, whose delay is then counted as untracked. */
+#define HOST_SITES 16
+#define WORST_SITES 3
 
 struct job_ref {
 	char *log;
@@ -35,6 +39,15 @@ static char *dup_or_empty(const char *s)
 	return strdup(s ? s : "");
 }
 
+/* A call site at which a host's ranks arrived last: the last arriver's site, by its function,
+ * module and offset (one binary's site is one across jobs). */
+struct site_ref {
+	char *function, *module;
+	uint64_t offset;
+	uint64_t delay_ns;
+	uint64_t jobs, last_job; /* the jobs it was late in; the last (1-based) that added to it */
+};
+
 struct host {
 	char *name;
 	uint64_t ranks, rank_ns; /* its ranks over all jobs, and their wall time */
@@ -43,6 +56,9 @@ struct host {
 	struct nt_causes causes;
 	struct job_ref worst[WORST_JOBS]; /* most delay first */
 	size_t nworst;
+	struct site_ref sites[HOST_SITES]; /* in no order */
+	size_t nsites;
+	uint64_t untracked_ns;            /* delay at sites that did not stay among them */
 };
 
 struct unreadable {
@@ -131,6 +147,71 @@ static int note_worst(struct host *x, const char *log, const struct nt_log_rank 
 	return 0;
 }
 
+/* Add delay_ns at site (of job number job) to the host's sites. 0 or -ENOMEM. */
+static int note_site(struct host *x, const struct nt_log_site *site, uint64_t delay_ns,
+		     uint64_t job)
+{
+	const char *fn = site && site->function ? site->function : "?";
+	const char *mod = site && site->module ? site->module : "?";
+	uint64_t off = site ? site->offset : 0;
+	struct site_ref *least = NULL;
+	for (size_t i = 0; i < x->nsites; i++) {
+		struct site_ref *s = &x->sites[i];
+		if (s->offset == off && !strcmp(s->function, fn) && !strcmp(s->module, mod)) {
+			s->delay_ns = add_sat(s->delay_ns, delay_ns);
+			s->jobs += s->last_job != job;
+			s->last_job = job;
+			return 0;
+		}
+		if (!least || s->delay_ns < least->delay_ns)
+			least = s;
+	}
+	struct site_ref *to = x->nsites < HOST_SITES ? &x->sites[x->nsites] : least;
+	if (to == least && least->delay_ns >= delay_ns) {
+		x->untracked_ns = add_sat(x->untracked_ns, delay_ns);
+		return 0;
+	}
+	struct site_ref r = { strdup(fn), strdup(mod), off, delay_ns, 1, job };
+	if (!r.function || !r.module) {
+		free(r.function);
+		free(r.module);
+		return -ENOMEM;
+	}
+	if (to == least) {
+		x->untracked_ns = add_sat(x->untracked_ns, least->delay_ns);
+		free(least->function);
+		free(least->module);
+	} else {
+		x->nsites++;
+	}
+	*to = r;
+	return 0;
+}
+
+static int by_site_delay(const void *a, const void *b)
+{
+	const struct site_ref *x = *(const struct site_ref *const *)a,
+			      *y = *(const struct site_ref *const *)b;
+	return (x->delay_ns < y->delay_ns) - (x->delay_ns > y->delay_ns);
+}
+
+/* The host's sites, most delay first, into v (HOST_SITES of room); how many. */
+static size_t worst_sites(const struct host *x, const struct site_ref **v)
+{
+	for (size_t i = 0; i < x->nsites; i++)
+		v[i] = &x->sites[i];
+	qsort(v, x->nsites, sizeof *v, by_site_delay);
+	return x->nsites;
+}
+
+/* A module's path as the text names it: its file name alone. */
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash && strncmp(path, NT_LOG_PYTHON_PREFIX, strlen(NT_LOG_PYTHON_PREFIX)) != 0
+		       ? slash + 1 : path;
+}
+
 static void add_causes(struct nt_causes *to, const struct nt_causes *from)
 {
 	for (int c = 0; c < NT_CAUSE_COUNT; c++)
@@ -183,6 +264,11 @@ int nt_hosts_add(struct nt_hosts *h, const struct nt_report *rep, const char *lo
 	}
 	const struct nt_log_rank *first = log->nranks ? &log->ranks[0] : NULL;
 	int rc = 0;
+	for (size_t i = 0; i < a->nlate && rc == 0; i++) {
+		size_t k = find_host(h, a->late[i].host);
+		if (k != SIZE_MAX && in[k] && a->late[i].delay_ns)
+			rc = note_site(&h->hosts[k], a->late[i].site, a->late[i].delay_ns, h->jobs + 1);
+	}
 	for (size_t k = 0; k < h->n; k++) {
 		if (!in[k])
 			continue;
@@ -318,9 +404,11 @@ int nt_hosts_write_text(FILE *f, const struct nt_hosts *h, size_t top)
 		if (!x->nworst)
 			continue;
 		if (!any)
-			fprintf(f, "\nThe jobs each host hurt most (delay its ranks imposed there)\n");
+			fprintf(f, "\nThe jobs and call sites each host hurt most (delay its ranks "
+				   "imposed there)\n");
 		any = true;
-		fprintf(f, "%s\n", x->name[0] ? x->name : "?");
+		fprintf(f, "%s: its worst jobs, then the call sites it arrived last at\n",
+			x->name[0] ? x->name : "?");
 		for (size_t k = 0; k < x->nworst; k++) {
 			const struct job_ref *w = &x->worst[k];
 			fprintf(f, "  %12.3f ms  ", (double)w->delay_ns / 1e6);
@@ -331,6 +419,13 @@ int nt_hosts_write_text(FILE *f, const struct nt_hosts *h, size_t top)
 				fprintf(f, "%s, ", w->user);
 			fprintf(f, "%s  (%s)\n", w->log, w->command[0] ? w->command : "?");
 		}
+		const struct site_ref *s[HOST_SITES];
+		size_t ns = worst_sites(x, s);
+		for (size_t k = 0; k < ns && k < WORST_SITES; k++)
+			fprintf(f, "  %12.3f ms  at %s %s+0x%llx (%llu job%s)\n",
+				(double)s[k]->delay_ns / 1e6, s[k]->function, base_name(s[k]->module),
+				(unsigned long long)s[k]->offset, (unsigned long long)s[k]->jobs,
+				s[k]->jobs == 1 ? "" : "s");
 	}
 	if (h->nbad) {
 		fprintf(f, "\n%zu logs could not be read (left out):\n", h->nbad);
@@ -391,6 +486,20 @@ int nt_hosts_write_json(FILE *f, const struct nt_hosts *h)
 			nt_json_object_end(&j);
 		}
 		nt_json_array_end(&j);
+		const struct site_ref *s[HOST_SITES];
+		size_t ns = worst_sites(x, s);
+		nt_json_array_begin(&j, "worst_sites");
+		for (size_t k = 0; k < ns && k < WORST_SITES; k++) {
+			nt_json_object_begin(&j, NULL);
+			nt_json_string(&j, "function", s[k]->function);
+			nt_json_string(&j, "module", s[k]->module);
+			nt_json_uint(&j, "offset", s[k]->offset);
+			nt_json_uint(&j, "delay_ns", s[k]->delay_ns);
+			nt_json_uint(&j, "jobs", s[k]->jobs);
+			nt_json_object_end(&j);
+		}
+		nt_json_array_end(&j);
+		nt_json_uint(&j, "sites_untracked_ns", x->untracked_ns);
 		nt_json_object_end(&j);
 	}
 	nt_json_array_end(&j);
@@ -415,6 +524,10 @@ void nt_hosts_free(struct nt_hosts *h)
 		free(h->hosts[i].name);
 		for (size_t k = 0; k < h->hosts[i].nworst; k++)
 			free_ref(&h->hosts[i].worst[k]);
+		for (size_t k = 0; k < h->hosts[i].nsites; k++) {
+			free(h->hosts[i].sites[k].function);
+			free(h->hosts[i].sites[k].module);
+		}
 	}
 	for (size_t i = 0; i < h->nbad; i++) {
 		free(h->bad[i].log);

@@ -9,9 +9,9 @@
 # named as fifo-ticker's; the culprits by node put that host first. Then the fleet view: 4 more
 # jobs, the ticker beside the second host in 3 of them (in 4 of the 5 in all), and `noisetool
 # hosts` over their directory puts the second host first, with the largest share of all the
-# delay, also on its page. Then a job whose hosts' clocks run off by a known offset and rate (the tool's test
-# hook): the log's stated clock error bounds the true one. Skipped, with the reason, where
-# namespaces or SCHED_FIFO cannot be had, or with one CPU.
+# delay, also on its page. Then a job whose hosts' clocks run off by a known offset and rate
+# (the tool's test hook): the log's stated clock error bounds the true one. Skipped, with the
+# reason, where namespaces or SCHED_FIFO cannot be had, or with one CPU.
 #
 #   test-hosts.sh NOISETOOL LOOP     LOOP: allreduce-loop (tests/mpi)
 set -u

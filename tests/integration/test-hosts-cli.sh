@@ -54,9 +54,11 @@ NOISETOOL_PYTHON=/bin/false expect_status 1 "$NT" hosts "$site" --html "$tmp/p.h
 
 # The page, where a Python that draws is here.
 if "$NT" hosts "$site" --html "$tmp/page.html" >/dev/null 2>"$tmp/page.err"; then
-	grep -q 'data-key="jobs">2<' "$tmp/page.html" && grep -q 'id="hosts-table"' "$tmp/page.html" &&
-		grep -q 'id="unreadable-table"' "$tmp/page.html" && grep -q "slurm 77.0, alice" "$tmp/page.html" &&
-		ok || fail "the page lacks the jobs, the hosts table, the log left out or the batch job"
+	for want in 'data-key="jobs">2<' 'id="hosts-table"' 'id="unreadable-table"' \
+		"slurm 77.0, alice" 'id="worst-sites-table"'; do
+		grep -qF "$want" "$tmp/page.html" || fail "the page lacks $want"
+	done
+	ok
 elif grep -q "matplotlib" "$tmp/page.err"; then
 	echo "(no Python with matplotlib here: the page was not drawn)"
 else

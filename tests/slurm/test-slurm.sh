@@ -150,7 +150,11 @@ case "$log" in
 	# The log's batch job is the one its name gives (slurm-JOB.STEP).
 	id=${log##*-slurm-}
 	grep -q "^batch job: slurm ${id%.ntlog} on " "$tmp/spank.txt" ||
-		{ echo "FAIL: srun --noisetool: the report's batch job is not ${id%.ntlog}:"; grep "^batch" "$tmp/spank.txt"; fail=1; }
+		{
+			echo "FAIL: srun --noisetool: the report's batch job is not ${id%.ntlog}:"
+			grep "^batch" "$tmp/spank.txt"
+			fail=1
+		}
 	;;
 *) echo "FAIL: srun --noisetool: logs '$log', want one in $site/$day named by the job"; fail=1 ;;
 esac

@@ -92,7 +92,7 @@ def render(doc, page):
                 "held up"] + [CAUSE_NAMES[k] + " %" for k in CAUSES], rows, "hosts-table",
                caption="Every host, most delay first (click a column to sort)")
 
-    page.section("The jobs each host hurt most", "worst-jobs")
+    page.section("The jobs and call sites each host hurt most", "worst-jobs")
     rows = [[x["host"], Cell(fmt_ns(w.get("delay_ns", 0)), w.get("delay_ns", 0)), _job_name(w),
              w.get("log", ""), w.get("command", "") or "?"]
             for x in hosts for w in x.get("worst_jobs", [])]
@@ -101,6 +101,15 @@ def render(doc, page):
                    caption="At most 3 jobs a host, most delay first")
     else:
         page.note("No job was hurt.")
+    rows = [[x["host"], Cell(fmt_ns(s.get("delay_ns", 0)), s.get("delay_ns", 0)),
+             s.get("function", "?"),
+             f"{s.get('module', '?').rsplit('/', 1)[-1]}+0x{s.get('offset', 0):x}",
+             s.get("module", ""), s.get("jobs", 0)]
+            for x in hosts for s in x.get("worst_sites", [])]
+    if rows:
+        page.table(["host", "delay", "function", "site", "module", "jobs"], rows,
+                   "worst-sites-table", caption="The call sites each host's ranks arrived last "
+                   "at, at most 3 a host, most delay first (one binary's site is one across jobs)")
 
     if bad:
         page.section("Logs left out", "unreadable")
