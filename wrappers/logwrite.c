@@ -209,7 +209,7 @@ static void rank_fields(const struct nt_runtime *rt, struct rank_block *b)
 	r->drift_ppb = (int64_t)llround(g.drift * 1e9);
 	const struct nt_clocksync_point *a = &rt->sync_init, *e = &rt->sync_fin;
 	r->clock_error_ns = (uint64_t)(a->error_ns > e->error_ns ? a->error_ns : e->error_ns);
-	r->injected_ns = (uint64_t)nt_clock_cyc_to_ns(nt_inject_spun_cyc());
+	r->injected_ns = (uint64_t)nt_clock_cyc_to_ns(nt_inject_taken_cyc());
 	r->injected_count = nt_inject_count();
 	double cost_ns;
 	nt_window_stats(&r->probe_reads, &cost_ns);

@@ -32,7 +32,7 @@ int nt_window_open(enum nt_probe_level level, uint64_t *costs_cyc, int n)
 		nt_probe_read(probe, &start);
 		costs_cyc[i] = nt_clock_now_cyc() - t0;
 	}
-	start_injected = nt_inject_spun_cyc();
+	start_injected = nt_inject_taken_cyc();
 	return 0;
 }
 
@@ -43,7 +43,7 @@ int nt_window_close(uint64_t now_cyc, struct nt_window_read *rd)
 	struct nt_probe_sample s;
 	uint64_t t0 = nt_clock_now_cyc();
 	nt_probe_read(probe, &s);
-	uint64_t injected = nt_inject_spun_cyc();
+	uint64_t injected = nt_inject_taken_cyc();
 	uint64_t t1 = nt_clock_now_cyc();
 	struct nt_probe_delta d;
 	nt_probe_delta(&start, &s, &d);

@@ -390,13 +390,18 @@ TEST_CASE("injection into this thread")
 	nt_inject_spec s;
 	REQUIRE(parse("period=2ms,detour=200us,mode=unsync,seed=7", &s) == 0);
 	char err[256] = "";
-	const uint64_t n0 = nt_inject_count();
+	const uint64_t n0 = nt_inject_count(), d0 = nt_inject_delivery_cyc();
 	const uint64_t t_start = nt_clock_monotonic_ns();
 	REQUIRE(nt_inject_start(&s, 0, 0, err, sizeof err) == 0);
 	CHECK(nt_inject_start(&s, 0, 0, err, sizeof err) == -EBUSY);
 	observation o;
 	observe(200000000, &o); // 200 ms: ~100 detours
 	nt_inject_stop();
+	// The signals' delivery is counted up to its bound a detour; what the injection took is
+	// the spin and that.
+	CHECK(nt_inject_delivery_cyc() - d0 <=
+	      (nt_inject_count() - n0) * nt_clock_ns_to_cyc(NT_INJECT_DELIVERY_MAX_NS));
+	CHECK(nt_inject_taken_cyc() == nt_inject_spun_cyc() + nt_inject_delivery_cyc());
 	const uint64_t t_stop = nt_clock_monotonic_ns();
 	const uint64_t n = nt_inject_count() - n0;
 

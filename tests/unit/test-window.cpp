@@ -62,7 +62,7 @@ void nt_probe_delta(const struct nt_probe_sample *, const struct nt_probe_sample
 	d->valid = NT_SRC_SCHEDSTAT;
 }
 
-uint64_t nt_inject_spun_cyc(void)
+uint64_t nt_inject_taken_cyc(void)
 {
 	return 0;
 }
