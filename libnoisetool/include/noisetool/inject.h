@@ -125,11 +125,11 @@ NT_API uint64_t nt_inject_spun_cyc(void);
  * detours' lengths. */
 NT_API uint64_t nt_inject_lost_cyc(void);
 NT_API uint64_t nt_inject_count(void);
+#define NT_INJECT_DELIVERY_MAX_NS 50000u /* a signal's delivery counted at most (below) */
 /* The signals' delivery: from each expiry of the timer to its handler's start (the timer's
  * interrupt and the kernel's signal frame, ~19 us here), summed over the detours whose
  * delivery took at most NT_INJECT_DELIVERY_MAX_NS; a longer one (the thread was off the CPU
  * at the expiry, which its run delay shows) counts 0. */
-#define NT_INJECT_DELIVERY_MAX_NS 50000u
 NT_API uint64_t nt_inject_delivery_cyc(void);
 /* What the injection took from the thread: spun + delivery (the log's injected time, and its
  * probe windows'). */
