@@ -6,10 +6,11 @@ disturbance's ground truth (what the program or the injector measured).
 
   attrib-matrix.py header
   attrib-matrix.py row CASE REPORT TRUTH CAUSE RANK        one table row
-  attrib-matrix.py check CASE REPORT TRUTH CAUSE RANK ALLOWANCE_NS
+  attrib-matrix.py check CASE REPORT TRUTH CAUSE RANK ALLOWANCE
       its row, then exit 1 with FAIL lines unless RANK has the majority of the job's delay,
       CAUSE is the largest of RANK's causes beyond CPU competition and half or more of its
-      delay beyond CPU competition, and CAUSE holds at most TRUTH + ALLOWANCE_NS
+      delay beyond CPU competition, and CAUSE holds at most TRUTH + ALLOWANCE (in ns, or
+      "N%": N % of TRUTH)
 
   attrib-matrix.py held CASE REPORT CAUSE RANK [SHARE]
       the held-up time (a member held inside the call after the last arrival: the report's
@@ -130,7 +131,9 @@ def main():
         s = split(a[2], int(a[5]), a[3])
         row(a[1], s, a[4])
         if a[0] == "check":
-            sys.exit(0 if check(a[1], s, a[4], int(a[5]), int(a[6])) else 1)
+            allowance = (s["truth"] * float(a[6][:-1]) / 100 if a[6].endswith("%")
+                         else int(a[6]))
+            sys.exit(0 if check(a[1], s, a[4], int(a[5]), allowance) else 1)
     elif a[:1] == ["held"] and len(a) in (5, 6):
         ok = held(a[1], a[2], a[3], int(a[4]), float(a[5]) if len(a) == 6 else None)
         sys.exit(0 if ok else 1)

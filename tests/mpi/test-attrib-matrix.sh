@@ -16,7 +16,7 @@ nt_tmpdir
 WORK=200
 fail=0
 
-# check NAME CAUSE TRUTH ALLOWANCE_NS ITERS KIND EVERY AMOUNT [noisetool run options]: the job
+# check NAME CAUSE TRUTH ALLOWANCE ITERS KIND EVERY AMOUNT [noisetool run options]: the job
 # with rank 1 disturbed by KIND every EVERY of ITERS iterations, its row and its check. TRUTH:
 # "measured" (the program's measured_ns) or "injected" (what the injector spun).
 check() {
@@ -49,9 +49,12 @@ check sleep blocked_ns measured 1000000 300 sleep 2 10000 || fail=1
 # 2,048 fresh pages touched every 2 of 300 iterations (~1 s). A first touch of an anonymous page
 # costs 1.5-1.7 us of CPU (2.3-2.5 us of wall) in this KVM guest; the tool charges the kernel's
 # time in the window and the on-CPU time left beside the extra faults (attrib.c); at a fixed
-# 0.25 us a fault it gave them 7 % (959 ms measured, 76.8 ms as faults); now 98-99 %. 1 ms is
-# the allowance for the job's other faults (the tool's own arena pages, the stack: a few us).
-check faults page_fault_ns measured 1000000 300 faults 2 2048 || fail=1
+# 0.25 us a fault it gave them 7 % (959 ms measured, 76.8 ms as faults); now 98-99 %. The
+# allowance is 15 % of the faults' measured wall time: the on-CPU time left unexplained beside
+# them goes to them (up to 10 us a fault), and beside a hog on every CPU (an AMD EPYC guest,
+# 2026-12-07) that was more than the faults took in 5 of 20 Open MPI runs, by 5.4-9.6 % (734 ms
+# given for 670 measured); a 1 ms allowance failed them (doc/attribution.md, page_fault_ns).
+check faults page_fault_ns measured 15% 300 faults 2 2048 || fail=1
 # 5 ms detours every 10 ms: the injector's spun time is exact (doc/attribution.md), so no
 # allowance; what the host or another task took inside a detour is not counted as spun.
 # Injected 88-97 % of rank 1's delay beyond CPU competition (both MPIs; MPICH beside a hog on
