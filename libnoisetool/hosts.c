@@ -33,10 +33,15 @@ static void free_ref(struct job_ref *r)
 	free(r->batch_job);
 }
 
-/* s, or "" for NULL, copied. */
-static char *dup_or_empty(const char *s)
+/* s, or "" for NULL, copied with each control character '?': a log's strings reach the
+ * terminal through the text view. */
+static char *dup_printable(const char *s)
 {
-	return strdup(s ? s : "");
+	char *d = strdup(s ? s : "");
+	for (char *c = d; c && *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	return d;
 }
 
 /* A call site at which a host's ranks arrived last: the last arriver's site, by its function,
@@ -127,11 +132,11 @@ static int note_worst(struct host *x, const char *log, const struct nt_log_rank 
 		at--;
 	if (at >= WORST_JOBS)
 		return 0;
-	struct job_ref r = { strdup(log),
-			     dup_or_empty(first ? first->command : NULL),
-			     dup_or_empty(first ? first->user : NULL),
-			     dup_or_empty(first ? first->batch_system : NULL),
-			     dup_or_empty(first ? first->batch_job : NULL),
+	struct job_ref r = { dup_printable(log),
+			     dup_printable(first ? first->command : NULL),
+			     dup_printable(first ? first->user : NULL),
+			     dup_printable(first ? first->batch_system : NULL),
+			     dup_printable(first ? first->batch_job : NULL),
 			     delay_ns };
 	if (!r.log || !r.command || !r.user || !r.batch_system || !r.batch_job) {
 		free_ref(&r);
@@ -306,7 +311,7 @@ int nt_hosts_add_unreadable(struct nt_hosts *h, const char *log_path, const char
 		h->bad = p;
 		h->capbad = cap;
 	}
-	struct unreadable u = { strdup(log_path), strdup(why) };
+	struct unreadable u = { dup_printable(log_path), dup_printable(why) };
 	if (!u.log || !u.why) {
 		free(u.log);
 		free(u.why);

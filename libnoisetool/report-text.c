@@ -61,10 +61,11 @@ static void write_job_text(FILE *f, const struct nt_log *log)
 		fprintf(f, "MPI: %s%s\n", buf, strlen(buf) < strlen(job.mpi_library) ? " ..." : "");
 	}
 	if (*job.batch_job) {
-		char id[80], nodes[120];
+		char sys[24], id[80], nodes[120];
+		printable(*job.batch_system ? job.batch_system : "?", sys, sizeof sys);
 		printable(job.batch_job, id, sizeof id);
 		printable(job.batch_nodes, nodes, sizeof nodes);
-		fprintf(f, "batch job: %s %s", *job.batch_system ? job.batch_system : "?", id);
+		fprintf(f, "batch job: %s %s", sys, id);
 		if (*nodes)
 			fprintf(f, " on %s%s", nodes,
 				strlen(nodes) < strlen(job.batch_nodes) ? " ..." : "");

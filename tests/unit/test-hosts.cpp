@@ -208,3 +208,20 @@ TEST_CASE("nt_hosts: the call sites each host arrived last at, across jobs", "[h
 		nt_hosts_free(g);
 	}
 }
+
+TEST_CASE("nt_hosts: a log's strings reach the terminal without control characters", "[hosts]")
+{
+	nt_hosts *h = nt_hosts_new();
+	REQUIRE(h != nullptr);
+	job j({ "a" }, 1, "9.0");
+	j.m.ranks[0].command = "./app \x1b[2J";
+	j.m.ranks[0].user = "eve\x07";
+	j.late("a", 5 * MS, 0);
+	REQUIRE(nt_hosts_add(h, j.get(), "/logs/\x1b]0;x.ntlog") == 0);
+	memfile t;
+	REQUIRE(nt_hosts_write_text(t.f(), h, 0) == 0);
+	std::string text = t.text();
+	CHECK(text.find("slurm 9.0, eve?, /logs/?]0;x.ntlog  (./app ?[2J)") != std::string::npos);
+	CHECK(text.find('\x1b') == std::string::npos);
+	nt_hosts_free(h);
+}
