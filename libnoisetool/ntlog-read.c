@@ -574,6 +574,13 @@ static int decode_payload(struct input *in, uint32_t version, struct nt_log_rank
 	} else {
 		out->user = out->batch_system = out->batch_job = out->batch_nodes = AS_OFFSET(0);
 	}
+	if (version >= 9) {
+		out->others_from_ns = r64(in);
+		out->others_run_delay_ns = r64(in);
+	} else { /* read at MPI_Init: the span of the rank's CPU times */
+		out->others_from_ns = 0;
+		out->others_run_delay_ns = version >= 7 ? out->run_delay_ns : NT_LOG_UNKNOWN;
+	}
 	if (!in->bad && left(in) != 0)
 		in->bad = true;
 	return in->bad ? MALFORMED : 0;

@@ -267,6 +267,8 @@ static void encode_payload(struct wbuf *w, const struct nt_log_source *src)
 	wstr(w, r->batch_system);
 	wstr(w, r->batch_job);
 	wstr(w, r->batch_nodes);
+	w64(w, r->others_from_ns); /* version 9: the span the other tasks cover */
+	w64(w, r->others_run_delay_ns);
 }
 
 static bool source_valid(const struct nt_log_source *src)

@@ -279,7 +279,8 @@ static void write_ranks(FILE *f, const struct nt_report *rep)
 static void write_other_tasks(FILE *f, const struct nt_report *rep)
 {
 	static const char *const names[] = { "rank", "host", "pid", "comm", "kind", "run_ns",
-					     "share", "job_rank", "partial", NULL };
+					     "share", "job_rank", "partial", "from_ns", "run_delay_ns",
+					     NULL };
 	static const char *const kinds[NT_LOG_TASK_KIND_COUNT] = { "process", "kernel thread",
 								   "another user's" };
 	header(f, names);
@@ -305,6 +306,11 @@ static void write_other_tasks(FILE *f, const struct nt_report *rep)
 			else
 				text(&w, "");
 			u64(&w, (k->others_flags & NT_LOG_OTHERS_PARTIAL) != 0);
+			u64(&w, k->others_from_ns);
+			if (k->others_run_delay_ns != NT_LOG_UNKNOWN)
+				u64(&w, k->others_run_delay_ns);
+			else
+				text(&w, "");
 			row_end(&w);
 		}
 	}

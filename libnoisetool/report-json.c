@@ -81,6 +81,9 @@ static void write_others_json(struct nt_json *j, const struct nt_log_rank *k,
 	static const char *const kinds[NT_LOG_TASK_KIND_COUNT] = { "process", "kernel thread",
 								   "another user's" };
 	nt_json_object_begin(j, "others");
+	nt_json_uint(j, "from_ns", k->others_from_ns);
+	if (k->others_run_delay_ns != NT_LOG_UNKNOWN)
+		nt_json_uint(j, "run_delay_ns", k->others_run_delay_ns);
 	nt_json_bool(j, "partial", k->others_flags & NT_LOG_OTHERS_PARTIAL);
 	nt_json_uint(j, "run_ns", k->others_ns);
 	nt_json_uint(j, "count", k->others_count);
@@ -106,7 +109,7 @@ static void write_others_json(struct nt_json *j, const struct nt_log_rank *k,
 static void write_irqs_json(struct nt_json *j, const struct nt_log_rank *k, const char *key,
 			    uint32_t kind)
 {
-	double s = (double)k->wall_ns / 1e9;
+	double s = (double)nt_report_others_span_ns(k) / 1e9;
 	uint64_t all = kind == NT_LOG_IRQ_SOFTIRQ ? k->softirq_count : k->irq_count;
 	nt_json_object_begin(j, key);
 	nt_json_uint(j, "count", all);

@@ -389,6 +389,11 @@ const char *nt_report_wait_name(uint32_t wait_mode)
 	return wait_mode < NT_LOG_WAIT_COUNT ? names[wait_mode] : "?";
 }
 
+uint64_t nt_report_others_span_ns(const struct nt_log_rank *k)
+{
+	return k->wall_ns > k->others_from_ns ? k->wall_ns - k->others_from_ns : 0;
+}
+
 double nt_report_probe_pct(const struct nt_log_rank *k)
 {
 	return k->wall_ns ? 100.0 *

@@ -59,6 +59,10 @@ const char *nt_report_wait_name(uint32_t wait_mode);
  * windows' reads and its readings of the other tasks and interrupts on its CPUs (version 7). */
 double nt_report_probe_pct(const struct nt_log_rank *k);
 
+/* The span the rank's other tasks and interrupts cover, ns: from their first reading
+ * (others_from_ns after MPI_Init; at MPI_Init before log version 9) to MPI_Finalize. */
+uint64_t nt_report_others_span_ns(const struct nt_log_rank *k);
+
 struct nt_json;
 
 /* The list of causes (noisetool/attrib.h: NT_CAUSES) as the JSON documents carry it, for the

@@ -632,10 +632,10 @@ static void other_task_text(FILE *f, const struct nt_log_rank *k, const struct n
 }
 
 /* "interrupts 275/s: LOC 250/s (Local timer interrupts), ...": the lines of one kind counted on
- * a rank's CPUs, per second of its wall time (log version 7). */
+ * a rank's CPUs, per second of the span they were counted in (log version 7). */
 static void irqs_text(FILE *f, const struct nt_log_rank *k, uint32_t kind)
 {
-	double s = (double)k->wall_ns / 1e9;
+	double s = (double)nt_report_others_span_ns(k) / 1e9;
 	if (!(s > 0))
 		return;
 	double all = (double)(kind == NT_LOG_IRQ_SOFTIRQ ? k->softirq_count : k->irq_count) / s;
@@ -674,15 +674,18 @@ static void write_others_text(FILE *f, const struct nt_report *rep)
 			continue;
 		}
 		if (shown++ == 0)
-			fprintf(f, "\nOther tasks on the ranks' CPUs, MPI_Init to MPI_Finalize (the "
-				   "busiest, their CPU time there and %% of all other tasks' time "
-				   "there; the interrupts and softirqs counted there, per second)\n"
+			fprintf(f, "\nOther tasks on the ranks' CPUs, from their first reading to "
+				   "MPI_Finalize (the busiest, their CPU time there and %% of all other "
+				   "tasks' time there; the interrupts and softirqs counted there, per "
+				   "second)\n"
 				   "%6s  %s\n",
 				"rank", "other tasks");
 		fprintf(f, "%6u  ", k->rank);
+		if (k->others_from_ns && (tasks || irqs))
+			fprintf(f, "from %.2f s: ", (double)k->others_from_ns / 1e9);
 		if (skipped)
-			fprintf(f, "not read at MPI_Finalize: the job was too short (reading them again "
-				   "would have taken the rank's reads past 1 %% of its wall time)");
+			fprintf(f, "not read at both ends: the job was too short (reading them would "
+				   "have taken the rank's reads past 1 %% of its wall time)");
 		else if (!tasks)
 			fprintf(f, "none seen");
 		for (uint32_t t = 0; tasks && t < k->nothers && t < 3; t++) {
@@ -721,7 +724,16 @@ static void preempted_by_text(FILE *f, const struct nt_report *rep, const struct
 	const struct nt_report_cpus *v = &rep->cpus[c->rank];
 	if (!v->known || !(k->others_flags & NT_LOG_OTHERS_KNOWN) || k->nothers == 0)
 		return;
-	fprintf(f, "    its preemption, by the tasks that ran on its CPUs: ");
+	fprintf(f, "    its preemption, by the tasks that ran on its CPUs");
+	if (k->others_run_delay_ns != NT_LOG_UNKNOWN) {
+		if (k->others_from_ns)
+			fprintf(f, " from %.2f s (it waited %.2f ms for a CPU then)",
+				(double)k->others_from_ns / 1e9, (double)k->others_run_delay_ns / 1e6);
+		else
+			fprintf(f, " (it waited %.2f ms for a CPU)",
+				(double)k->others_run_delay_ns / 1e6);
+	}
+	fprintf(f, ": ");
 	for (uint32_t t = 0; t < k->nothers && t < 3; t++) {
 		if (t)
 			fprintf(f, ", ");

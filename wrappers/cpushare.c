@@ -24,19 +24,28 @@ static uint64_t process_cpu_ns(void)
 	       ((uint64_t)u.ru_utime.tv_usec + (uint64_t)u.ru_stime.tv_usec) * 1000u;
 }
 
+/* The start of a small file of /proc into buf, NUL-ended; false when it cannot be read. */
+static bool read_small(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return true;
+}
+
 static uint64_t thread_run_delay_ns(void)
 {
 	char buf[128];
-	int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NT_CPUSHARE_UNKNOWN;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
 	uint64_t run, delay, count;
-	if (n <= 0)
-		return NT_CPUSHARE_UNKNOWN;
-	buf[n] = '\0';
-	return nt_parse_schedstat(buf, &run, &delay, &count) == 0 ? delay : NT_CPUSHARE_UNKNOWN;
+	return read_small("/proc/thread-self/schedstat", buf, sizeof buf) &&
+			       nt_parse_schedstat(buf, &run, &delay, &count) == 0
+		       ? delay
+		       : NT_CPUSHARE_UNKNOWN;
 }
 
 /* The thread's CPU time: what the readings of /proc cost the rank (as a probe read's cost, it
@@ -81,6 +90,23 @@ static void irqs_read(const struct nt_cpushare *c, struct nt_irq_count *irq, siz
 			      nsoft) == 0;
 }
 
+/* The first reading's estimated cost: a thread (/proc/loadavg counts the node's) and the
+ * rest (the directory of /proc, the interrupts and softirqs), rounded up to a power of two
+ * microseconds, so that the ranks of a node, whose counts differ by a thread or two, make the
+ * same estimate. Inside a job here 111 threads took 1.8-2.2 ms of CPU time with the rest:
+ * 1.53 ms, 2.048 rounded. */
+#define THREAD_READ_NS 12000
+#define FIRST_READING_REST_NS 200000
+
+/* The node's threads as /proc/loadavg counts them (its fourth field: running/total); 0 when
+ * it cannot be read. */
+static unsigned long node_threads(void)
+{
+	char buf[128];
+	const char *slash = read_small("/proc/loadavg", buf, sizeof buf) ? strchr(buf, '/') : NULL;
+	return slash ? strtoul(slash + 1, NULL, 10) : 0;
+}
+
 void nt_cpushare_begin(struct nt_cpushare *c, bool walk_tasks)
 {
 	c->list[0] = '\0';
@@ -90,24 +116,70 @@ void nt_cpushare_begin(struct nt_cpushare *c, bool walk_tasks)
 			   : 0;
 	if (c->ncpus == 0)
 		c->list[0] = '\0';
-	c->begin_ns = nt_clock_monotonic_ns();
-	uint64_t t0 = thread_cpu_ns();
+	c->begin_ns = c->synced_ns = nt_clock_monotonic_ns();
 	c->threads = walk_tasks ? malloc(NT_CPUSHARE_THREADS * sizeof *c->threads) : NULL;
-	if (c->threads &&
-	    nt_tasks_times(NULL, c->threads, NT_CPUSHARE_THREADS, &c->nthreads,
-			   &c->threads_left_out) != 0) {
-		free(c->threads);
-		c->threads = NULL;
+	c->reading = c->threads ? NT_CPUSHARE_PENDING : NT_CPUSHARE_NOT_READ;
+	if (c->threads) {
+		unsigned long threads = node_threads();
+		uint64_t est_us = ((uint64_t)(threads ? threads : 200) * THREAD_READ_NS +
+				   FIRST_READING_REST_NS) / 1000;
+		uint64_t us = 1;
+		while (us < est_us)
+			us *= 2;
+		c->first_reading_est_ns = us * 1000;
 	}
-	if (walk_tasks)
-		irqs_read(c, c->irq0, &c->nirq0, c->soft0, &c->nsoft0, &c->irqs_known);
-	c->scan_ns[0] = thread_cpu_ns() - t0;
 	uint64_t v[4];
 	read_all(c, v);
 	c->cpu_ns = v[0];
 	c->run_delay_ns = v[1];
 	c->busy_ns = v[2];
 	c->steal_ns = v[3];
+}
+
+void nt_cpushare_synced(struct nt_cpushare *c)
+{
+	c->synced_ns = nt_clock_monotonic_ns();
+}
+
+uint64_t nt_cpushare_step(struct nt_cpushare *c, uint64_t seq)
+{
+	if (c->reading != NT_CPUSHARE_PENDING)
+		return 0;
+	/* Both readings, at their estimated costs, within half the budget of twice the time so
+	 * far (the first then costs at most 0.4 % of it). Only what every rank of the node sees
+	 * alike decides, so that they make it at the same instance: a rank that also asked its
+	 * probe reads so far to leave room for it made its reading later than its partner, which
+	 * waited 1.6 ms for it. */
+	if (!nt_cpushare_due((double)(nt_clock_monotonic_ns() - c->synced_ns), seq,
+			     c->first_reading_est_ns))
+		return 0;
+	uint64_t cyc0 = nt_clock_now_cyc(), t0 = thread_cpu_ns();
+	c->first_reading_ns = nt_clock_monotonic_ns() - c->begin_ns;
+	c->first_run_delay_ns = thread_run_delay_ns();
+	irqs_read(c, c->irq0, &c->nirq0, c->soft0, &c->nsoft0, &c->irqs_known);
+	uint64_t t1 = thread_cpu_ns();
+	c->reading = nt_tasks_times(NULL, c->threads, NT_CPUSHARE_THREADS, &c->nthreads,
+				    &c->threads_left_out) == 0
+			     ? NT_CPUSHARE_READ
+			     : NT_CPUSHARE_NOT_READ;
+	uint64_t t2 = thread_cpu_ns();
+	c->irqs_scan_ns = t1 - t0;
+	c->threads_scan_ns = t2 - t1;
+	c->scan_ns[0] = t2 - t0;
+	return nt_clock_now_cyc() - cyc0;
+}
+
+/* Whether a second reading costing more_ns keeps the rank's reads (probe_ns so far, the first
+ * reading, *spent_ns of the second so far) within the budget; if so, it is counted. */
+static bool affordable(const struct nt_cpushare *c, uint64_t probe_ns, double *spent_ns,
+		       double more_ns)
+{
+	double wall_ns = (double)(nt_clock_monotonic_ns() - c->begin_ns);
+	if ((double)probe_ns + (double)c->scan_ns[0] + *spent_ns + more_ns >
+	    NT_CPUSHARE_BUDGET * wall_ns)
+		return false;
+	*spent_ns += more_ns;
+	return true;
 }
 
 /* later - earlier, unknown when either is (or when the counter went back). */
@@ -162,26 +234,35 @@ static void irqs_end(struct nt_cpushare *c)
 	free(now);
 }
 
-/* The read budget (NT_REC_READ_BUDGET): the probe windows' reads and the readings of /proc at
- * both ends together take at most 1 % of the rank's wall time. */
-#define READ_BUDGET 0.01
+/* The second reading of the threads costs more than the first (it reads the stat of each
+ * thread whose run time grew): 1.1-1.2 times here; counted at 1.5 times. The interrupts and
+ * softirqs cost the same at both ends. */
+#define NT_CPUSHARE_SECOND_COST 1.5
 
-/* The second reading costs more than the first (it reads the stat of each thread whose run
- * time grew): 1.1-1.2 times here; counted at 1.5 times. */
-#define SECOND_READING_COST 1.5
-
-/* The threads read again: what the other processes ran on the rank's CPUs since MPI_Init;
- * not when that would take the rank's reads (probe_ns so far, the first reading, and this one
- * at SECOND_READING_COST times the first's) past the budget: a short job (the first reading of
- * 111 threads, interrupts and softirqs costs ~1.6 ms of CPU time here). */
-static void others_end(struct nt_cpushare *c, uint64_t probe_ns)
+/* The threads read again: what the other processes ran on the rank's CPUs since the first
+ * reading. Not when that reading was not complete (a job too short for it within the budget),
+ * or when the second would take the rank's reads past the budget (a short job: the first
+ * reading of 111 threads costs ~1 ms of CPU time here). */
+static void others_end(struct nt_cpushare *c, uint64_t probe_ns, double *spent_ns)
 {
-	if (!c->threads || c->ncpus == 0)
+	enum nt_cpushare_reading reading = c->reading;
+	c->reading = NT_CPUSHARE_NOT_READ;
+	if (reading == NT_CPUSHARE_NOT_READ || c->ncpus == 0) {
+		free(c->threads);
+		c->threads = NULL;
 		return;
-	double wall_ns = (double)(nt_clock_monotonic_ns() - c->begin_ns);
-	if ((double)probe_ns + (1.0 + SECOND_READING_COST) * (double)c->scan_ns[0] >
-	    READ_BUDGET * wall_ns) {
-		c->others_skipped = true;
+	}
+	/* Skipped, and the report says the job was too short: a first reading the second could
+	 * not follow within the budget, or none because the job never lasted long enough. One
+	 * never made although the job did (no blocking collective on the grid came after it was
+	 * due: point-to-point calls only, say) has no such reason to give. */
+	bool too_short = reading != NT_CPUSHARE_PENDING ||
+			 (1.0 + NT_CPUSHARE_SECOND_COST) * (double)c->first_reading_est_ns >
+				 NT_CPUSHARE_BUDGET *
+					 (double)(nt_clock_monotonic_ns() - c->synced_ns);
+	if (reading != NT_CPUSHARE_READ ||
+	    !affordable(c, probe_ns, spent_ns, NT_CPUSHARE_SECOND_COST * (double)c->threads_scan_ns)) {
+		c->others_skipped = too_short;
 		free(c->threads);
 		c->threads = NULL;
 		return;
@@ -205,6 +286,9 @@ void nt_cpushare_end(struct nt_cpushare *c)
 	read_all(c, v);
 	c->cpu_ns = since(c->cpu_ns, v[0]);
 	c->run_delay_ns = since(c->run_delay_ns, v[1]);
+	c->others_run_delay_ns = c->reading == NT_CPUSHARE_READ
+					 ? since(c->first_run_delay_ns, v[1])
+					 : NT_CPUSHARE_UNKNOWN;
 	c->busy_ns = since(c->busy_ns, v[2]);
 	c->steal_ns = since(c->steal_ns, v[3]);
 }
@@ -212,7 +296,11 @@ void nt_cpushare_end(struct nt_cpushare *c)
 void nt_cpushare_others(struct nt_cpushare *c, uint64_t probe_ns)
 {
 	uint64_t t0 = thread_cpu_ns();
-	others_end(c, probe_ns);
+	double spent_ns = 0;
+	/* The interrupts first: the cheaper reading. */
+	if (c->irqs_known && !affordable(c, probe_ns, &spent_ns, (double)c->irqs_scan_ns))
+		c->irqs_known = false;
 	irqs_end(c);
+	others_end(c, probe_ns, &spent_ns);
 	c->scan_ns[1] = thread_cpu_ns() - t0;
 }

@@ -170,6 +170,8 @@ static void rank_fields(const struct nt_runtime *rt, struct rank_block *b)
 	r->pid = (uint32_t)getpid();
 	r->scan_ns = rt->cpus.scan_ns[0] + rt->cpus.scan_ns[1];
 	const struct nt_cpushare *c = &rt->cpus;
+	r->others_from_ns = c->first_reading_ns; /* 0 when never read: no other tasks then */
+	r->others_run_delay_ns = c->others_run_delay_ns;
 	if (c->others_known) {
 		r->others_flags = NT_LOG_OTHERS_KNOWN |
 				  (c->threads_left_out ? NT_LOG_OTHERS_PARTIAL : 0);

@@ -6,6 +6,7 @@
 #include <noisetool/clock.h>
 
 #include "comms.h"
+#include "cpushare.h"
 #include "live.h"
 #include "records.h"
 
@@ -84,6 +85,14 @@ void nt_records_reset(bool threaded)
 		used = 0;
 }
 
+/* The rank's first reading of the node's tasks (nt_records_first_reading). */
+static struct nt_cpushare *reading;
+
+void nt_records_first_reading(struct nt_cpushare *c)
+{
+	reading = c;
+}
+
 uint64_t nt_records_dropped(void)
 {
 	return dropped;
@@ -112,6 +121,9 @@ void nt_records_instance(struct nt_site *s, uint64_t comm_id, uint64_t seq,
 			nt_window_counted(nt_recpolicy_window_closed(&t->rec, in->t1_cyc,
 								      rd.end_cyc, rd.cost_cyc,
 								      dec.on_grid));
+			/* The first reading of the node's tasks, when it is due (cpushare.h). */
+			if (dec.on_grid && reading)
+				nt_recpolicy_spent(&t->rec, nt_cpushare_step(reading, in->seq));
 		} else { /* no probe: no windows on this thread from here on */
 			nt_recpolicy_thread_init(&t->rec);
 			dec.flags &= ~NT_REC_WINDOW;

@@ -54,6 +54,11 @@ void nt_records_reset(bool threaded);
 uint64_t nt_records_dropped(void);
 const struct nt_record *nt_records_get(size_t i);
 
+/* At MPI_Init: the rank's first reading of the node's tasks (cpushare.h), which
+ * nt_records_instance makes at a grid read when it is due (NULL: none). */
+struct nt_cpushare;
+void nt_records_first_reading(struct nt_cpushare *c);
+
 /* The recording policy's mechanism at instance in of site s (the instance comm_id, seq; phase:
  * the compute phase before it; p2p_cyc: the thread's other MPI time within its interval, 0
  * when unknown), on the calling thread: what nt_recpolicy_at_instance() decides, done -- the

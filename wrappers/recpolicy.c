@@ -107,6 +107,11 @@ uint64_t nt_recpolicy_window_closed(struct nt_rec_thread *rt, uint64_t end_cyc,
 	return cost_cyc;
 }
 
+void nt_recpolicy_spent(struct nt_rec_thread *rt, uint64_t cost_cyc)
+{
+	rt->spent_cyc += cost_cyc;
+}
+
 /* Whether a record's early read at now_cyc is affordable: the early reads' credit holds its
  * estimated cost (NT_REC_EARLY_BURST). Without a bound, early reads were bounded only by their
  * spans: an 8-byte allreduce loop with a 45 us gap every 100 calls (Intel, a read 1.3 us) made

@@ -398,9 +398,11 @@ static void runtime_start(int provided)
 	nt_poll_span_ = 2 * nt_rt.env.poll_sample - 1;
 	nt_job_collect(&nt_rt.job);
 	nt_cpushare_begin(&nt_rt.cpus, nt_rt.env.level >= NT_PROBE_OS);
+	nt_records_first_reading(&nt_rt.cpus);
 	nt_live_job(nt_rt.job.command, nt_rt.job.mpi_library, nt_rt.job.tool_version,
 		    &nt_rt.job.batch);
 	clock_start();
+	nt_cpushare_synced(&nt_rt.cpus);
 	double local_init = nt_clocksync_local_ns(nt_rt.init_cyc);
 	nt_live_clock(nt_rt.init_cyc,
 		      llround(nt_clocksync_global_ns(&nt_rt.sync_init, &nt_rt.sync_init, local_init) -

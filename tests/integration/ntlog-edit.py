@@ -21,6 +21,7 @@ SYS = (136, 8)             # version 5's window field sys_ns in a record
 CPUS_TIMES = 4 * 8         # version 6's CPU times after the rank's CPU list
 OTHER_TASK = 4 + 4 + 8 + 16  # version 7: an other task (pid, kind, run_ns, comm)
 IRQ_LINE = 4 + 16 + 32 + 8   # version 7: an interrupt line or softirq kind
+OTHERS_SPAN = 8 + 8          # version 9: the other tasks' span (from, the rank's run delay)
 
 
 def fixed_bytes(version):
@@ -68,14 +69,14 @@ def fix_crcs(b, lay):
 
 
 def as_version(b, version):
-    """The log as a build writing that version (1 to 7) wrote it: for 7 without the user and
-    batch job; for 6 also without the other tasks
+    """The log as a build writing that version (1 to 8) wrote it: for 8 without the span of
+    the other tasks; for 7 also without the user and batch job; for 6 also without the other tasks
     on the rank's CPUs; for 5 also without the rank's CPUs and the header's test-call sampling;
     for 4 also without the window's sys_ns, for 3 also without the job's command line, MPI
     library and tool version, for 2 also without the loss counts, and for 1 also without the
     interval fields; lengths and checksums fixed."""
     lay = layout(b)
-    assert lay["version"] == 8 and version in (1, 2, 3, 4, 5, 6, 7)
+    assert lay["version"] == 9 and version in (1, 2, 3, 4, 5, 6, 7, 8)
     out = bytearray(b[:64])
     struct.pack_into("<I", out, 8, version)
     if version < 6:
@@ -83,6 +84,12 @@ def as_version(b, version):
     for r in lay["ranks"]:
         p, n = r["payload"], r["payload_len"]
         payload = bytearray(b[p:p + n])
+        if version == 8:                            # all stays but the span's two times
+            del payload[-OTHERS_SPAN:]
+            block = bytearray(b[r["block"]:p])
+            struct.pack_into("<QI", block, 8, len(payload), zlib.crc32(bytes(payload)))
+            out += block + payload
+            continue
         q = r["job"] - p                            # after the job's three strings: the CPUs
         for _ in range(3):
             q += 4 + struct.unpack_from("<I", payload, q)[0]

@@ -145,25 +145,25 @@ done
 
 # Another version (the header checksum fixed, so that only the version is wrong): one this
 # reader does not know, or an older one the blocks were not written in.
-edit "$tmp/v9.ntlog" set header version 9 &&
-	bad_log "$tmp/v9.ntlog" "written by a newer noisetool \(log version 9\); this one reads versions 1 to 8: report it with the noisetool that wrote it"
+edit "$tmp/v10.ntlog" set header version 10 &&
+	bad_log "$tmp/v10.ntlog" "written by a newer noisetool \(log version 10\); this one reads versions 1 to 9: report it with the noisetool that wrote it"
 edit "$tmp/v0.ntlog" set header version 0 && bad_log "$tmp/v0.ntlog" "log version 0 is unknown"
 edit "$tmp/v2-header.ntlog" set header version 2 &&
 	bad_log "$tmp/v2-header.ntlog" "rank 0: malformed block contents \(read as version 2\)"
 # Read as version 3 or 4, version 5's longer records run into each other: the block is
 # malformed, or a record's field is out of range, whichever the bytes hit first; read as 5, the
 # rank's CPUs at the end are bytes too many, read as 6 the other tasks on them, read as 7 the
-# user and batch job.
-for v in 3 4 5 6 7; do
+# user and batch job, read as 8 the other tasks' span.
+for v in 3 4 5 6 7 8; do
 	edit "$tmp/v$v-header.ntlog" set header version $v &&
 		bad_log "$tmp/v$v-header.ntlog" "rank 0: malformed block contents \(read as version $v\)|rank 0 record [0-9]+: .* out of range"
 done
-# Logs that builds of versions 1 to 7 wrote are read: the same report, but for what they lack
-# (before 8 no user and batch job; before 7 no other tasks on the rank's CPUs; before 6 no rank's CPUs and no test-call
+# Logs that builds of versions 1 to 8 wrote are read: the same report, but for what they lack
+# (before 9 the other tasks' span is the whole job; before 8 no user and batch job; before 7 no other tasks on the rank's CPUs; before 6 no rank's CPUs and no test-call
 # sampling; before 5 no kernel time in the windows;
 # before 4 no job identity; before 3 no loss counts; in version 1 no intervals, so the late
 # rank's record lost its interval).
-for v in 1 2 3 4 5 6 7; do
+for v in 1 2 3 4 5 6 7 8; do
 	edit "$tmp/old$v.ntlog" as-version $v &&
 		report "$tmp/old$v.ntlog" --json "$tmp/old$v.json" >"$tmp/out" 2>"$tmp/err" &&
 		grep -q "^2 ranks, level os, waits mpi, complete" "$tmp/out" &&
@@ -171,10 +171,10 @@ for v in 1 2 3 4 5 6 7; do
 import json, sys
 old, new = (json.load(open(p)) for p in sys.argv[1:3])
 v = int(sys.argv[3])
-assert old["log_version"] == v and new["log_version"] == 8, old
+assert old["log_version"] == v and new["log_version"] == 9, old
 batch = ("user", "batch_system", "batch_job", "batch_nodes")
 assert [new["job"][k] for k in batch] == ["alice", "slurm", "77.0", "node-[a-b]"], new["job"]
-assert all(old["job"][k] == "" for k in batch), old["job"]
+assert v >= 8 or all(old["job"][k] == "" for k in batch), old["job"]
 assert old["poll_sample"] == (16 if v >= 6 else 0) and new["poll_sample"] == 16, (old["poll_sample"], new["poll_sample"])
 assert v >= 4 or (old["job"]["command"] == "" and old["job"]["commands"] == 0), old["job"]
 assert v >= 6 or all(k["cpus"] == {"list": ""} for k in old["rank_times"]), old["rank_times"]

@@ -8,9 +8,10 @@
 # CPU's wall time (within /proc/stat's 10 ms ticks). The other tasks on a rank's CPUs (issue 35,
 # "competitors named"): with two ranks per CPU each names the other rank of its CPU as this
 # job's rank; a third run, 2 ranks with a hog named culprit-hog on rank 1's CPU, names it among
-# rank 1's, with at least a fifth of rank 1's run delay (alone beside the rank it takes all of
-# it; beside a load's hog too, about half). Each rank also counts the interrupts and softirqs
-# on its CPUs.
+# rank 1's, with at least a fifth of rank 1's run delay over the span the tasks were read in
+# (alone beside the rank it takes all of it; beside a load's hog too, about half). That span
+# begins inside the job, at the first reading (log version 9). Each rank also counts the
+# interrupts and softirqs on its CPUs.
 #
 #   test-cpus.sh LIB LOOP NOISETOOL     LOOP: allreduce-loop (tests/mpi)
 set -u
@@ -75,15 +76,15 @@ for k in ranks:
     if c["run_delay_ns"] > k["wall_ns"]:
         bad.append(f"rank {r}: waited {c['run_delay_ns']} ns in {k['wall_ns']} ns")
 # The other tasks on its CPUs: the job's rank bound beside it (4 ranks), the named hog (rank 1
-# of the hog run); each with the rank's pid.
+# of the hog run); each with the rank's pid, and the span they were read over.
 unread = []
 for k in ranks:
     c, r = k["cpus"], k["rank"]
     o = c.get("others")
     if c.get("others_skipped") and "pid" in c:
-        # Not read again at MPI_Finalize: right only when that would have taken the rank's
-        # reads past 1 % of its wall time (its probe reads and the first reading, counted
-        # twice, a part of scan_ns); then its names cannot be checked here.
+        # Not read at both ends: right only when that would have taken the rank's reads past
+        # 1 % of its wall time (its probe reads and the first reading, counted twice, a part
+        # of scan_ns); then its names cannot be checked here.
         reads_ns = k["probe_reads"] * k["probe_read_ns"] + k["scan_ns"]
         if reads_ns < 0.005 * k["wall_ns"]:
             bad.append(f"rank {r}: other tasks not read, its reads {reads_ns:.0f} ns in "
@@ -105,17 +106,28 @@ for k in ranks:
         mate = next(m["rank"] for m in ranks if m["rank"] != r and m["cpus"]["list"] == c["list"])
         if not any(t.get("job_rank") == mate for t in o["tasks"]):
             bad.append(f"rank {r}: the job's rank {mate} on its CPU is not named: {o}")
+    # The tasks' span: from their first reading, made at a grid read inside the job (log
+    # version 9), to MPI_Finalize; the rank's run delay in it, at most its whole job's.
+    if not 0 < o["from_ns"] < k["wall_ns"] or \
+            not 0 <= o.get("run_delay_ns", -1) <= c["run_delay_ns"]:
+        bad.append(f"rank {r}: the other tasks' span from {o['from_ns']} ns, run delay "
+                   f"{o.get('run_delay_ns')} ns in it, in {k['wall_ns']} ns of wall time and "
+                   f"{c['run_delay_ns']} ns of run delay")
+        continue
     if run == "hog" and r == 1:
         hog = [t for t in o["tasks"] if t["comm"] == "culprit-hog"]
+        waited = o["run_delay_ns"]
         if not hog:
             bad.append(f"rank 1: culprit-hog is not named: {o}")
-        elif hog[0]["run_ns"] < 0.2 * c["run_delay_ns"]:
+        elif hog[0]["run_ns"] < 0.2 * waited:
             bad.append(f"rank 1: culprit-hog ran {hog[0]['run_ns']} ns on its CPU, it waited "
-                       f"{c['run_delay_ns']} ns")
+                       f"{waited} ns in that span")
         else:
             print(f"rank 1: culprit-hog {hog[0]['run_ns'] / 1e6:.1f} ms, "
                   f"{100 * hog[0]['share']:.0f} % of the other tasks' time there; "
-                  f"rank 1 waited {c['run_delay_ns'] / 1e6:.1f} ms")
+                  f"rank 1 waited {waited / 1e6:.1f} ms for its CPU from {o['from_ns'] / 1e9:.2f} s "
+                  f"({100 * hog[0]['run_ns'] / max(waited, 1):.0f} % of it the hog's), "
+                  f"{c['run_delay_ns'] / 1e6:.1f} ms in the whole job")
 if run == "hog" and "culprit-hog (pid" not in text and not unread:
     bad.append("the text report does not name culprit-hog")
 # The trace: a late arrival that preemption delayed says who took the rank's CPUs, when any

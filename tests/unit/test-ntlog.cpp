@@ -347,6 +347,9 @@ struct fields {
 			k.batch_system = str(r == 1 ? "" : "slurm");
 			k.batch_job = str(r == 1 ? "" : "1234." + std::to_string(r));
 			k.batch_nodes = str(r == 1 ? "" : "node[01-04]");
+			// The other tasks' span (version 9): rank 1's run delay in it unknown.
+			k.others_from_ns = r == 1 ? 0 : ns();
+			k.others_run_delay_ns = r == 1 ? NT_LOG_UNKNOWN : ns();
 			if (r != 1) {
 				k.others_flags = NT_LOG_OTHERS_KNOWN | (r == 2 ? NT_LOG_OTHERS_PARTIAL : 0);
 				k.nothers = r == 2 ? NT_LOG_OTHERS_MAX : 1;
@@ -630,9 +633,9 @@ TEST_CASE("log v4: every field of every rank, site, record and window survives",
 	{
 		// The last rank's block ends with its 4 records, its three strings, its CPUs (a
 		// string and 4 times), the other tasks there (24 bytes, 32 a task), the
-		// interrupts (20 bytes, 60 a line), the readings' cost (8) and the user and batch
-		// job (four strings); its payload ends 4 records and those after the record count,
-		// which holds 4.
+		// interrupts (20 bytes, 60 a line), the readings' cost (8), the user and batch
+		// job (four strings) and the other tasks' span (16); its payload ends 4 records and
+		// those after the record count, which holds 4.
 		const size_t record = NT_LOG_READ_MIN_CHUNK_BYTES; // the latest version's record
 		CHECK((NT_LOG_VERSION > 4 || record == 140));
 		const struct nt_log_rank &last = f.ranks[2];
@@ -641,7 +644,7 @@ TEST_CASE("log v4: every field of every rank, site, record and window survives",
 				 24 + last.nothers * (16 + NT_LOG_TASK_COMM_BYTES) + 20 +
 				 last.nirqs * (12 + NT_LOG_IRQ_NAME_BYTES + NT_LOG_IRQ_DESC_BYTES) + 8 +
 				 16 + std::strlen(last.user) + std::strlen(last.batch_system) +
-				 std::strlen(last.batch_job) + std::strlen(last.batch_nodes);
+				 std::strlen(last.batch_job) + std::strlen(last.batch_nodes) + 16;
 		size_t at = bytes.size() - strings - 4 * record - 8;
 		uint64_t n = 0;
 		for (int i = 7; i >= 0; i--)
@@ -887,6 +890,10 @@ struct spec_writer {
 			w.str(r.batch_system);
 			w.str(r.batch_job);
 			w.str(r.batch_nodes);
+		}
+		if (version >= 9) {
+			w.u64(r.others_from_ns);
+			w.u64(r.others_run_delay_ns);
 		}
 		return w.b;
 	}
@@ -1220,6 +1227,11 @@ TEST_CASE("logs of every older version are read, what they lack as 0", "[ntlog]"
 		for (uint32_t r = 0; r < 3; r++) {
 			// What the old version had is read as written ...
 			struct nt_log_rank want = f.ranks[r];
+			if (version < 9) { // ... the other tasks' span the whole job (from MPI_Init),
+				want.others_from_ns = 0;
+				want.others_run_delay_ns = version >= 7 ? want.run_delay_ns
+									: NT_LOG_UNKNOWN;
+			}
 			if (version < 8) // ... version 8's user and batch job empty,
 				want.user = want.batch_system = want.batch_job = want.batch_nodes = "";
 			if (version < 7) { // ... version 7's other tasks unknown,
@@ -1499,9 +1511,11 @@ struct one_rank {
 	// The end of the block: the CPUs (version 6), an empty list and four times; then the other
 	// tasks there (version 7): pid, flags, time, count, n (24 bytes), 32 bytes a task; then
 	// the interrupts and softirqs: two counts and n (20 bytes), 60 bytes a line; then what the
-	// readings cost (8 bytes); then the user and batch job (version 8), four empty strings.
+	// readings cost (8 bytes); then the user and batch job (version 8), four empty strings;
+	// then the other tasks' span (version 9), two times.
 	static constexpr size_t CPUS = 4 + 4 * 8, OTHERS = 24, IRQS = 20, SCAN = 8, BATCH = 4 * 4,
-				TAIL = CPUS + OTHERS + IRQS + SCAN + BATCH, TASK = 32, IRQ = 60;
+				SPAN = 2 * 8, TAIL = CPUS + OTHERS + IRQS + SCAN + BATCH + SPAN,
+				TASK = 32, IRQ = 60;
 	static constexpr size_t NSITES = 4, HOST = 120, SITE = 125,
 				DEPTH = SITE + 17 + 12 + 54 * 8, NRECORDS = DEPTH + 4 + 12 + 8 + 8;
 	void set(size_t at, uint64_t v, int nbytes)
@@ -1617,10 +1631,11 @@ TEST_CASE("log v7: the other tasks on a rank's CPUs are checked", "[ntlog]")
 	const char *malformed = "rank 0: malformed block contents";
 	one_rank ok(true);
 	REQUIRE(decode_error(ok.bytes) == "");
-	// Offsets from the payload's end, before the readings' cost: the interrupt line (kind, name,
-	// description, count), before it the two counts and n; before them the task's pid, kind,
-	// time and name, and before it the rank's pid, flags, time, count and n.
-	const size_t end = ok.bytes.size() - ok.payload - one_rank::BATCH,
+	// Offsets from the payload's end, before the span and the batch job, then the readings'
+	// cost: the interrupt line (kind, name, description, count), before it the two counts and
+	// n; before them the task's pid, kind, time and name, and before it the rank's pid, flags,
+	// time, count and n.
+	const size_t end = ok.bytes.size() - ok.payload - one_rank::BATCH - one_rank::SPAN,
 		     irq = end - one_rank::SCAN - one_rank::IRQ;
 	const size_t task = irq - one_rank::IRQS - one_rank::TASK;
 	const size_t flags = task - 20, count = task - 8, n = task - 4, nirqs = irq - 4;
@@ -1630,10 +1645,10 @@ TEST_CASE("log v7: the other tasks on a rank's CPUs are checked", "[ntlog]")
 		r.set(flags, 16, 4);
 		CHECK(decode_error(r.bytes) == malformed);
 	}
-	SECTION("not read again at MPI_Finalize (a short job): no task, no time with it")
+	SECTION("not read at both ends (a short job): no task, no time with it")
 	{
 		one_rank e(false);
-		const size_t f0 = e.bytes.size() - e.payload - one_rank::BATCH - one_rank::SCAN -
+		const size_t f0 = e.bytes.size() - e.payload - one_rank::BATCH - one_rank::SPAN - one_rank::SCAN -
 				  one_rank::IRQS -
 				  one_rank::OTHERS + 4;
 		e.set(f0, NT_LOG_OTHERS_SKIPPED | NT_LOG_IRQS_KNOWN, 4);

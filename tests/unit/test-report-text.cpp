@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <noisetool/probe.h>
 #include <noisetool/report.h>
 
 #include "mem-log.h"
@@ -270,7 +271,14 @@ TEST_CASE("report: the other tasks on the ranks' CPUs, the job's own ranks named
 	m.ranks[1].others_ns = 1000 * ms;
 	other(3, 100, NT_LOG_TASK_PROCESS, 300 * ms, "app");
 	m.ranks[2].others_flags = NT_LOG_OTHERS_SKIPPED; // a short job: not read again
-	// Rank 3's CPU counted 300 ticks and 5 network softirqs in its second of wall time.
+	m.ranks[0].others_run_delay_ns = NT_LOG_UNKNOWN;
+	// Rank 1's tasks were first read 0.2 s into the job (log version 9); it waited 700 ms
+	// for its CPU from then on.
+	m.ranks[1].others_from_ns = 200 * ms;
+	m.ranks[1].others_run_delay_ns = 700 * ms;
+	// Rank 3's CPU counted 300 ticks and 5 network softirqs in the half second of its wall
+	// time from their first reading.
+	m.ranks[3].others_from_ns = 500 * ms;
 	m.ranks[3].others_flags |= NT_LOG_IRQS_KNOWN;
 	m.ranks[3].irq_count = 300;
 	m.ranks[3].softirq_count = 5;
@@ -289,25 +297,50 @@ TEST_CASE("report: the other tasks on the ranks' CPUs, the job's own ranks named
 	REQUIRE(rows.size() == 6); // the head, then ranks 0, 1, 2 (not read again) and 3
 	CHECK(rows[1].find("     0  this job's rank 2 (pid 102) 600.00 ms 98 %, kworker/0:1 (pid 7, "
 			   "kernel thread) 12.00 ms 2 %; 2 in all, 612.00 ms") == 0);
-	CHECK(rows[2].find("     1  culprit-hog (pid 555) 800.00 ms 80 %, sshd (pid 556, another "
+	CHECK(rows[2].find("     1  from 0.20 s: culprit-hog (pid 555) 800.00 ms 80 %, sshd (pid 556, another "
 			   "user's) 50.00 ms 5 %; 9 in all, 1000.00 ms (the node had more threads "
 			   "than the rank followed)") == 0);
-	CHECK(rows[3] == "     2  not read at MPI_Finalize: the job was too short (reading them "
-			 "again would have taken the rank's reads past 1 % of its wall time)");
-	CHECK(rows[4].find("     3  app (pid 100) 300.00 ms 100 %") == 0);
-	CHECK(rows[5] == "        interrupts 300/s: LOC 250/s (Local timer interrupts); softirqs "
-			 "5.0/s: NET_RX 5.0/s");
+	CHECK(rows[3] == "     2  not read at both ends: the job was too short (reading them "
+			 "would have taken the rank's reads past 1 % of its wall time)");
+	CHECK(rows[4].find("     3  from 0.50 s: app (pid 100) 300.00 ms 100 %") == 0);
+	CHECK(rows[5] == "        interrupts 600/s: LOC 500/s (Local timer interrupts); softirqs "
+			 "10/s: NET_RX 10/s");
 	std::string js = one_line(json_of(rep));
-	CHECK(js.find("\"pid\": 100,\"others\": {\"partial\": false,\"run_ns\": 612000000,\"count\": 2,"
+	CHECK(js.find("\"pid\": 100,\"others\": {\"from_ns\": 0,\"partial\": false,\"run_ns\": "
+		      "612000000,\"count\": 2,"
 		      "\"tasks\": [{\"pid\": 102,\"comm\": \"app\",\"kind\": \"process\",\"run_ns\": "
 		      "600000000,\"share\": 0.98") != std::string::npos);
 	CHECK(js.find("\"job_rank\": 2}") != std::string::npos);
 	CHECK(js.find("\"pid\": 102,\"others_skipped\": true}") != std::string::npos);
 	CHECK(js.find("\"kind\": \"another user's\"") != std::string::npos);
-	CHECK(js.find("\"interrupts\": {\"count\": 300,\"per_second\": 300,\"top\": [{\"name\": "
+	CHECK(js.find("\"interrupts\": {\"count\": 300,\"per_second\": 600,\"top\": [{\"name\": "
 		      "\"LOC\",\"desc\": \"Local timer interrupts\",\"count\": 250,\"per_second\": "
-		      "250}]},\"softirqs\": {\"count\": 5,\"per_second\": 5,\"top\": [{\"name\": "
-		      "\"NET_RX\",\"desc\": \"\",\"count\": 5,\"per_second\": 5}]}") !=
+		      "500}]},\"softirqs\": {\"count\": 5,\"per_second\": 10,\"top\": [{\"name\": "
+		      "\"NET_RX\",\"desc\": \"\",\"count\": 5,\"per_second\": 10}]}") !=
 	      std::string::npos);
+	CHECK(js.find("\"others\": {\"from_ns\": 200000000,\"run_delay_ns\": 700000000,") !=
+	      std::string::npos);
+	nt_report_free(&rep);
+	// Rank 1 arrives 10 ms late at an instance, its window all run delay: under its culprit
+	// row, who ran on its CPU, from when, and how long it waited for it then.
+	m.record(0, 1, 1 * ms, 0, 10 * ms);
+	m.record(1, 1, 11 * ms, 0, 2000);
+	nt_log_record &w = m.records[1].back();
+	w.flags = NT_LOG_REC_WINDOW;
+	w.win.wall_ns = 10 * ms;
+	w.win.cpu_ns = 0;
+	w.win.run_delay_ns = 10 * ms;
+	w.win.valid = NT_SRC_RUSAGE | NT_SRC_SCHEDSTAT | NT_SRC_THREAD_CPU;
+	m.log.level = 1;
+	REQUIRE(nt_report_build(m.get(), nullptr, nullptr, &rep) == 0);
+	t = text_of(rep);
+	CHECK(t.find("    its preemption, by the tasks that ran on its CPUs from 0.20 s (it waited "
+		     "700.00 ms for a CPU then): culprit-hog (pid 555) 800.00 ms 80 %") !=
+	      std::string::npos);
+	m.ranks[1].others_from_ns = 0; // as before log version 9: read at MPI_Init
+	nt_report_free(&rep);
+	REQUIRE(nt_report_build(m.get(), nullptr, nullptr, &rep) == 0);
+	CHECK(text_of(rep).find("    its preemption, by the tasks that ran on its CPUs (it waited "
+				"700.00 ms for a CPU): culprit-hog") != std::string::npos);
 	nt_report_free(&rep);
 }

@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 /* The version written; the reader reads 1 to it. Raised with each new field. */
-#define NT_LOG_VERSION_WRITTEN 8
+#define NT_LOG_VERSION_WRITTEN 9
 #ifndef NT_TEST_EXTRA_ENTRIES
 #define NT_LOG_VERSION NT_LOG_VERSION_WRITTEN
 #else /* tests/unit/test-one-list.cpp: one more entry in each list, and a version for it */
@@ -203,7 +203,7 @@ struct nt_log_irq {
 	uint32_t kind;                      /* enum nt_log_irq_kind */
 	char name[NT_LOG_IRQ_NAME_BYTES];   /* "LOC", "36", "NET_RX": printable ASCII, NUL-ended */
 	char desc[NT_LOG_IRQ_DESC_BYTES];   /* "Local timer interrupts", a device, "" */
-	uint64_t count;                     /* over the rank's CPUs, MPI_Init to MPI_Finalize */
+	uint64_t count;                     /* over the rank's CPUs, over the tasks' span */
 };
 
 /* One rank's block. */
@@ -247,9 +247,9 @@ struct nt_log_rank {
 	uint64_t cpus_busy_ns;   /* the time its CPUs ran any task, summed over them (/proc/stat:
 				  * user, nice, system, irq, softirq; 10 ms ticks) */
 	uint64_t cpus_steal_ns;  /* the time the hypervisor took from its CPUs, summed likewise */
-	/* The rank's process and what else ran on its CPUs from MPI_Init to MPI_Finalize (version
-	 * 7; 0 when read from an older log or a live file): doc/ntlog-format.md, "Other tasks on
-	 * the rank's CPUs". */
+	/* The rank's process and what else ran on its CPUs over the tasks' span (version 7; 0 when
+	 * read from an older log or a live file): doc/ntlog-format.md, "Other tasks on the rank's
+	 * CPUs". */
 	uint32_t pid;
 	uint32_t others_flags;   /* NT_LOG_OTHERS_* */
 	uint64_t others_ns;      /* every other process's CPU time there (the job's other ranks too) */
@@ -262,6 +262,11 @@ struct nt_log_rank {
 	uint32_t nirqs;
 	struct nt_log_irq irqs[NT_LOG_IRQS_MAX];
 	uint64_t scan_ns; /* what reading them from /proc cost the rank, both ends (version 7) */
+	/* The span the other tasks and interrupts cover (version 9; before it they were read at
+	 * MPI_Init: 0, and the rank's run_delay_ns): from others_from_ns after MPI_Init to
+	 * MPI_Finalize, and the rank's run delay in it (NT_LOG_UNKNOWN when not read). */
+	uint64_t others_from_ns;
+	uint64_t others_run_delay_ns;
 	/* Who ran the job and the batch job it ran in, as the rank saw them at MPI_Init (version
 	 * 8; "" when read from an older log, or not known): doc/ntlog-format.md, "The job". */
 	const char *user;         /* the rank's user: a name, or "uid 1000" */

@@ -294,12 +294,17 @@ def _other_tasks(rep, page):
             rows.append([r.get("rank"), r.get("host", ""), who, Cell(str(t.get("pid", "")),
                          t.get("pid", 0)), t.get("kind", ""),
                          Cell(fmt_ns(t.get("run_ns", 0)), t.get("run_ns", 0)),
-                         Cell(f"{100.0 * float(t.get('share', 0)):.1f} %", t.get("share", 0))])
+                         Cell(f"{100.0 * float(t.get('share', 0)):.1f} %", t.get("share", 0)),
+                         Cell(f"{o.get('from_ns', 0) / 1e9:.2f} s", o.get("from_ns", 0)),
+                         Cell(fmt_ns(o["run_delay_ns"]), o["run_delay_ns"])
+                         if "run_delay_ns" in o else ""])
     if rows:
         page.table(["rank", "host", "other task", "pid", "kind", "CPU time there",
-                    "of other tasks' time"], rows[:300], id="other-tasks",
-                   caption="The other processes on each rank's CPUs, MPI_Init to MPI_Finalize "
-                           "(the busiest 6 per rank)")
+                    "of other tasks' time", "read from", "rank waited for a CPU"],
+                   rows[:300], id="other-tasks",
+                   caption="The other processes on each rank's CPUs, from their first reading "
+                           "(read from: after MPI_Init) to MPI_Finalize, the busiest 6 per "
+                           "rank; and how long the rank waited for a CPU meanwhile")
 
 
 def _lateness(doc, rep, page):
