@@ -160,6 +160,29 @@ TEST_CASE("nt_node_noise_write_json", "[noise]")
 		CHECK(text.find("  LOC 250/s (Local timer interrupts)\n") != std::string::npos);
 	}
 
+	SECTION("a periodic component another task ran in names it")
+	{
+		cpu.meanwhile.known = true;
+		cpu.meanwhile.elapsed_ns = 2000000000;
+		cpu.meanwhile.others.n = 2;
+		cpu.meanwhile.others.tasks[0] = { 4321, NT_TASK_PROCESS, 229000000, "fifo-ticker" };
+		cpu.meanwhile.others.tasks[1] = { 15, NT_TASK_KERNEL, 150000, "rcu_preempt" };
+		cpu.sig.periodic[0].freq_hz = 500;
+		cpu.sig.periodic[0].total_ns = 2300000;
+		cpu.sig.periodic[0].preempted_ns = 2200000;
+		memfile t;
+		REQUIRE(nt_node_noise_write_text(t.f(), &node) == 0);
+		// 2.2 ms of detours against its 229 ms: not within a factor of 2, but the busiest
+		// task ran at least that long there (the rest of its detours not periodic).
+		CHECK(t.text().find("another task: fifo-ticker (pid 4321), 229.00 ms there") !=
+		      std::string::npos);
+		// A busiest task that ran less than the component's detours lasted is not named.
+		cpu.meanwhile.others.tasks[0].run_ns = 1000000;
+		memfile u;
+		REQUIRE(nt_node_noise_write_text(u.f(), &node) == 0);
+		CHECK(u.text().find("another task ran (preempted)") != std::string::npos);
+	}
+
 	SECTION("where the detour time went: another task, periodic interrupts, neither")
 	{
 		// 5 ms in the 250 Hz component (1 ms of it preempted), 3 ms elsewhere (2 ms preempted);
