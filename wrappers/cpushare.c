@@ -253,13 +253,14 @@ static void others_end(struct nt_cpushare *c, uint64_t probe_ns, double *spent_n
 		return;
 	}
 	/* Skipped, and the report says the job was too short: a first reading the second could
-	 * not follow within the budget, or none because the job never lasted long enough. One
-	 * never made although the job did (no blocking collective on the grid came after it was
-	 * due: point-to-point calls only, say) has no such reason to give. */
+	 * not follow within the budget, or none because the job never lasted long enough (or
+	 * ended within a few candidate spans of its being due: a job of 0.51 s here). One never
+	 * made although the job lasted well past that (no blocking collective on the grid came:
+	 * point-to-point calls only, say) has no such reason to give. */
 	bool too_short = reading != NT_CPUSHARE_PENDING ||
-			 (1.0 + NT_CPUSHARE_SECOND_COST) * (double)c->first_reading_est_ns >
-				 NT_CPUSHARE_BUDGET *
-					 (double)(nt_clock_monotonic_ns() - c->synced_ns);
+			 (double)(nt_clock_monotonic_ns() - c->synced_ns) <
+				 nt_cpushare_due_after_ns(c->first_reading_est_ns) +
+					 4.0 * NT_CPUSHARE_DUE_NS;
 	if (reading != NT_CPUSHARE_READ ||
 	    !affordable(c, probe_ns, spent_ns, NT_CPUSHARE_SECOND_COST * (double)c->threads_scan_ns)) {
 		c->others_skipped = too_short;

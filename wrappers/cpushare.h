@@ -106,12 +106,18 @@ uint64_t nt_cpushare_step(struct nt_cpushare *c, uint64_t seq);
  * softirqs cost the same at both ends. */
 #define NT_CPUSHARE_SECOND_COST 1.5
 
+/* How long after nt_cpushare_synced a first reading estimated at est_ns may be made: when
+ * both readings fit half the budget of twice the time so far. */
+static inline double nt_cpushare_due_after_ns(uint64_t est_ns)
+{
+	return (1.0 + NT_CPUSHARE_SECOND_COST) * (double)est_ns / NT_CPUSHARE_BUDGET;
+}
+
 /* nt_cpushare_step's rule: whether the first reading, estimated at est_ns, is due at the
  * instance numbered seq, elapsed_ns after nt_cpushare_synced. */
 static inline bool nt_cpushare_due(double elapsed_ns, uint64_t seq, uint64_t est_ns)
 {
-	if (!(elapsed_ns > 0) ||
-	    (1.0 + NT_CPUSHARE_SECOND_COST) * (double)est_ns > NT_CPUSHARE_BUDGET * elapsed_ns)
+	if (!(elapsed_ns > 0) || elapsed_ns < nt_cpushare_due_after_ns(est_ns))
 		return false;
 	double every = (double)(seq + 1) * NT_CPUSHARE_DUE_NS / elapsed_ns; /* instances */
 	uint64_t step = 1;
