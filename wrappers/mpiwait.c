@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <noisetool/clock.h>
 #include <noisetool/poller.h>
@@ -10,6 +11,7 @@
 #include "comms.h"
 #include "mpiwait.h"
 #include "thread.h"
+#include "toolwait.h"
 #include "votes.h"
 
 /* One nap between tests on a shared CPU: 10 us asked, with a 1 us timer slack (with the
@@ -30,6 +32,7 @@ __thread __attribute__((tls_model("initial-exec"))) uint64_t nt_wait_spin_until_
 static struct nt_poller *poller;
 static pthread_t owner;
 static int prefers_sleep; /* the owner's poller prefers sleeping (atomic: votes read it) */
+static bool crowded;      /* nt_mpiwait_crowded */
 
 int nt_mpiwait_start(enum nt_wait_mode mode)
 {
@@ -57,6 +60,50 @@ void nt_mpiwait_stop(void)
 	poller = NULL;
 }
 
+void nt_mpiwait_crowded(bool yes)
+{
+	crowded = yes;
+	if (yes && nt_wait_mode_ == NT_WAIT_ADAPTIVE)
+		__atomic_store_n(&prefers_sleep, 1, __ATOMIC_RELAXED);
+}
+
+bool nt_mpiwait_cpus_crowded(MPI_Comm tool_comm, const int *cpus, int ncpus)
+{
+	enum { BYTES = CPU_SETSIZE / 8 };
+	MPI_Comm node;
+	if (PMPI_Comm_split_type(tool_comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) !=
+	    MPI_SUCCESS)
+		return false;
+	int n = 0, me = 0, meets = 0;
+	PMPI_Comm_size(node, &n);
+	PMPI_Comm_rank(node, &me);
+	unsigned char mask[BYTES] = { 0 };
+	for (int k = 0; k < ncpus; k++)
+		if (cpus[k] >= 0 && cpus[k] < CPU_SETSIZE)
+			mask[cpus[k] / 8] |= (unsigned char)(1u << (cpus[k] % 8));
+	unsigned char *all = malloc((size_t)n * BYTES);
+	MPI_Request q;
+	if (all && PMPI_Iallgather(mask, BYTES, MPI_BYTE, all, BYTES, MPI_BYTE, node, &q) ==
+			   MPI_SUCCESS &&
+	    nt_toolwait(&q, MPI_STATUS_IGNORE, NT_TOOLWAIT_SPIN_NS) == MPI_SUCCESS) {
+		for (int r = 0; r < n; r++) {
+			bool meet = false;
+			for (int b = 0; b < BYTES && !meet; b++)
+				meet = (all[(size_t)r * BYTES + (size_t)b] & mask[b]) != 0;
+			meets += meet; /* itself too, when its CPUs are known */
+		}
+	}
+	free(all);
+	PMPI_Comm_free(&node);
+	return ncpus > 0 && meets > ncpus;
+}
+
+/* The adaptive choice is to sleep (always, on a crowded CPU). */
+static bool choice_sleep(void)
+{
+	return crowded || nt_poller_preference(poller) == NT_MODE_SLEEP;
+}
+
 static bool mine(void)
 {
 	return pthread_equal(pthread_self(), owner);
@@ -70,7 +117,7 @@ bool nt_mpiwait_blocking(uint64_t t0_cyc)
 		return true;
 	if (!mine())
 		return true;
-	if (nt_wait_mode_ != NT_WAIT_ADAPTIVE)
+	if (nt_wait_mode_ != NT_WAIT_ADAPTIVE || crowded)
 		return false;
 	uint64_t slice;
 	bool spin = nt_poller_decide(poller, &slice) == NT_MODE_SPIN;
@@ -145,8 +192,7 @@ static void between_tests(void)
 		return; /* spin through the tests */
 	uint64_t t0 = nt_clock_monotonic_ns();
 	bool yields_long = yield_mean_ns > LONG_YIELD_NS;
-	if (t0 < naps_until_ns ||
-	    (yields_long && nt_poller_preference(poller) != NT_MODE_SLEEP)) {
+	if (t0 < naps_until_ns || (yields_long && !choice_sleep())) {
 		naps++;
 		nt_poller_nap(poller, NAP_NS);
 		return;
@@ -261,8 +307,12 @@ void nt_mpiwait_describe(char *buf, size_t size)
 		 nt_wait_mode_ == NT_WAIT_BUSY	  ? "busy"
 		 : nt_wait_mode_ == NT_WAIT_SLEEP ? "sleep"
 						  : "adaptive",
-		 s.mode == NT_MODE_SPIN ? "spin" : "sleep", (unsigned long long)s.switches,
-		 s.contended ? "shared" : "free", s.competitor_share, (unsigned long long)s.trials,
+		 crowded && nt_wait_mode_ == NT_WAIT_ADAPTIVE ? "sleep"
+		 : s.mode == NT_MODE_SPIN		      ? "spin"
+							      : "sleep",
+		 (unsigned long long)s.switches,
+		 crowded ? "shared with this job's ranks" : s.contended ? "shared" : "free",
+		 s.competitor_share, (unsigned long long)s.trials,
 		 (unsigned long long)s.trials_aborted, s.trial_spin_cycle_ns / 1e3,
 		 s.trial_sleep_cycle_ns / 1e3, (unsigned long long)naps, (unsigned long long)yields,
 		 (unsigned long long)long_yields, (unsigned long long)poll_waits,

@@ -33,6 +33,18 @@ extern __thread __attribute__((tls_model("initial-exec"))) uint64_t nt_wait_spin
 
 /* Set up for the calling thread. 0, or -errno (the mode is then MPICH's own). */
 int nt_mpiwait_start(enum nt_wait_mode mode);
+
+/* At MPI_Init, once the ranks of the node compared their CPUs: more ranks of this job than CPUs
+ * share this rank's. Adaptive waits then hold to sleeping (a yield, or a nap when yields are
+ * long) and never try spinning: the CPU is never the rank's alone, and a spinning trial, or a
+ * spell of spinning while every rank beside it also waited and the CPU read as free, took the
+ * CPU from a rank beside it that had work. */
+void nt_mpiwait_crowded(bool crowded);
+
+/* Collective over tool_comm (the tool's own communicator), at MPI_Init: whether more ranks of
+ * the job than this rank's CPUs (cpus[0..ncpus), its affinity) have an affinity that meets
+ * them on its node. False when ncpus is 0 (the affinity unknown) or an MPI call fails. */
+bool nt_mpiwait_cpus_crowded(MPI_Comm tool_comm, const int *cpus, int ncpus);
 void nt_mpiwait_stop(void);
 
 /* Whether the blocking call about to start at t0_cyc should run as it is. */

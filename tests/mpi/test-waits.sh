@@ -54,6 +54,21 @@ for r in 0 1 2 3; do
 done
 [ "$handed" -ge 1 ] ||
 	{ echo "FAIL: 4 ranks shared 2 CPUs but no wait handed the CPU over (no nap, no yield)"; fail=1; }
+# The ranks compared their CPUs at MPI_Init: each knows the job's ranks crowd its CPU, holds to
+# sleeping and never tries spinning (mpiwait.h, nt_mpiwait_crowded).
+crowded=$(grep -c "waits adaptive: mode sleep, [0-9]* switches, CPU shared with this job's ranks .*, 0 trials" \
+	"$tmp/adaptive")
+[ "$crowded" -eq 4 ] ||
+	{ echo "FAIL: $crowded of 4 ranks said the job's ranks crowd their CPU and tried nothing else"; fail=1; }
+# Two ranks on two CPUs do not: their waits stay adaptive.
+if [ -n "${cpus[1]:-}" ]; then
+	SUMMARY=1 timeout 120 mpiexec -n 2 -bind-to "user:${cpus[0]},${cpus[1]}" \
+		-genv LD_PRELOAD "$(nt_preload "$LIB")" -genv NOISETOOL_WAIT adaptive \
+		-genv NOISETOOL_OUT "$tmp" -genv NOISETOOL_SUMMARY 1 "$LOOP" --calls 2000 --outliers 0 \
+		>"$tmp/two" 2>&1 || { echo "FAIL: adaptive run, 2 ranks"; cat "$tmp/two"; exit 1; }
+	[ "$(grep -c "waits adaptive" "$tmp/two")" -eq 2 ] && ! grep -q "shared with this job's ranks" "$tmp/two" ||
+		{ echo "FAIL: 2 ranks on 2 CPUs said the job's ranks crowd them:"; grep "waits" "$tmp/two"; fail=1; }
+fi
 
 # 2. Same results as without the library: collectives (phases), nonblocking collectives
 #    completed by waits, and SOR's halo exchanges (MPI_Sendrecv) with a loaded rank. Lines
