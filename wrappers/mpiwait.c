@@ -1,9 +1,13 @@
 /* Adaptive MPI waits. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <noisetool/clock.h>
 #include <noisetool/poller.h>
@@ -11,7 +15,6 @@
 #include "comms.h"
 #include "mpiwait.h"
 #include "thread.h"
-#include "toolwait.h"
 #include "votes.h"
 
 /* One nap between tests on a shared CPU: 10 us asked, with a 1 us timer slack (with the
@@ -67,35 +70,45 @@ void nt_mpiwait_crowded(bool yes)
 		__atomic_store_n(&prefers_sleep, 1, __ATOMIC_RELAXED);
 }
 
-bool nt_mpiwait_cpus_crowded(MPI_Comm tool_comm, const int *cpus, int ncpus)
+bool nt_mpiwait_cpus_crowded(const int *cpus, int ncpus)
 {
-	enum { BYTES = CPU_SETSIZE / 8 };
-	MPI_Comm node;
-	if (PMPI_Comm_split_type(tool_comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) !=
-	    MPI_SUCCESS)
+	pid_t self = getpid(), parent = getppid();
+	if (ncpus <= 0 || parent <= 1)
 		return false;
-	int n = 0, me = 0, meets = 0;
-	PMPI_Comm_size(node, &n);
-	PMPI_Comm_rank(node, &me);
-	unsigned char mask[BYTES] = { 0 };
+	cpu_set_t mine;
+	CPU_ZERO(&mine);
 	for (int k = 0; k < ncpus; k++)
 		if (cpus[k] >= 0 && cpus[k] < CPU_SETSIZE)
-			mask[cpus[k] / 8] |= (unsigned char)(1u << (cpus[k] % 8));
-	unsigned char *all = malloc((size_t)n * BYTES);
-	MPI_Request q;
-	if (all && PMPI_Iallgather(mask, BYTES, MPI_BYTE, all, BYTES, MPI_BYTE, node, &q) ==
-			   MPI_SUCCESS &&
-	    nt_toolwait(&q, MPI_STATUS_IGNORE, NT_TOOLWAIT_SPIN_NS) == MPI_SUCCESS) {
-		for (int r = 0; r < n; r++) {
-			bool meet = false;
-			for (int b = 0; b < BYTES && !meet; b++)
-				meet = (all[(size_t)r * BYTES + (size_t)b] & mask[b]) != 0;
-			meets += meet; /* itself too, when its CPUs are known */
-		}
+			CPU_SET(cpus[k], &mine);
+	DIR *d = opendir("/proc");
+	if (!d)
+		return false;
+	int meets = 1; /* itself */
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		char *end, path[64], buf[512];
+		long pid = strtol(e->d_name, &end, 10);
+		if (*end || pid <= 0 || pid == self)
+			continue;
+		snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		const char *paren = strrchr(buf, ')'); /* then " S PPID ..." */
+		cpu_set_t theirs;
+		if (!paren || strtol(paren + 3, NULL, 10) != parent ||
+		    sched_getaffinity((pid_t)pid, sizeof theirs, &theirs) != 0)
+			continue;
+		CPU_AND(&theirs, &theirs, &mine);
+		meets += CPU_COUNT(&theirs) > 0;
 	}
-	free(all);
-	PMPI_Comm_free(&node);
-	return ncpus > 0 && meets > ncpus;
+	closedir(d);
+	return meets > ncpus;
 }
 
 /* The adaptive choice is to sleep (always, on a crowded CPU). */

@@ -41,10 +41,15 @@ int nt_mpiwait_start(enum nt_wait_mode mode);
  * CPU from a rank beside it that had work. */
 void nt_mpiwait_crowded(bool crowded);
 
-/* Collective over tool_comm (the tool's own communicator), at MPI_Init: whether more ranks of
- * the job than this rank's CPUs (cpus[0..ncpus), its affinity) have an affinity that meets
- * them on its node. False when ncpus is 0 (the affinity unknown) or an MPI call fails. */
-bool nt_mpiwait_cpus_crowded(MPI_Comm tool_comm, const int *cpus, int ncpus);
+/* At MPI_Init: whether more ranks of the job than this rank's CPUs (cpus[0..ncpus), its
+ * affinity) have an affinity that meets them. The job's ranks on this node are the processes
+ * its launcher started here: those with this process's parent (hydra's proxy, Open MPI's
+ * daemon, slurmstepd), read from /proc with their affinity (sched_getaffinity). No message:
+ * an allgather on the tool's communicator took 32 Open MPI ranks on 2 CPUs ~1 MiB each past
+ * the library's budget at their peak, a node communicator (MPI_Comm_split_type) as much under
+ * MPICH. False when ncpus is 0 (the affinity unknown), the parent is init (no launcher to
+ * go by), or /proc cannot be read. */
+bool nt_mpiwait_cpus_crowded(const int *cpus, int ncpus);
 void nt_mpiwait_stop(void);
 
 /* Whether the blocking call about to start at t0_cyc should run as it is. */

@@ -400,8 +400,7 @@ static void runtime_start(int provided)
 	nt_cpushare_begin(&nt_rt.cpus, nt_rt.env.level >= NT_PROBE_OS);
 	nt_records_first_reading(&nt_rt.cpus);
 	if (nt_rt.env.wait == NT_WAIT_ADAPTIVE)
-		nt_mpiwait_crowded(nt_mpiwait_cpus_crowded(nt_rt.comm, nt_rt.cpus.cpus,
-							   nt_rt.cpus.ncpus));
+		nt_mpiwait_crowded(nt_mpiwait_cpus_crowded(nt_rt.cpus.cpus, nt_rt.cpus.ncpus));
 	nt_live_job(nt_rt.job.command, nt_rt.job.mpi_library, nt_rt.job.tool_version,
 		    &nt_rt.job.batch);
 	clock_start();
