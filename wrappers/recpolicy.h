@@ -260,7 +260,7 @@ uint64_t nt_recpolicy_window_closed(struct nt_rec_thread *rt, uint64_t end_cyc,
 				    uint64_t read_end_cyc, uint64_t cost_cyc, bool on_grid);
 
 /* Other reading the read budget holds, made right after a grid read (the first reading of the
- * node's threads, a step at a time: nt_cpushare_step): cost_cyc joins what the reads cost since
+ * node's threads and interrupts: nt_cpushare_step): cost_cyc joins what the reads cost since
  * that grid read, so that the next one spaces the reads out to make room for it; it is not a
  * read's cost (the estimate does not take it). */
 void nt_recpolicy_spent(struct nt_rec_thread *rt, uint64_t cost_cyc);
