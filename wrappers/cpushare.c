@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -117,9 +118,9 @@ void nt_cpushare_begin(struct nt_cpushare *c, bool walk_tasks)
 	if (c->ncpus == 0)
 		c->list[0] = '\0';
 	c->begin_ns = c->synced_ns = nt_clock_monotonic_ns();
-	c->threads = walk_tasks ? malloc(NT_CPUSHARE_THREADS * sizeof *c->threads) : NULL;
-	c->reading = c->threads ? NT_CPUSHARE_PENDING : NT_CPUSHARE_NOT_READ;
-	if (c->threads) {
+	c->threads = NULL; /* mapped when the first reading is made (threads_table) */
+	c->reading = walk_tasks ? NT_CPUSHARE_PENDING : NT_CPUSHARE_NOT_READ;
+	if (walk_tasks) {
 		unsigned long threads = node_threads();
 		uint64_t est_us = ((uint64_t)(threads ? threads : 200) * THREAD_READ_NS +
 				   FIRST_READING_REST_NS) / 1000;
@@ -134,6 +135,25 @@ void nt_cpushare_begin(struct nt_cpushare *c, bool walk_tasks)
 	c->run_delay_ns = v[1];
 	c->busy_ns = v[2];
 	c->steal_ns = v[3];
+}
+
+/* The table of the node's threads, mapped for the first reading and unmapped after the second
+ * (threads_free), not taken from malloc: the application's heap is not the tool's to change,
+ * and free() of a 64 KiB block consolidates its small free blocks (glibc's
+ * FASTBIN_CONSOLIDATION_THRESHOLD), which cost a job that never read 20-67 us of CPU time at
+ * MPI_Finalize: a third of the read budget of a 10 ms job. */
+static struct nt_task_time *threads_table(void)
+{
+	void *p = mmap(NULL, NT_CPUSHARE_THREADS * sizeof(struct nt_task_time),
+		       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void threads_free(struct nt_cpushare *c)
+{
+	if (c->threads)
+		munmap(c->threads, NT_CPUSHARE_THREADS * sizeof *c->threads);
+	c->threads = NULL;
 }
 
 void nt_cpushare_synced(struct nt_cpushare *c)
@@ -158,8 +178,9 @@ uint64_t nt_cpushare_step(struct nt_cpushare *c, uint64_t seq)
 	c->first_run_delay_ns = thread_run_delay_ns();
 	irqs_read(c, c->irq0, &c->nirq0, c->soft0, &c->nsoft0, &c->irqs_known);
 	uint64_t t1 = thread_cpu_ns();
-	c->reading = nt_tasks_times(NULL, c->threads, NT_CPUSHARE_THREADS, &c->nthreads,
-				    &c->threads_left_out) == 0
+	c->threads = threads_table();
+	c->reading = c->threads && nt_tasks_times(NULL, c->threads, NT_CPUSHARE_THREADS,
+						  &c->nthreads, &c->threads_left_out) == 0
 			     ? NT_CPUSHARE_READ
 			     : NT_CPUSHARE_NOT_READ;
 	uint64_t t2 = thread_cpu_ns();
@@ -248,8 +269,7 @@ static void others_end(struct nt_cpushare *c, uint64_t probe_ns, double *spent_n
 	enum nt_cpushare_reading reading = c->reading;
 	c->reading = NT_CPUSHARE_NOT_READ;
 	if (reading == NT_CPUSHARE_NOT_READ || c->ncpus == 0) {
-		free(c->threads);
-		c->threads = NULL;
+		threads_free(c);
 		return;
 	}
 	/* Skipped, and the report says the job was too short: a first reading the second could
@@ -264,8 +284,7 @@ static void others_end(struct nt_cpushare *c, uint64_t probe_ns, double *spent_n
 	if (reading != NT_CPUSHARE_READ ||
 	    !affordable(c, probe_ns, spent_ns, NT_CPUSHARE_SECOND_COST * (double)c->threads_scan_ns)) {
 		c->others_skipped = too_short;
-		free(c->threads);
-		c->threads = NULL;
+		threads_free(c);
 		return;
 	}
 	int slot_of_cpu[CPU_SETSIZE];
@@ -277,8 +296,7 @@ static void others_end(struct nt_cpushare *c, uint64_t probe_ns, double *spent_n
 	c->others_known = nt_tasks_ran_on(NULL, c->threads, c->nthreads, c->threads_left_out == 0,
 					  slot_of_cpu, CPU_SETSIZE, getpid(), getuid(), &c->others,
 					  1) == 0;
-	free(c->threads);
-	c->threads = NULL;
+	threads_free(c);
 }
 
 void nt_cpushare_end(struct nt_cpushare *c)

@@ -68,8 +68,9 @@ struct nt_cpushare {
 #define NT_CPUSHARE_THREADS 4096
 
 /* At MPI_Init, on the thread that calls it: the affinity and the first readings; with
- * walk_tasks (the probe levels os and full) the table for the node's threads' run times (64 KiB
- * at most, kept until nt_cpushare_others), which nt_cpushare_step fills. */
+ * walk_tasks (the probe levels os and full) the first reading of the node's threads is pending:
+ * nt_cpushare_step maps their table (64 KiB at most, kept until nt_cpushare_others) and fills
+ * it. */
 void nt_cpushare_begin(struct nt_cpushare *c, bool walk_tasks);
 
 /* At the end of MPI_Init, just after a collective of the tool's: the ranks have left it
@@ -87,7 +88,8 @@ void nt_cpushare_synced(struct nt_cpushare *c);
  * an instance, so each makes its reading at the same one and none waits for another's. Not at
  * MPI_Init: a shorter job never pays for a reading it would not have the budget to read again.
  * Returns what it took in counter cycles (0 when it made none): the recording policy counts it
- * with the probe reads (nt_recpolicy_spent), which then make room for it. */
+ * with the probe reads (nt_recpolicy_spent), which then make room for it over the time that
+ * half the read budget takes to pay it. */
 uint64_t nt_cpushare_step(struct nt_cpushare *c, uint64_t seq);
 
 /* The time between the instances at which the first reading may be made: the members' clocks
