@@ -88,9 +88,18 @@ uint64_t nt_recpolicy_window_closed(struct nt_rec_thread *rt, uint64_t end_cyc,
 	rt->spent_cyc += cost_cyc;
 	if (!on_grid)
 		return cost_cyc;
-	/* The share of the time since the last grid read that reads took; each step of m
-	 * halves or doubles the reads to come. */
+	/* The share of the time since the last grid read that reads took, with what it pays of
+	 * other readings' cost; each step of m halves or doubles the reads to come. */
 	uint64_t elapsed = read_end_cyc > rt->grid_from_cyc ? read_end_cyc - rt->grid_from_cyc : 0;
+	if (rt->owed_cyc) { /* what the reads left of the budget, at least NT_REC_OWED_SHARE */
+		double room = NT_REC_READ_BUDGET * (double)elapsed - (double)rt->spent_cyc;
+		double least = NT_REC_OWED_SHARE * (double)elapsed;
+		uint64_t pay = (uint64_t)(room > least ? room : least);
+		if (pay > rt->owed_cyc)
+			pay = rt->owed_cyc;
+		rt->owed_cyc -= pay;
+		rt->spent_cyc += pay;
+	}
 	double share = elapsed ? (double)rt->spent_cyc / (double)elapsed : 1;
 	unsigned m = (unsigned)__builtin_popcountll(rt->grid_mask);
 	while (share > NT_REC_READ_BUDGET && m < NT_REC_GRID_MAX_BITS) {
@@ -109,7 +118,7 @@ uint64_t nt_recpolicy_window_closed(struct nt_rec_thread *rt, uint64_t end_cyc,
 
 void nt_recpolicy_spent(struct nt_rec_thread *rt, uint64_t cost_cyc)
 {
-	rt->spent_cyc += cost_cyc;
+	rt->owed_cyc += cost_cyc;
 }
 
 /* Whether a record's early read at now_cyc is affordable: the early reads' credit holds its

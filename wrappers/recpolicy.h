@@ -84,6 +84,10 @@ extern "C" {
  * 1.004x with a tenth of the reads), and at N ranks they would add up N times over, the noise
  * amplification this tool exists to find. Made together, they cost one rank's budget. */
 #define NT_REC_READ_BUDGET 0.01
+/* The least share of the time between grid reads that pays off other readings' cost
+ * (owed_cyc): the reads' share of it is between half the budget and the budget, and with this
+ * the grid widens by one step at most while it is paid. */
+#define NT_REC_OWED_SHARE (NT_REC_READ_BUDGET / 4)
 #define NT_REC_GRID_MAX_BITS 40 /* at most one read every 2^40 instances */
 /* The estimate of a read's cost is an EWMA of the measured costs, weight 1 / NT_REC_COST_WEIGHT,
  * a read counted at most NT_REC_COST_CLAMP x the estimate: a read that was interrupted (a
@@ -147,10 +151,12 @@ struct nt_rec_thread {
 	uint64_t spent_cyc;      /* what the reads since cost (records' early reads included) */
 	uint64_t credit_cyc;     /* the records' early reads' credit (NT_REC_EARLY_BURST) ... */
 	uint64_t credit_at_cyc;  /* ... as it stood at this time */
+	uint64_t owed_cyc;       /* other readings' cost not yet paid by the grid's reads
+				  * (nt_recpolicy_spent) */
 };
 
 /* A thread without windows, as a static initializer (thread-local storage). */
-#define NT_REC_THREAD_NONE { UINT64_MAX, 0, 0, 0, 0, 0, 0 }
+#define NT_REC_THREAD_NONE { UINT64_MAX, 0, 0, 0, 0, 0, 0, 0 }
 
 /* Set *rt to a thread without windows (also when its probe fails). */
 void nt_recpolicy_thread_init(struct nt_rec_thread *rt);
@@ -260,9 +266,13 @@ uint64_t nt_recpolicy_window_closed(struct nt_rec_thread *rt, uint64_t end_cyc,
 				    uint64_t read_end_cyc, uint64_t cost_cyc, bool on_grid);
 
 /* Other reading the read budget holds, made right after a grid read (the first reading of the
- * node's threads and interrupts: nt_cpushare_step): cost_cyc joins what the reads cost since
- * that grid read, so that the next one spaces the reads out to make room for it; it is not a
- * read's cost (the estimate does not take it). */
+ * node's threads and interrupts: nt_cpushare_step): cost_cyc is owed, and each grid read pays
+ * off what the reads since the last one left of the budget, and at least a quarter of it
+ * (NT_REC_OWED_SHARE), until it is paid: counted as spent, so that the reads make room for it,
+ * one step of the grid wider at most, without leaving instances without windows. Charged whole to the next grid read, a reading of
+ * a few ms widened the grid by 7 steps at once, and the next 100 ms of a 200 us loop had no
+ * probe window (17 % of an injected case's delay "not measured"). It is not a read's cost (the
+ * estimate does not take it). */
 void nt_recpolicy_spent(struct nt_rec_thread *rt, uint64_t cost_cyc);
 
 #ifdef __cplusplus

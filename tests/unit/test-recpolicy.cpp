@@ -335,6 +335,42 @@ TEST_CASE("probe windows and the read budget", "[recpolicy]")
 		CHECK(share >= NT_REC_READ_BUDGET / 2 * 0.9); // the grid keeps it over half
 	}
 
+	SECTION("another reading's cost is paid off from the budget's room: the grid widens one step")
+	{
+		// A loop of instances 21,000 cycles apart; reads of C: m = 5 (C / 2^5 instances is
+		// 0.74 %). Then the node's first reading (nt_cpushare_step) takes 4 ms (8 M cycles),
+		// as the walk of /proc did inside jobs here: charged whole to the next grid read, it
+		// widened the grid by 11 steps, and 2^16 instances went without a window.
+		s.windows_open(C);
+		auto m = [&] { return __builtin_popcountll(s.rt.grid_mask); };
+		uint64_t start = s.now;
+		while (s.now - start < 2000 * MS) // 1 s
+			s.call(1000, 20000);
+		REQUIRE(m() == 5);
+		nt_recpolicy_spent(&s.rt, 4 * MS);
+		CHECK(s.rt.owed_cyc == 4 * MS);
+		uint64_t paid_at = 0, reads = s.reads, most_between = 0, last_read = s.now;
+		int widest = m();
+		while (s.now - start < 6000 * MS) { // 2 s more
+			s.call(1000, 20000);
+			widest = std::max(widest, m());
+			if (s.reads != reads) {
+				most_between = std::max(most_between, s.now - last_read);
+				last_read = s.now, reads = s.reads;
+			}
+			if (!paid_at && s.rt.owed_cyc == 0)
+				paid_at = s.now;
+		}
+		CHECK(widest <= 6);
+		CHECK(most_between <= 64 * 21000 + 2 * C); // never more than 2^6 instances apart
+		// Paid in at most 4 ms / 0.25 % = 1.6 s (the room the reads leave, 0.26 %, and at
+		// m = 6 more), and the reads and the reading within the budget.
+		CHECK(paid_at > 0);
+		CHECK(paid_at - (start + 2000 * MS) <= 3200 * MS);
+		CHECK((double)(s.read_cyc + 4 * MS) / (double)(s.now - start) <= NT_REC_READ_BUDGET);
+		CHECK(m() == 5);
+	}
+
 	SECTION("windows end at blocking collective instances on the grid, at their exit")
 	{
 		s.windows_open(C);
