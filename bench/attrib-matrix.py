@@ -14,7 +14,8 @@ disturbance's ground truth (what the program or the injector measured).
 
   attrib-matrix.py held CASE REPORT CAUSE RANK [SHARE]
       the held-up time (a member held inside the call after the last arrival: the report's
-      held_culprits): the job's, RANK's share of it and the share of it in CAUSE; with SHARE
+      held_culprits): the job's, RANK's share of it and the share of it in CAUSE, then the
+      case's verdict on the held-up and late time together (see held() below); with SHARE
       (a fraction), exit 1 with a FAIL line unless RANK's CAUSE holds at least SHARE of the
       job's held-up time
 
@@ -29,25 +30,40 @@ case: undisturbed, 0.6 s of work took 0.9-2.7 s beside the other jobs of this 2-
 extra work) escapes them, however long. The
 column "cause %" is the brief's share of all of RANK's delay; "beyond %" the share of its delay
 beyond CPU competition, which the check judges.
+
+Issue 34's acceptance reads against the ground truth: at least 90 % of it given to the disturbed
+rank, and at least 90 % of that in the true cause. The columns "given %" (RANK's delay, up to
+the truth, over the truth) and "in cause %" (CAUSE's time, up to what was given, over what was
+given) are those two figures, and "verdict" says whether both reach AIM (90 %). Machine noise on
+RANK adds to its delay beyond the truth (the "cause %" column counts it; these two do not), and
+CAUSE's time beyond the truth shows as "over ms": what the tool gave the cause more than happened.
 """
 import json
 import sys
 
-ROW = "{:<16} {:>9} {:>9} {:>7} {:<15} {:>9} {:>7} {:>8} {:>6}  {}"
+ROW = "{:<16} {:>9} {:>9} {:>7} {:<15} {:>9} {:>8} {:>10} {:>7} {:>7} {:>8} {:>6} {:>7}  {}"
+HELD_AIM = 80  # issue 34: % of the held-up time given to the hogged rank as preemption
+AIM = 90  # issue 34: % of the ground truth given to the rank, and % of that in the true cause
 COMPETITION = ("preemption_ns", "steal_ns")
 
 
 def split(path, rank, truth):
-    """A dict: the report's cause keys (keys), the job's total delay (total), RANK's delay
-    (delay) and causes (causes), the share of the job's delay without OS data (no_os), the
+    """A dict: the report's cause keys (keys), the job's total delay (total: waiting for late
+    arrivals and held inside calls), RANK's delay (delay) and causes (causes) there, the share of the job's late arrivals' delay without OS data (no_os), the
     ground truth (truth, see above); times in ns."""
     with open(path) as f:
         rep = json.load(f)
     keys = [c["json"] for c in rep["causes"]]
     att = rep["attribution"]
-    total = att["total_delay_ns"]
-    mine = next((c for c in rep["culprits"] if c["rank"] == rank),
-                {"delay_ns": 0, "causes": {k: 0 for k in keys}})
+    # What the ranks lost waiting for late arrivals and held inside calls (doc/attribution.md,
+    # "Coverage"): a disturbance that lands while RANK is inside a call holds the others there.
+    total = att["total_delay_ns"] + att.get("held_delay_ns", 0)
+    mine = {"delay_ns": 0, "causes": {k: 0 for k in keys}}
+    for c in rep["culprits"] + rep.get("held_culprits", []):
+        if c["rank"] == rank:
+            mine["delay_ns"] += c["delay_ns"]
+            for k in keys:
+                mine["causes"][k] += c["causes"].get(k, 0)
     if truth == "injected":
         truth_ns = next(r["injected_ns"] for r in rep["rank_times"] if r["rank"] == rank)
     elif truth == "delay":
@@ -55,7 +71,8 @@ def split(path, rank, truth):
     else:
         truth_ns = int(truth)
     return {"keys": keys, "total": total, "delay": mine["delay_ns"], "causes": mine["causes"],
-            "no_os": att["delay_without_os_data_ns"] / total if total else 0, "truth": truth_ns}
+            "no_os": (att["delay_without_os_data_ns"] / att["total_delay_ns"]
+                      if att["total_delay_ns"] else 0), "truth": truth_ns}
 
 
 def pct(part, whole):
@@ -71,15 +88,25 @@ def beyond(s, cause):
     return s["delay"] - sum(s["causes"][k] for k in COMPETITION), keys
 
 
+def against_truth(s, cause):
+    """The acceptance's two shares (see above), in %, and the cause's time over the truth (ns)."""
+    given = min(s["delay"], s["truth"])
+    return (pct(given, s["truth"]), pct(min(s["causes"][cause], given), given),
+            max(0, s["causes"][cause] - s["truth"]))
+
+
 def row(case, s, cause):
     c, delay = s["causes"], s["delay"]
     rest = beyond(s, cause)[0]
+    given, in_cause, over = against_truth(s, cause)
     others = ", ".join(f"{k[:-3]} {pct(c[k], delay):.0f}" for k in s["keys"]
                        if k != cause and pct(c[k], delay) >= 0.5)
+    verdict = "-" if s["truth"] == 0 else "ok" if given >= AIM and in_cause >= AIM else "under"
     print(ROW.format(case, f"{s['truth'] / 1e6:.1f}", f"{s['total'] / 1e6:.1f}",
                      f"{pct(delay, s['total']):.0f}", cause, f"{c[cause] / 1e6:.1f}",
+                     f"{given:.0f}", f"{in_cause:.0f}", f"{over / 1e6:.1f}",
                      f"{pct(c[cause], delay):.0f}", f"{pct(c[cause], rest):.0f}",
-                     f"{100 * s['no_os']:.0f}", others or "-"))
+                     f"{100 * s['no_os']:.0f}", verdict, others or "-"))
 
 
 def check(case, s, cause, rank, allowance_ns):
@@ -103,18 +130,29 @@ def check(case, s, cause, rank, allowance_ns):
 
 
 def held(case, path, cause, rank, share):
-    """The held-up row (see above); False when SHARE is given and not reached."""
+    """The held-up row (see above); False when SHARE is given and not reached. With 2 ranks a
+    member preempted inside an allreduce holds nobody there (each contribution is sent on entry):
+    it leaves late and arrives late at the next instance, where the tool gives its lateness the
+    hold's causes (doc/attribution.md). The case is judged on both together: of the job's delay
+    and held-up time, the share given to RANK in CAUSE (aim HELD_AIM %)."""
     with open(path) as f:
         rep = json.load(f)
-    total = rep["attribution"].get("held_delay_ns", 0)
+    att = rep["attribution"]
+    total = att.get("held_delay_ns", 0)
     mine = next((c for c in rep.get("held_culprits", []) if c["rank"] == rank),
                 {"delay_ns": 0, "causes": {}})
+    late = next((c for c in rep["culprits"] if c["rank"] == rank), {"causes": {}})
     c, delay = mine["causes"], mine["delay_ns"]
+    both = total + att["total_delay_ns"]
+    both_cause = c.get(cause, 0) + late["causes"].get(cause, 0)
     others = ", ".join(f"{k[:-3]} {pct(v, delay):.0f}" for k, v in c.items()
                        if k != cause and pct(v, delay) >= 0.5)
     print(f"{case:<16} held {total / 1e6:9.1f} ms, rank {rank} {pct(delay, total):5.1f} %, "
           f"{cause} {c.get(cause, 0) / 1e6:9.1f} ms = {pct(c.get(cause, 0), total):5.1f} % of "
           f"the held-up time; other causes of the rank's: {others or '-'}")
+    print(f"{case:<16} held and late together {both / 1e6:.1f} ms, rank {rank}'s {cause} "
+          f"{both_cause / 1e6:.1f} ms = {pct(both_cause, both):.1f} % "
+          f"({'ok' if pct(both_cause, both) >= HELD_AIM else 'under'}, aim {HELD_AIM} %)")
     if share is not None and not (total > 0 and c.get(cause, 0) >= share * total):
         print(f"FAIL: {case}: rank {rank}'s {cause} is {pct(c.get(cause, 0), total):.1f} % of "
               f"the {total / 1e6:.1f} ms held up, under {100 * share:.0f} %")
@@ -126,7 +164,8 @@ def main():
     a = sys.argv[1:]
     if a[:1] == ["header"] and len(a) == 1:
         print(ROW.format("case", "truth ms", "delay ms", "rank %", "expected cause", "cause ms",
-                         "cause %", "beyond %", "noOS %", "other causes of the rank's delay, %"))
+                         "given %", "in cause %", "over ms", "cause %", "beyond %", "noOS %",
+                         "verdict", "other causes of the rank's delay, %"))
     elif a[:1] in (["row"], ["check"]) and len(a) == (6 if a[0] == "row" else 7):
         s = split(a[2], int(a[5]), a[3])
         row(a[1], s, a[4])

@@ -3,10 +3,13 @@
 # allreduce, one rank per CPU (tests/mpi/disturb.c), disturbed on rank 1 by a known cause, run
 # through noisetool run; one row a case: the ground truth (what the program measured around its
 # disturbances, what the injector spun, or for the CPU hog the delay itself), the job's delay,
-# rank 1's share of it, the share of rank 1's delay in the expected cause (of all of it, and of
-# what is beyond CPU competition: preemption and steal), and its other causes
+# rank 1's share of it, issue 34's two figures against the ground truth (the share of it given to
+# rank 1, and of that the share in the expected cause, with a verdict against 90 %; the cause's
+# time beyond the truth as "over ms"), the share of rank 1's delay in the expected cause (of all
+# of it, and of what is beyond CPU competition: preemption and steal), and its other causes
 # (bench/attrib-matrix.py). "noOS %": the job's delay on instances without OS data. The first
-# row, undisturbed, is the machine's own noise.
+# row, undisturbed, is the machine's own noise. The last line: every case at its aim, or how
+# many are not.
 #
 #   bench-attrib-matrix.sh NOISETOOL DISTURB DUTY_HOG [ITERS=5000] [WORK_US=200]
 set -u
@@ -35,7 +38,7 @@ run_case() {
 	[ "$truth" = measured ] &&
 		truth=$(sed -n 's/^disturb rank 1 kind .* measured_ns \([0-9]*\)$/\1/p' "$f.out")
 	[ -n "$truth" ] || { echo "FAIL: $name: no ground truth in the output:"; cat "$f.out"; return 1; }
-	$MATRIX row "$name" "$f.json" "$truth" "$cause" 1
+	$MATRIX row "$name" "$f.json" "$truth" "$cause" 1 | tee -a "$tmp/rows"
 }
 
 echo "bench-attrib-matrix ($NT_MPI): 2 ranks, $ITERS x ($WORK us of compute + 8-byte allreduce), rank 1 disturbed"
@@ -55,11 +58,17 @@ run_case "hog-$DUTY%" preemption_ns delay none 1 0 || fail=1
 # for it inside the call (held up, doc/attribution.md). Its second row is the held-up time's:
 # rank 1's share of it given as preemption.
 run_case "hog-in-call" preemption_ns delay idle 1 0 || fail=1
-$MATRIX held "hog-in-call" "$tmp/hog-in-call.json" preemption_ns 1 || fail=1
+$MATRIX held "hog-in-call" "$tmp/hog-in-call.json" preemption_ns 1 | tee -a "$tmp/rows"
 kill "$hog"
 wait "$hog" 2>/dev/null
 run_case sleep-1ms/10 blocked_ns measured sleep 10 1000 || fail=1
 run_case faults-512/10 page_fault_ns measured faults 10 512 || fail=1
 # No hardware counters on this VM: extra work is on the CPU and unexplained.
 run_case extra-1ms/10 unexplained_ns measured extra 10 1000 || fail=1
+# The acceptance's verdict (issue 34): every disturbed case's two shares of its ground truth at
+# 90 % or more, the in-call hog's held-up and late time together at 80 % (attrib-matrix.py held);
+# the undisturbed row is the machine's noise, not judged.
+under=$(grep -v '^undisturbed ' "$tmp/rows" | grep -c -E ' under |\(under, aim')
+echo "against the ground truth: $([ "$under" = 0 ] && echo "every case at its aim" ||
+	echo "$under case(s) under their aim (the undisturbed row's delay is the machine's own noise)")"
 exit $fail
