@@ -129,12 +129,6 @@ void nt_cpushare_begin(struct nt_cpushare *c, bool walk_tasks)
 			us *= 2;
 		c->first_reading_est_ns = us * 1000;
 	}
-	uint64_t v[4];
-	read_all(c, v);
-	c->cpu_ns = v[0];
-	c->run_delay_ns = v[1];
-	c->busy_ns = v[2];
-	c->steal_ns = v[3];
 }
 
 /* The table of the node's threads, mapped for the first reading and unmapped after the second
@@ -158,7 +152,13 @@ static void threads_free(struct nt_cpushare *c)
 
 void nt_cpushare_synced(struct nt_cpushare *c)
 {
-	c->synced_ns = nt_clock_monotonic_ns();
+	c->begin_ns = c->synced_ns = nt_clock_monotonic_ns();
+	uint64_t v[4];
+	read_all(c, v);
+	c->cpu_ns = v[0];
+	c->run_delay_ns = v[1];
+	c->busy_ns = v[2];
+	c->steal_ns = v[3];
 }
 
 uint64_t nt_cpushare_step(struct nt_cpushare *c, uint64_t seq)

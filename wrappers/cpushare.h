@@ -49,7 +49,7 @@ struct nt_cpushare {
 	uint64_t scan_ns[2]; /* what reading /proc cost: the first reading, and at MPI_Finalize
 			      * (the thread's CPU time) */
 	uint64_t threads_scan_ns, irqs_scan_ns; /* the first reading's cost, by part */
-	uint64_t begin_ns;   /* when nt_cpushare_begin ran (monotonic) */
+	uint64_t begin_ns;   /* when the readings began: nt_cpushare_synced (monotonic) */
 	uint64_t synced_ns;  /* when nt_cpushare_synced ran (monotonic) */
 	/* The interrupts and softirqs on its CPUs (noisetool-private/irqlines.h): each line's
 	 * count at MPI_Init, then over the job the lines with most counts. */
@@ -67,7 +67,7 @@ struct nt_cpushare {
 /* Threads a rank follows at most: 16 bytes each, 64 KiB (past the arena: NT_PAST_ARENA_KIB). */
 #define NT_CPUSHARE_THREADS 4096
 
-/* At MPI_Init, on the thread that calls it: the affinity and the first readings; with
+/* At MPI_Init, on the thread that calls it: the affinity; with
  * walk_tasks (the probe levels os and full) the first reading of the node's threads is pending:
  * nt_cpushare_step maps their table (64 KiB at most, kept until nt_cpushare_others) and fills
  * it. */
@@ -75,7 +75,10 @@ void nt_cpushare_begin(struct nt_cpushare *c, bool walk_tasks);
 
 /* At the end of MPI_Init, just after a collective of the tool's: the ranks have left it
  * about together, so that the time from here is about the same on each (the first reading is
- * due by it). */
+ * due by it). The first readings of the CPU time, run delay and the CPUs' busy and steal time:
+ * from here, after the clock sync that starts the rank's wall time, so that their span lies
+ * within it (read before the sync, 4 ranks on 2 CPUs beside a hog on each had their CPU busy
+ * 92 ms longer than their wall time: the sync's). */
 void nt_cpushare_synced(struct nt_cpushare *c);
 
 /* On the same thread, at a probe read on the grid at a blocking collective instance numbered
