@@ -117,7 +117,6 @@ void nt_cpushare_begin(struct nt_cpushare *c, bool walk_tasks)
 			   : 0;
 	if (c->ncpus == 0)
 		c->list[0] = '\0';
-	c->begin_ns = c->synced_ns = nt_clock_monotonic_ns();
 	c->threads = NULL; /* mapped when the first reading is made (threads_table) */
 	c->reading = walk_tasks ? NT_CPUSHARE_PENDING : NT_CPUSHARE_NOT_READ;
 	if (walk_tasks) {
@@ -152,7 +151,7 @@ static void threads_free(struct nt_cpushare *c)
 
 void nt_cpushare_synced(struct nt_cpushare *c)
 {
-	c->begin_ns = c->synced_ns = nt_clock_monotonic_ns();
+	c->synced_ns = nt_clock_monotonic_ns();
 	uint64_t v[4];
 	read_all(c, v);
 	c->cpu_ns = v[0];
@@ -174,7 +173,7 @@ uint64_t nt_cpushare_step(struct nt_cpushare *c, uint64_t seq)
 			     c->first_reading_est_ns))
 		return 0;
 	uint64_t cyc0 = nt_clock_now_cyc(), t0 = thread_cpu_ns();
-	c->first_reading_ns = nt_clock_monotonic_ns() - c->begin_ns;
+	c->first_reading_ns = nt_clock_monotonic_ns() - c->synced_ns;
 	c->first_run_delay_ns = thread_run_delay_ns();
 	irqs_read(c, c->irq0, &c->nirq0, c->soft0, &c->nsoft0, &c->irqs_known);
 	uint64_t t1 = thread_cpu_ns();
@@ -195,7 +194,7 @@ uint64_t nt_cpushare_step(struct nt_cpushare *c, uint64_t seq)
 static bool affordable(const struct nt_cpushare *c, uint64_t probe_ns, double *spent_ns,
 		       double more_ns)
 {
-	double wall_ns = (double)(nt_clock_monotonic_ns() - c->begin_ns);
+	double wall_ns = (double)(nt_clock_monotonic_ns() - c->synced_ns);
 	if ((double)probe_ns + (double)c->scan_ns[0] + *spent_ns + more_ns >
 	    NT_CPUSHARE_BUDGET * wall_ns)
 		return false;

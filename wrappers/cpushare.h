@@ -37,7 +37,7 @@ struct nt_cpushare {
 		NT_CPUSHARE_READ,     /* made */
 	} reading;
 	uint64_t first_reading_est_ns; /* its estimated cost (from the node's thread count) */
-	uint64_t first_reading_ns;     /* when it was made, after nt_cpushare_begin */
+	uint64_t first_reading_ns;     /* when it was made, after nt_cpushare_synced */
 	uint64_t first_run_delay_ns;   /* the thread's run delay then */
 	uint64_t others_run_delay_ns;  /* its run delay from then to nt_cpushare_end (the span the
 					* other tasks cover; NT_CPUSHARE_UNKNOWN without it) */
@@ -49,8 +49,7 @@ struct nt_cpushare {
 	uint64_t scan_ns[2]; /* what reading /proc cost: the first reading, and at MPI_Finalize
 			      * (the thread's CPU time) */
 	uint64_t threads_scan_ns, irqs_scan_ns; /* the first reading's cost, by part */
-	uint64_t begin_ns;   /* when the readings began: nt_cpushare_synced (monotonic) */
-	uint64_t synced_ns;  /* when nt_cpushare_synced ran (monotonic) */
+	uint64_t synced_ns;  /* when nt_cpushare_synced ran and the readings began (monotonic) */
 	/* The interrupts and softirqs on its CPUs (noisetool-private/irqlines.h): each line's
 	 * count at MPI_Init, then over the job the lines with most counts. */
 	struct nt_irq_count irq0[NT_CPUSHARE_IRQ_LINES], soft0[NT_CPUSHARE_SOFTIRQS];
@@ -77,8 +76,8 @@ void nt_cpushare_begin(struct nt_cpushare *c, bool walk_tasks);
  * about together, so that the time from here is about the same on each (the first reading is
  * due by it). The first readings of the CPU time, run delay and the CPUs' busy and steal time:
  * from here, after the clock sync that starts the rank's wall time, so that their span lies
- * within it (read before the sync, 4 ranks on 2 CPUs beside a hog on each had their CPU busy
- * 92 ms longer than their wall time: the sync's). */
+ * within it (read before the sync, 4 ranks on 2 CPUs beside a hog on each once had their CPU
+ * busy 92 ms longer than their wall time). */
 void nt_cpushare_synced(struct nt_cpushare *c);
 
 /* On the same thread, at a probe read on the grid at a blocking collective instance numbered
@@ -91,8 +90,8 @@ void nt_cpushare_synced(struct nt_cpushare *c);
  * an instance, so each makes its reading at the same one and none waits for another's. Not at
  * MPI_Init: a shorter job never pays for a reading it would not have the budget to read again.
  * Returns what it took in counter cycles (0 when it made none): the recording policy counts it
- * with the probe reads (nt_recpolicy_spent), which then make room for it over the time that
- * half the read budget takes to pay it. */
+ * with the probe reads (nt_recpolicy_spent), which pay it off from what their budget leaves
+ * (at least a quarter of it) at the grid reads to come. */
 uint64_t nt_cpushare_step(struct nt_cpushare *c, uint64_t seq);
 
 /* The time between the instances at which the first reading may be made: the members' clocks
