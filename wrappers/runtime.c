@@ -1,7 +1,9 @@
 /* Life cycle of the wrapper library: MPI_Init / MPI_Init_thread start it, MPI_Finalize writes
  * the summary, MPI_Abort and MPI_Pcontrol steer it. On any internal failure it turns itself off
  * and passes every call through; it never changes results or return codes. */
+#include <dlfcn.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <signal.h>
 #include <math.h>
@@ -362,23 +364,78 @@ static void inject_check_ranks(void)
 		nt_rt.env.inject = false;
 }
 
+/* A copy of parent for the tool (with the same ranks), in *comm: 0, else -1.
+ * MPICH: a dup started nonblocking and waited for giving the CPU away: with more ranks than
+ * CPUs, MPICH's blocking dup spun for 30 ms at 4 ranks on 2 CPUs (13 ms this way).
+ * Open MPI 4.1: a group's communicator. Its dup and idup allocate the new context id with a
+ * nonblocking allreduce on the parent, and from a communicator's first nonblocking collective
+ * until it is freed, the progress function of nonblocking collectives (libnbc) runs in every
+ * MPI call that progresses: MPI_COMM_WORLD's is never freed. MPI_Comm_create_group allocates
+ * the id point to point, but blocks: its waits yield the CPU meanwhile (Open MPI's own setting
+ * for oversubscribed nodes, opal_progress_set_yield_when_idle, set back after it; without it 4
+ * ranks on 2 CPUs spun ~25 ms in each). See doc/overhead.md, "A private communicator".
+ * Its messages go point to point on the parent with the tag given (Open MPI 4.1's
+ * comm_cid.c): on MPI_COMM_WORLD all of them are received before any rank can leave MPI_Init
+ * (each rank's own completes before the tool's first collective on the new communicator, which
+ * every rank must enter), so no receive of the application's can meet them. */
+static int tool_comm(MPI_Comm parent, MPI_Comm *comm)
+{
+#ifdef OPEN_MPI
+	MPI_Group group;
+	if (PMPI_Comm_group(parent, &group) != MPI_SUCCESS)
+		return -1;
+	void (*set_yield)(bool) =
+		(void (*)(bool))dlsym(RTLD_DEFAULT, "opal_progress_set_yield_when_idle");
+	const bool *yields = dlsym(RTLD_DEFAULT, "opal_progress_yield_when_idle");
+	bool was = yields ? *yields : false;
+	if (set_yield && yields)
+		set_yield(true);
+	int rc = PMPI_Comm_create_group(parent, group, 32767 /* the least MPI_TAG_UB */, comm);
+	if (set_yield && yields)
+		set_yield(was);
+	PMPI_Group_free(&group);
+	if (rc != MPI_SUCCESS)
+		return -1;
+#else
+	MPI_Request dup;
+	if (PMPI_Comm_idup(parent, comm, &dup) != MPI_SUCCESS ||
+	    nt_toolwait(&dup, MPI_STATUS_IGNORE, NT_TOOLWAIT_SPIN_NS) != MPI_SUCCESS)
+		return -1;
+#endif
+	/* A failure inside the tool's own calls returns, never aborts the job. */
+	PMPI_Comm_set_errhandler(*comm, MPI_ERRORS_RETURN);
+	return 0;
+}
+
+/* Open MPI: after the tool's nonblocking collectives at MPI_Init (the settings agreed, the
+ * clock's origin, the injector's start), its communicator is replaced by a fresh copy, on which
+ * none ran, and freed: the progress function they registered goes with it (tool_comm), and
+ * MPI calls that progress cost what they cost without the tool until the application starts a
+ * nonblocking collective (or creates a communicator) itself -- with HPCC's MPI RandomAccess, a
+ * loop of MPI_Testany, ~20 % of its time (doc/overhead.md). From there to MPI_Finalize the tool
+ * sends only point to point on it (clock sync; adaptive waits' votes excepted). */
+static void tool_comm_renew(void)
+{
+#ifdef OPEN_MPI
+	MPI_Comm fresh;
+	if (!nt_rt.has_comm || tool_comm(nt_rt.comm, &fresh) != 0)
+		return;
+	PMPI_Comm_free(&nt_rt.comm);
+	nt_rt.comm = fresh;
+#endif
+}
+
 /* After PMPI_Init*: read the settings, take the tool's own communicator (on every rank, whatever
  * its settings), reserve this rank's part, and agree with the other ranks before acting. */
-static void runtime_start(int provided)
+static void runtime_begin(int provided)
 {
 	char errors[1024];
 	int bad = nt_env_parse(&nt_rt.env, env_get, errors, sizeof errors);
 	PMPI_Comm_rank(MPI_COMM_WORLD, &nt_rt.rank);
 	PMPI_Comm_size(MPI_COMM_WORLD, &nt_rt.size);
-	/* Started nonblocking and waited for giving the CPU away: with more ranks than CPUs,
-	 * MPICH's blocking dup spun for 30 ms at 4 ranks on 2 CPUs (13 ms this way). */
-	MPI_Request dup;
-	if (PMPI_Comm_idup(MPI_COMM_WORLD, &nt_rt.comm, &dup) != MPI_SUCCESS ||
-	    nt_toolwait(&dup, MPI_STATUS_IGNORE, NT_TOOLWAIT_SPIN_NS) != MPI_SUCCESS)
+	if (tool_comm(MPI_COMM_WORLD, &nt_rt.comm) != 0)
 		return;
 	nt_rt.has_comm = 1;
-	/* A failure inside the tool's own calls returns, never aborts the job. */
-	PMPI_Comm_set_errhandler(nt_rt.comm, MPI_ERRORS_RETURN);
 	nt_rt.threaded = provided == MPI_THREAD_MULTIPLE;
 	int out_rc = 0;
 	if (!nt_rt.env.disable) {
@@ -413,8 +470,6 @@ static void runtime_start(int provided)
 	nt_rt.started = 1;
 	nt_thread_.last_exit_cyc = nt_rt.init_cyc;
 	nt_records_windows_open(nt_rt.env.level, nt_rt.init_cyc);
-	if (nt_rt.env.wait)
-		nt_comms_enable_votes(nt_rt.comm);
 	nt_slow_extras_ = (nt_rt.env.callsite_every_call ? NT_EXTRA_WALK : 0) |
 			  (nt_wait_mode_ ? NT_EXTRA_WAIT : 0);
 	set_active(1);
@@ -422,6 +477,14 @@ static void runtime_start(int provided)
 		inject_check_ranks();
 	if (nt_rt.env.inject)
 		inject_start();
+}
+
+static void runtime_start(int provided)
+{
+	runtime_begin(provided);
+	tool_comm_renew();
+	if (nt_rt.started && nt_rt.env.wait) /* on the communicator they will use */
+		nt_comms_enable_votes(nt_rt.comm);
 }
 
 /* The losses a job's stderr has always named (collective over the tool's communicator):
