@@ -413,7 +413,7 @@ static int tool_comm(MPI_Comm parent, MPI_Comm *comm)
  * MPI calls that progress cost what they cost without the tool until the application starts a
  * nonblocking collective (or creates a communicator) itself -- with HPCC's MPI RandomAccess, a
  * loop of MPI_Testany, ~20 % of its time (doc/overhead.md). From there to MPI_Finalize the tool
- * sends only point to point on it (clock sync; adaptive waits' votes excepted). */
+ * sends only point to point on it (clock sync, adaptive waits' votes: votes.h). */
 static void tool_comm_renew(void)
 {
 #ifdef OPEN_MPI

@@ -27,7 +27,7 @@ enum step {
 	UNUSED = 0, /* a free state (zeroed memory) */
 	IDLE,	    /* held, no vote in flight and none to take */
 	DONE,	    /* the vote's result in acc */
-	COLL,	    /* MPI_COMM_WORLD's allreduce pending */
+	COLL,	    /* MPI_COMM_WORLD's allreduce pending (no slot free for it) */
 	DIRECT,	    /* left messages from the other members to come */
 	UP,	    /* left messages from the children to come */
 	DOWN,	    /* the parent's result to come */
@@ -35,7 +35,7 @@ enum step {
 
 struct nt_vote {
 	MPI_Request recv; /* the pending receive (or the world's allreduce) */
-	int32_t slot;	  /* -1: the world's (no tags) */
+	int32_t slot;	  /* -1: none (the world's, where MPI_TAG_UB leaves no slot) */
 	int32_t left;
 	int32_t parent;	  /* tree: world ranks; -1 none */
 	int32_t child[2];
@@ -43,7 +43,8 @@ struct nt_vote {
 	uint8_t step;
 	uint8_t parity;	 /* of the votes so far: consecutive votes' tags differ */
 	uint8_t dropped; /* its communicator was freed: given back once done */
-	uint8_t tree;	 /* the vote goes along a tree (more than DIRECT_MAX members) */
+	uint8_t tree;	 /* the vote goes along a tree (by_tree) */
+	uint8_t world;	 /* MPI_COMM_WORLD's */
 };
 
 /* What a vote sends, 0 or 1, from here: a send is freed, never waited for, so its buffer must
@@ -89,6 +90,15 @@ static int tag(int slot, int kind, int parity, int dir)
 	return TAG_BASE + slot * 8 + kind * 4 + parity * 2 + dir;
 }
 
+/* Whether a vote of v's communicator, of size members, goes along a tree: MPI_COMM_WORLD's
+ * always (sent directly, 32 ranks' votes and agreements were 31 messages a rank each, which
+ * most meet as unexpected: Open MPI's buffers for them grew a rank's memory by 2 MiB in test
+ * many-ranks), another's beyond DIRECT_MAX members. */
+static bool by_tree(const struct nt_vote *v, int size)
+{
+	return v->world || size > DIRECT_MAX;
+}
+
 /* A free state, held now, or -1. Locked. */
 static int take(void)
 {
@@ -120,6 +130,17 @@ int nt_votes_enable(MPI_Comm tool_comm)
 	slots = n >= SLOTS_MAX ? SLOTS_MAX : (int)(n / 64 * 64);
 	pthread_mutex_lock(&lock);
 	int w = take();
+	if (w >= 0) {
+		votes[w].world = 1;
+		/* Slot 0, alike on every rank before any other is agreed: MPI_COMM_WORLD's votes
+		 * go point to point like any other communicator's, not by a nonblocking allreduce,
+		 * which under Open MPI would put the progress function of its nonblocking
+		 * collectives into every MPI call for the rest of the job (runtime.c: tool_comm). */
+		if (slots > 0) {
+			used[0] |= 1;
+			votes[w].slot = 0;
+		}
+	}
 	pthread_mutex_unlock(&lock);
 	return w;
 }
@@ -259,7 +280,7 @@ void nt_votes_start(int i, MPI_Comm comm, int mine)
 	if (v->slot >= 0) {
 		PMPI_Comm_size(comm, &size);
 		PMPI_Comm_rank(comm, &rank);
-		if (size <= DIRECT_MAX) {
+		if (!by_tree(v, size)) {
 			int in[DIRECT_MAX];
 			for (int k = 0; k < size; k++)
 				in[k] = k;
@@ -270,7 +291,7 @@ void nt_votes_start(int i, MPI_Comm comm, int mine)
 	}
 	pthread_mutex_lock(&lock);
 	v->parity ^= 1;
-	v->tree = v->slot >= 0 && size > DIRECT_MAX;
+	v->tree = v->slot >= 0 && by_tree(v, size);
 	v->acc = mine != 0;
 	v->recv = MPI_REQUEST_NULL;
 	active++;
@@ -286,7 +307,7 @@ void nt_votes_start(int i, MPI_Comm comm, int mine)
 			v->acc = 0;
 			finished(v);
 		}
-	} else if (size <= DIRECT_MAX) {
+	} else if (!v->tree) {
 		for (int k = 0; k < size; k++)
 			if (k != rank)
 				send_free(mine, members[k],
@@ -339,7 +360,7 @@ int nt_votes_finish(int i)
 		int acc = v->acc;
 		if (done) {
 			v->step = IDLE;
-			counted[v->slot < 0 ? 0 : v->tree ? 2 : 1]++;
+			counted[v->world ? 0 : v->tree ? 2 : 1]++;
 		}
 		pthread_mutex_unlock(&lock);
 		if (done)
@@ -414,7 +435,7 @@ static int or_all(const struct nt_vote *pv, MPI_Comm parent, uint64_t *words, in
 	int size = 1, rank = 0;
 	PMPI_Comm_size(parent, &size);
 	PMPI_Comm_rank(parent, &rank);
-	if (size <= DIRECT_MAX) {
+	if (!by_tree(pv, size)) {
 		int in[DIRECT_MAX], members[DIRECT_MAX];
 		MPI_Request sends[DIRECT_MAX];
 		int ns = 0;

@@ -3,9 +3,9 @@
  * and without a communicator per application communicator: each communicator takes one of the
  * MPI's context ids, which the application's take too (MPICH 4.0.2: 2,046 for a program).
  *
- * MPI_COMM_WORLD votes by MPI_Iallreduce on the tool's duplicate of it. Any other communicator
- * with a vote has a slot, agreed by its parent's members in its constructor, that is free on
- * every member: its votes are point-to-point messages on the tool's communicator between the
+ * Every communicator with a vote has a slot: MPI_COMM_WORLD slot 0, any other one agreed by its
+ * parent's members in its constructor, free on every member (MPI_COMM_WORLD votes by
+ * MPI_Iallreduce only where MPI_TAG_UB leaves no slot). Its votes are point-to-point messages on the tool's communicator between the
  * members' world ranks, tagged by slot, kind and parity, so that the votes of two
  * communicators never match each other. Up to DIRECT_MAX members, each member sends its vote
  * to every other at the start: the vote is done when every member has started it, as the

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The adaptive-wait votes of communicators other than MPI_COMM_WORLD: votes.c (34 ranks on the
-# allowed CPUs) in NOISETOOL_WAIT=sleep, where every member votes to sleep, and adaptive. Each
-# run must end with correct results, and in sleep mode every rank must have finished votes sent
-# directly (pairs, a split of 11-12 ranks) and along a tree (a duplicate of MPI_COMM_WORLD: more
-# than 32 members), as its telemetry line says (NOISETOOL_SUMMARY=1).
+# The adaptive-wait votes: votes.c (34 ranks on the allowed CPUs) in NOISETOOL_WAIT=sleep, where
+# every member votes to sleep, and adaptive. Each run must end with correct results, and in
+# sleep mode every rank must have finished votes on MPI_COMM_WORLD (slot 0, along a tree: more
+# than 32 members), votes sent directly (pairs, a split of 11-12 ranks) and along a tree (a
+# duplicate of MPI_COMM_WORLD), as its telemetry line says (NOISETOOL_SUMMARY=1).
 #
 #   test-votes.sh LIB PROGRAM
 set -u
@@ -37,10 +37,11 @@ done
 # noisetool: rank R waits sleep: ...; votes W on MPI_COMM_WORLD, D direct, T by tree; E events
 for r in $(seq 0 $((NP - 1))); do
 	line=$(grep "^noisetool: rank $r waits sleep:" "$tmp/sleep.err")
+	world=$(sed -n 's/.*votes \([0-9]*\) on MPI_COMM_WORLD,.*/\1/p' <<<"$line")
 	direct=$(sed -n 's/.*votes [0-9]* on MPI_COMM_WORLD, \([0-9]*\) direct, \([0-9]*\) by tree;.*/\1/p' <<<"$line")
 	tree=$(sed -n 's/.*votes [0-9]* on MPI_COMM_WORLD, \([0-9]*\) direct, \([0-9]*\) by tree;.*/\2/p' <<<"$line")
-	if [ -z "$direct" ] || [ "$direct" -eq 0 ] || [ "$tree" -eq 0 ]; then
-		echo "FAIL: rank $r finished no direct or no tree vote: '${line:-no telemetry line}'"
+	if [ -z "$direct" ] || [ "$world" -eq 0 ] || [ "$direct" -eq 0 ] || [ "$tree" -eq 0 ]; then
+		echo "FAIL: rank $r finished no vote on MPI_COMM_WORLD, no direct or no tree vote: '${line:-no telemetry line}'"
 		fail=1
 	fi
 done

@@ -1,7 +1,7 @@
-/* The adaptive-wait votes of communicators other than MPI_COMM_WORLD (wrappers/votes.c): pairs
- * split from MPI_COMM_WORLD, a duplicate of it (more than 32 ranks: its votes go along a tree)
- * and a split of that duplicate (its slot agreed on the duplicate's members), allreduces on each
- * in turn, and every 100 calls two more duplicates freed in different orders on odd and even
+/* The adaptive-wait votes (wrappers/votes.c): pairs split from MPI_COMM_WORLD, a duplicate of
+ * it (more than 32 ranks: its votes go along a tree), a split of that duplicate (its slot
+ * agreed on the duplicate's members) and MPI_COMM_WORLD itself (slot 0), allreduces on each in
+ * turn, and every 100 calls two more duplicates freed in different orders on odd and even
  * ranks. Every result is checked; rank 0 prints "ok N" (N calls), or the program exits 1.
  *
  *   votes CALLS */
@@ -23,17 +23,18 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	int rank, n = argc > 1 ? atoi(argv[1]) : 300, bad = 0;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm comms[3];
+	MPI_Comm comms[4];
 	MPI_Comm_split(MPI_COMM_WORLD, rank / 2, rank, &comms[0]);
 	MPI_Comm_dup(MPI_COMM_WORLD, &comms[1]);
 	MPI_Comm_split(comms[1], rank % 3, -rank, &comms[2]);
-	int sums[3], sizes[3];
-	for (int c = 0; c < 3; c++) {
+	comms[3] = MPI_COMM_WORLD;
+	int sums[4], sizes[4];
+	for (int c = 0; c < 4; c++) {
 		sums[c] = rank_sum(comms[c], rank);
 		MPI_Comm_size(comms[c], &sizes[c]);
 	}
 	for (int i = 0; i < n; i++) {
-		int c = i % 3, x = rank + i, y = -1;
+		int c = i % 4, x = rank + i, y = -1;
 		MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, comms[c]);
 		bad |= y != sums[c] + sizes[c] * i;
 		if (i % 100 == 50) {
