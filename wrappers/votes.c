@@ -92,8 +92,9 @@ static int tag(int slot, int kind, int parity, int dir)
 
 /* Whether a vote of v's communicator, of size members, goes along a tree: MPI_COMM_WORLD's
  * always (sent directly, 32 ranks' votes and agreements were 31 messages a rank each, which
- * most meet as unexpected: Open MPI's buffers for them grew a rank's memory by 2 MiB in test
- * many-ranks), another's beyond DIRECT_MAX members. */
+ * most meet as unexpected: Open MPI's buffers for them left a rank 2.0-2.4 MiB past its records
+ * in test many-ranks, which allows 1 MiB; 0.65-0.72 MiB along the tree), another's beyond
+ * DIRECT_MAX members. */
 static bool by_tree(const struct nt_vote *v, int size)
 {
 	return v->world || size > DIRECT_MAX;
