@@ -6,9 +6,10 @@
  * the median over batches of (batch - reference) / iterations, in ns a poll, and the median
  * reference in ns an iteration. Knows nothing of noisetool.
  *
- *   poll-thrash [TABLE_MB=256 [UPDATES=8 [BATCHES=41 [ITERATIONS=20000]]]]
+ *   poll-thrash [TABLE_MB=256 [UPDATES=8 [BATCHES=41 [ITERATIONS=20000 [SITES=1]]]]]
  *
- * TABLE_MB 0 updates nothing: the wrapper's state stays in the caches. */
+ * TABLE_MB 0 updates nothing: the wrapper's state stays in the caches. SITES 2 polls at two
+ * call sites in turn, as a loop testing two requests does. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,16 @@
 static uint64_t *table;
 static size_t words;
 static uint64_t x = 88172645463325252ull;
+static int sites = 1;
+
+/* The second call site (SITES 2): a function of its own, with its own tag, so that the
+ * compiler cannot merge its call with the first site's. */
+static __attribute__((noinline)) int second_site(void)
+{
+	int flag = 0;
+	MPI_Iprobe(MPI_ANY_SOURCE, 2, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+	return flag;
+}
 
 /* n iterations of `updates` random updates and one poll, through MPI_Iprobe or, for the
  * reference, PMPI_Iprobe; the time they took in ns. */
@@ -37,7 +48,10 @@ static double batch(int n, int updates, int ref)
 		}
 		int flag = 0;
 		if (ref)
-			PMPI_Iprobe(MPI_ANY_SOURCE, 1, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+			PMPI_Iprobe(MPI_ANY_SOURCE, 1 + (sites > 1 && (i & 1)), MPI_COMM_WORLD, &flag,
+				    MPI_STATUS_IGNORE);
+		else if (sites > 1 && (i & 1))
+			flag = second_site();
 		else
 			MPI_Iprobe(MPI_ANY_SOURCE, 1, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
 		found += flag;
@@ -54,8 +68,10 @@ int main(int argc, char **argv)
 	int updates = argc > 2 ? atoi(argv[2]) : 8;
 	int batches = argc > 3 ? atoi(argv[3]) : 41;
 	int n = argc > 4 ? atoi(argv[4]) : 20000;
-	if (batches < 1 || n < 1 || updates < 0) {
-		fprintf(stderr, "usage: poll-thrash [TABLE_MB [UPDATES [BATCHES [ITERATIONS]]]]\n");
+	sites = argc > 5 ? atoi(argv[5]) : 1;
+	if (batches < 1 || n < 1 || updates < 0 || sites < 1 || sites > 2) {
+		fprintf(stderr,
+			"usage: poll-thrash [TABLE_MB [UPDATES [BATCHES [ITERATIONS [SITES (1, 2)]]]]]\n");
 		return 2;
 	}
 	MPI_Init(&argc, &argv);
@@ -86,9 +102,10 @@ int main(int argc, char **argv)
 		over[b] = (w - r) / n;
 		ref[b] = r / n;
 	}
-	printf("table %zu MiB, %d updates a poll: wrapper over PMPI %.2f ns a poll (median of %d "
-	       "batches of %d), reference %.1f ns an iteration\n",
-	       mb, updates, median(over, (size_t)batches), batches, n, median(ref, (size_t)batches));
+	printf("table %zu MiB, %d updates a poll, %d call site%s: wrapper over PMPI %.2f ns a poll "
+	       "(median of %d batches of %d), reference %.1f ns an iteration\n",
+	       mb, updates, sites, sites > 1 ? "s" : "", median(over, (size_t)batches), batches, n,
+	       median(ref, (size_t)batches));
 	free(over);
 	free(ref);
 	free(table);

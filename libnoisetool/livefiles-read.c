@@ -322,8 +322,12 @@ static int rebuild_rank(const struct rank_file *f, struct pool *p, struct nt_log
 		} else {
 			o->module = AS_OFFSET(locate(p, h, ret - 1, &o->offset));
 		}
-		o->calls = calls;
-		o->total_ns = cyc_ns(hz, get(s, sf[NT_LSF_TOTAL]));
+		/* and its untimed test calls not counted yet (their count went down as they were
+		 * made: a killed rank's are all here) */
+		uint64_t gap = get(s, sf[NT_LSF_POLL_GAP]), skip = get(s, sf[NT_LSF_POLL_SKIP]);
+		uint64_t pending = skip <= gap ? gap - skip : gap;
+		o->calls = calls + pending;
+		o->total_ns = cyc_ns(hz, get(s, sf[NT_LSF_TOTAL]) + pending * get(s, sf[NT_LSF_POLL_CYC]));
 		uint64_t min = get(s, sf[NT_LSF_MIN]);
 		o->min_ns = min == UINT64_MAX ? 0 : cyc_ns(hz, min);
 		o->max_ns = cyc_ns(hz, get(s, sf[NT_LSF_MAX]));

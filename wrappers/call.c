@@ -60,7 +60,6 @@ struct nt_site *nt_call_site_miss(struct nt_thread *t, unsigned fn, void *ret)
 		if (fn < NT_FN_COUNT && nt_fn_fast[fn] >= 0) {
 			t->memo_rets[nt_fn_fast[fn]] = (uintptr_t)ret;
 			t->memo_sites[nt_fn_fast[fn]] = s;
-			t->poll_skip[nt_fn_fast[fn]] = 0; /* timed first (call.h: nt_fast_untimed) */
 		}
 	}
 	return s;

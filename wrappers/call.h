@@ -246,8 +246,8 @@ nt_fast_entry(struct nt_thread *t, bool collective, bool polls, const int *poll_
  * (s->comm, where its books find it again), and for a call with a buffer (typed) its datatype's
  * size in the site's: then the call's bytes join the site, and its count waits in the thread's
  * state, where the end of a refused call finds it to take them back (nt_fast_refused_end).
- * NULL when a cache misses.
- * collective and typed are constants. A collective's site is in the thread's caches only once
+ * NULL when a cache misses. A test call's site keeps its own sampling as the memo moves
+ * (nt_fast_untimed). collective and typed are constants. A collective's site is in the thread's caches only once
  * the thread has an interval (nt_call_site_miss), so the books need not look whether a
  * blocking collective instance returned before. */
 static inline __attribute__((always_inline)) struct nt_site *
@@ -266,7 +266,6 @@ nt_fast_find(struct nt_thread *t, unsigned fast, bool collective, bool typed, un
 			return NULL;
 		t->memo_rets[fast] = (uintptr_t)ret; /* the memo keeps each function's last site */
 		t->memo_sites[fast] = s;
-		t->poll_skip[fast] = 0; /* a test call here is timed first (nt_fast_untimed) */
 	}
 	if (NT_UNLIKELY(typed && type != s->type))
 		return NULL;
@@ -356,26 +355,32 @@ static inline __attribute__((always_inline)) bool nt_fast_found(const int *poll_
 #endif
 }
 
-/* Whether a fast-path test call (fast: its function's place in the memo, which holds its site)
- * runs untimed: no counter read, its books those of the last timed test call at its site
- * (nt_fast_untimed_end). A polling loop calls MPI_Test or MPI_Iprobe millions of times, a few
- * tens of nanoseconds each (HPCC's RandomAccess), and two counter reads a call -- the floor of
- * every timed wrapper -- cost it 17 % (doc/overhead.md); sampled, every call is counted and
- * their time is estimated from a random one in NOISETOOL_POLL_SAMPLE: each untimed call is
- * given the duration of the last timed one at its site, an unbiased estimate of the site's
- * total whatever the calls found. The first test call at a site (the memo's, nt_fast_find) is
- * timed. Counts the call down: one subtraction from memory. */
-static inline __attribute__((always_inline)) bool nt_fast_untimed(struct nt_thread *t,
-								  unsigned fast)
+/* Whether a fast-path test call at site s runs untimed: no counter read; its books the last
+ * timed test call's at its site (nt_fast_untimed_end). A polling loop calls MPI_Test or
+ * MPI_Iprobe millions of times, a few tens of nanoseconds each (HPCC's RandomAccess), and two
+ * counter reads a call -- the floor of every timed wrapper -- cost it 17 % (doc/overhead.md);
+ * sampled, every call is counted and their time is estimated from a random one in
+ * NOISETOOL_POLL_SAMPLE: each untimed call is given the duration of the last timed one at its
+ * site, an unbiased estimate of the site's total whatever the calls found. The countdown and
+ * the sample are the site's (sites.h, line 10), so that a loop polling at several sites in
+ * turn, whose memo (nt_fast_find) moves on every call, samples each of them: with the
+ * thread's, every move timed the next call (two alternating MPI_Iprobe sites, Open MPI: 27 ns a
+ * poll over no tool, now 5; doc/overhead.md). The site counts its untimed calls when the next
+ * one is timed (nt_fast_poll_end) and at MPI_Finalize, not one by one; a live file's reader
+ * adds those still pending. The first test call at a site is timed (its countdown is 0).
+ * Counts the call down: one subtraction from memory. */
+static inline __attribute__((always_inline)) bool nt_fast_untimed(struct nt_site *s)
 {
 #if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
 	bool timed; /* the count was 0: it wraps, and the timed call's books set it again */
-	__asm__("subl $1, %0" : "+m"(t->poll_skip[fast]), "=@ccc"(timed));
+	__asm__("subl $1, %0" : "+m"(s->poll_skip), "=@ccc"(timed));
 	return !timed;
 #else
-	if (t->poll_skip[fast] == 0)
+	if (s->poll_skip == 0) {
+		s->poll_skip = UINT32_MAX; /* as the subtraction leaves it (nt_sites_polls_pending) */
 		return false;
-	t->poll_skip[fast]--;
+	}
+	s->poll_skip--;
 	return true;
 #endif
 }
@@ -389,34 +394,35 @@ static inline __attribute__((always_inline)) uint32_t nt_fast_poll_gap(struct nt
 }
 
 /* The books of a timed test call that took the fast path (fast: its function's place in the
- * memo, which holds its site): its duration becomes the site's sample for the untimed calls to
- * come, and the next timed call is drawn; a poll when MPI accepted the call and it found
- * nothing (its flag or count, t->poll_at, is 0): its time at its site (nt_sites_add_poll) and
- * in the thread's interval; else those of any other call (nt_fast_p2p_end's), out of line,
- * which leaves the poll's path fewer registers to save. */
+ * memo, which holds its site): the untimed calls since the last timed one there are counted at
+ * the site with that one's duration (the thread has them: nt_fast_untimed_end); this call's becomes the
+ * sample for those to come, and the next timed call is drawn. Then, a poll when MPI accepted
+ * the call and it found nothing (its flag or count, t->poll_at, is 0): its time at its site
+ * (nt_sites_add_poll) and in the thread's interval; else those of any other call
+ * (nt_fast_p2p_end's), out of line, which leaves the poll's path fewer registers to save. */
 static inline __attribute__((always_inline)) int
 nt_fast_poll_end(struct nt_thread *t, unsigned fast, uint64_t t1, int rc)
 {
 	uint64_t t0 = t->t0_cyc;
 	struct nt_site *s = t->memo_sites[fast];
-	t->poll_cyc[fast] = t1 - t0;
-	t->poll_skip[fast] = nt_fast_poll_gap(t);
+	s->calls += s->poll_gap; /* the countdown wrapped: all were made */
+	s->total_cyc += s->poll_gap * s->poll_cyc;
+	s->poll_cyc = t1 - t0;
+	s->poll_gap = s->poll_skip = nt_fast_poll_gap(t);
 	if (NT_UNLIKELY(rc != MPI_SUCCESS || nt_fast_found(t->poll_at)))
 		return nt_fast_refused_end(s, false, t0, t1, rc); /* out of line: the books above */
 	return nt_fast_p2p_books(t, s, t0, t1, rc, true);
 }
 
-/* The books of an untimed test call (nt_fast_untimed), whatever it returned or found: counted
- * at its site as a poll (out of its minimum, maximum and histogram, which describe timed
- * calls) with the last timed test call's duration there, which also joins the thread's
- * interval and moves the phase's start past it (the phase after untimed calls is the program's
- * time since the last timed call, less their estimated time). */
+/* The books of an untimed test call (nt_fast_untimed) in the thread, whatever it returned or
+ * found: the last timed test call's duration at its site (the memo's) joins the thread's
+ * interval and moves the phase's start past it (the phase after untimed calls is the
+ * program's time since the last timed call, less their estimated time). Its site counts it
+ * later (sites.h, line 10). Clears the reentry guard. */
 static inline __attribute__((always_inline)) void nt_fast_untimed_end(struct nt_thread *t,
 								      unsigned fast)
 {
-	struct nt_site *s = t->memo_sites[fast];
-	uint64_t d = t->poll_cyc[fast];
-	nt_sites_add_poll(s, d);
+	uint64_t d = t->memo_sites[fast]->poll_cyc;
 	t->p2p_cyc += d;
 	t->last_exit_cyc += d;
 	t->depth = 0;

@@ -567,6 +567,7 @@ void nt_finalize_begin(void)
 	nt_inject_stop();
 	if (nt_rt.started) {
 		nt_rt.started = 0;
+		nt_sites_settle_all_polls(); /* the untimed test calls not counted yet (sites.h) */
 		if (nt_rt.env.inject)
 			inject_report_displaced(inject_sig);
 		nt_cpushare_end(&nt_rt.cpus); /* its span within the wall time: before its end */

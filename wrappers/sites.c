@@ -276,8 +276,25 @@ void nt_sites_reset(void)
 			__atomic_store_n(&s->hist[b], 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->min_cyc, UINT64_MAX, __ATOMIC_RELAXED);
 		nt_recpolicy_init(&s->rec, abs_floor_cyc);
+		/* untimed test calls made before the reset are forgotten with the rest; the
+		 * countdown goes on (a plain store: only the fast path's thread, this one in
+		 * MPI_Pcontrol, writes them) */
+		if (s->poll_skip <= s->poll_gap)
+			s->poll_gap = s->poll_skip;
 	}
 	pthread_mutex_unlock(&insert_lock);
+}
+
+void nt_sites_settle_all_polls(void)
+{
+	size_t i = 0;
+	for (struct nt_site *s; (s = nt_sites_next(&i));) {
+		uint32_t n = nt_sites_polls_pending(s);
+		s->calls += n;
+		s->total_cyc += n * s->poll_cyc;
+		if (s->poll_skip <= s->poll_gap)
+			s->poll_gap = s->poll_skip;
+	}
 }
 
 uint64_t nt_sites_type_size(struct nt_site *s, MPI_Datatype type)
@@ -343,4 +360,7 @@ void nt_sites_live_fields(struct nt_live_field f[NT_LSF_COUNT])
 	f[NT_LSF_NONBLOCKING] = FIELD(nonblocking);
 	f[NT_LSF_DEPTH] = FIELD(depth);
 	f[NT_LSF_STACK] = FIELD(stack);
+	f[NT_LSF_POLL_CYC] = FIELD(poll_cyc);
+	f[NT_LSF_POLL_GAP] = FIELD(poll_gap);
+	f[NT_LSF_POLL_SKIP] = FIELD(poll_skip);
 }

@@ -71,6 +71,15 @@ struct __attribute__((aligned(64))) nt_site {
 	struct nt_rec_thresholds rec; /* which of its instances are kept as records */
 	/* Lines 2-9: the histogram; then the rest. */
 	uint64_t hist[NT_SITE_HIST] __attribute__((aligned(64)));
+	/* Line 10: a test call's sampling (call.h: nt_fast_untimed), where the untimed calls
+	 * touch nothing else of the site. Each untimed call counts poll_skip down; the calls since
+	 * the last timed one, poll_gap - poll_skip (nt_sites_polls_pending), are counted at the
+	 * site (calls, total_cyc) with poll_cyc each at the next timed call here (call.h,
+	 * nt_fast_poll_end) and at MPI_Finalize (nt_sites_settle_all_polls); a live file's reader
+	 * adds them itself. Written by one thread: the fast path's. */
+	uint64_t poll_cyc;    /* the last timed test call's duration here */
+	uint32_t poll_gap;    /* the untimed calls drawn to follow it */
+	uint32_t poll_skip;   /* of them, those still to come (wraps at the next timed one) */
 	uintptr_t key;        /* 0, or a Python site's (code object, instruction) (pysite.c) */
 	uint32_t py_name;     /* a Python site's name in the pool (pysite.c): offset + 1, else 0 */
 	uint32_t py_line;     /* a Python site's line */
@@ -146,6 +155,19 @@ static inline __attribute__((always_inline)) void nt_sites_add_poll(struct nt_si
 	s->calls++;
 	s->total_cyc += d;
 }
+
+/* The untimed test calls at s not counted yet (poll_skip wraps past 0 on the call that is
+ * timed: then all poll_gap of them were made). */
+static inline __attribute__((always_inline)) uint32_t
+nt_sites_polls_pending(const struct nt_site *s)
+{
+	return s->poll_skip <= s->poll_gap ? s->poll_gap - s->poll_skip : s->poll_gap;
+}
+
+/* Count every site's untimed test calls made since its last timed one (calls, total_cyc),
+ * each with its poll_cyc (line 10); the countdowns go on, none pending. At MPI_Finalize,
+ * before the summary and the log, when no MPI call runs. */
+void nt_sites_settle_all_polls(void);
 
 extern bool nt_sites_threaded_;
 void nt_sites_add_atomic(struct nt_site *s, uint64_t d_cyc, uint64_t bytes);

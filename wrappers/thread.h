@@ -71,13 +71,9 @@ struct nt_thread {
 	struct nt_site *sites[1u << NT_SITE_CACHE_BITS];
 	uintptr_t memo_rets[NT_FAST_COUNT];
 	struct nt_site *memo_sites[NT_FAST_COUNT];
-	/* Sampled test calls (call.h: nt_fast_untimed): for each function with a fast path, the
-	 * test calls at its memo's site still to come untimed before the next timed one, and the
-	 * duration of the last timed one there, which each untimed call is given; the generator
-	 * of the random gaps between timed calls. */
-	uint32_t poll_skip[NT_FAST_COUNT];
+	/* Sampled test calls (call.h: nt_fast_untimed; their countdown is the site's): the
+	 * generator of the random gaps between timed calls. */
 	uint32_t poll_rng;
-	uint64_t poll_cyc[NT_FAST_COUNT];
 };
 
 /* A thread's initial state (thread-local storage: no constructor runs). */

@@ -28,6 +28,8 @@ struct fake_site {
 	uint32_t depth;
 	uint32_t pad;
 	uint64_t stack[4];
+	uint64_t poll_cyc;
+	uint32_t poll_gap, poll_skip;
 };
 
 struct fake_record {
@@ -95,6 +97,9 @@ live_file make(uint32_t rank, uint32_t size)
 	s[NT_LSF_NONBLOCKING] = F(fake_site, nonblocking);
 	s[NT_LSF_DEPTH] = F(fake_site, depth);
 	s[NT_LSF_STACK] = F(fake_site, stack);
+	s[NT_LSF_POLL_CYC] = F(fake_site, poll_cyc);
+	s[NT_LSF_POLL_GAP] = F(fake_site, poll_gap);
+	s[NT_LSF_POLL_SKIP] = F(fake_site, poll_skip);
 	nt_live_field *r = h->record_fields;
 	r[NT_LRF_COMM_ID] = F(fake_record, comm_id);
 	r[NT_LRF_SEQ] = F(fake_record, seq);
@@ -220,6 +225,33 @@ TEST_CASE("a job's live files read as its log", "[live]")
 	CHECK(log.ranks[1].nsites == 0);
 	CHECK(log.ranks[2].flags == (NT_LOG_FLAG_PARTIAL | NT_LOG_FLAG_UNFINISHED));
 	nt_log_free(&log);
+}
+
+TEST_CASE("a killed rank's untimed test calls are counted at their site", "[live]")
+{
+	// The site's sampling state (wrappers/sites.h): 9 untimed calls drawn after the last
+	// timed one, 5 of them still to come when the rank died, each given 300 cycles; then the
+	// same on the call that was being timed (the countdown wrapped: all 9 were made).
+	for (uint32_t skip : { 5u, UINT32_MAX }) {
+		INFO("poll_skip " << skip);
+		tmpdir d;
+		live_file f = make(0, 1);
+		f.site(1)->poll_cyc = 300;
+		f.site(1)->poll_gap = 9;
+		f.site(1)->poll_skip = skip;
+		d.put("rank-0", f);
+		nt_log log;
+		char err[512] = "";
+		REQUIRE(nt_live_read_job(d.path.c_str(), &log, err, sizeof err) == 0);
+		REQUIRE(log.ranks[0].nsites == 1);
+		uint64_t n = skip == 5 ? 4 : 9;
+		CHECK(log.ranks[0].sites[0].calls == 100 + n);
+		// (cycles to ns in floating point: within a nanosecond)
+		CHECK(log.ranks[0].sites[0].total_ns == Approx(2000000 + 300 * n).margin(1));
+		CHECK(log.ranks[0].sites[0].hist[10] == 100); // the histogram holds timed calls only
+		CHECK(log.ranks[0].mpi_ns == Approx(2000000 + 300 * n).margin(1));
+		nt_log_free(&log);
+	}
 }
 
 TEST_CASE("records are read while MPI_Finalize writes the log and after it could not", "[live]")

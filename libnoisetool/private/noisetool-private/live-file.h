@@ -26,9 +26,10 @@ extern "C" {
 #endif
 
 #define NT_LIVE_MAGIC "NTLIVE1"   /* 8 bytes with its NUL */
-/* The header's version: its layout holds NT_LRF_COUNT record fields, so one more window field
- * (noisetool/ntlog.h) makes another version (1: the first layout's 19). */
-#define NT_LIVE_VERSION (NT_LRF_COUNT - 18)
+/* The header's version: its layout holds NT_LSF_COUNT site fields and NT_LRF_COUNT record
+ * fields, so one more window field (noisetool/ntlog.h) or site field makes another version
+ * (1: the first layout's 11 and 19; the sampled test calls' three site fields added 3000). */
+#define NT_LIVE_VERSION (NT_LRF_COUNT - 18 + 1000 * (NT_LSF_COUNT - 11))
 #define NT_LIVE_HEADER_BYTES 65536 /* the header's place in the file: the arena follows */
 #define NT_LIVE_MODULES 192        /* modules the header can name */
 #define NT_LIVE_FNS 256            /* wrapped functions the header can name */
@@ -67,6 +68,12 @@ enum nt_live_site_field {
 	NT_LSF_NONBLOCKING, /* int */
 	NT_LSF_DEPTH,       /* int: frames in the stack */
 	NT_LSF_STACK,       /* uintptr_t[]: the stack when first seen */
+	/* Untimed test calls not in calls and total yet (the wrappers' sites.h, line 10):
+	 * poll_gap - poll_skip of them while poll_skip <= poll_gap, else poll_gap, each of
+	 * poll_cyc cycles. */
+	NT_LSF_POLL_CYC,    /* uint64_t: cycles */
+	NT_LSF_POLL_GAP,    /* uint32_t */
+	NT_LSF_POLL_SKIP,   /* uint32_t */
 	NT_LSF_COUNT,
 };
 
