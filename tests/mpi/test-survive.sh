@@ -4,7 +4,9 @@
 # `noisetool report` prints a report marked partial (while the job runs: saying its ranks still
 # run), once the ranks have ended naming those that ended without MPI_Finalize, whose MPI_Allreduce count is what the ranks completed (each rank keeps its
 # count in a file it maps, exact at its death; the tool counts a call before it returns, so
-# at most one more per rank, within 1 %). A clean run leaves only its log.
+# at most one more per rank, within 1 %), and so is its count of the probes that found nothing
+# (3 before each allreduce): most of them untimed, counted by their site's countdown, which
+# the live file's reader adds (wrappers/sites.h). A clean run leaves only its log.
 #
 #   test-survive.sh LIB PROGRAM NOISETOOL        PROGRAM: killed
 set -u
@@ -23,7 +25,7 @@ start() {
 	local case=$1
 	mkdir -p "$tmp/$case/out"
 	setsid mpiexec -n 2 $(nt_bind 2) "${pre[@]}" -genv NOISETOOL_OUT "$tmp/$case/out" \
-		"$PROG" "$tmp/$case" "$2" ${3:-} >"$tmp/$case/stdout" 2>"$tmp/$case/stderr" &
+		"$PROG" "$tmp/$case" "$2" "${3:-0}" 3 >"$tmp/$case/stdout" 2>"$tmp/$case/stderr" &
 	job=$!
 	for _ in $(seq 200); do
 		[ -s "$tmp/$case/count-0" ] && [ -s "$tmp/$case/count-1" ] && return 0
@@ -74,9 +76,13 @@ judge() {
 import json, struct, sys
 d, case = sys.argv[1:3]
 r = json.load(open(d + "/report.json"))
-did = sum(struct.unpack("<Q", open(f"{d}/count-{k}", "rb").read(8))[0] for k in (0, 1))
+counts = [struct.unpack("<QQ", open(f"{d}/count-{k}", "rb").read(16)) for k in (0, 1)]
+did = sum(c[0] for c in counts)
 counted = sum(s["calls"] for s in r["sites"] if s["function"] == "MPI_Allreduce")
+polled = sum(c[1] for c in counts)
+probes = sum(s["calls"] for s in r["sites"] if s["function"] == "MPI_Iprobe")
 print(f"{case}: the ranks completed {did} MPI_Allreduce calls, the report counts {counted}; "
+      f"{polled} probes, the report {probes}; "
       f"unfinished ranks {r['unfinished_ranks']}, missing {r['missing_ranks']}")
 bad = 0
 if not r["partial"] or not r["unfinished_ranks"]:
@@ -85,6 +91,8 @@ if r["running_ranks"]:
     print(f"FAIL: {case}: ranks {r['running_ranks']} said to run after they ended"); bad = 1
 if not did <= counted <= did + 2 or abs(counted - did) > 0.01 * did:
     print(f"FAIL: {case}: counts differ by more than the calls in flight"); bad = 1
+if not polled <= probes <= polled + 2:
+    print(f"FAIL: {case}: probe counts differ by more than the calls in flight"); bad = 1
 # The job's command line, from the live files (the program, then the directory it counts in).
 if not r["job"]["command"].startswith(f"{sys.argv[3]} {d} ") or r["job"]["commands"] != 1:
     print(f"FAIL: {case}: the report's job {r['job']} does not name {sys.argv[3]} {d} ..."); bad = 1
@@ -126,12 +134,12 @@ fi
 # A time limit: timeout 2 on a 10 s job.
 mkdir -p "$tmp/limit/out"
 timeout 2 mpiexec -n 2 $(nt_bind 2) "${pre[@]}" -genv NOISETOOL_OUT "$tmp/limit/out" \
-	"$PROG" "$tmp/limit" 10 >/dev/null 2>&1
+	"$PROG" "$tmp/limit" 10 0 3 >/dev/null 2>&1
 judge limit
 # MPI_Abort after 20,000 calls.
 mkdir -p "$tmp/abort/out"
 timeout 60 mpiexec -n 2 $(nt_bind 2) "${pre[@]}" -genv NOISETOOL_OUT "$tmp/abort/out" \
-	"$PROG" "$tmp/abort" 30 20000 >/dev/null 2>&1
+	"$PROG" "$tmp/abort" 30 20000 3 >/dev/null 2>&1
 judge abort
 # A clean run: its log, and nothing else.
 mkdir -p "$tmp/clean/out"
