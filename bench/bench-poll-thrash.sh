@@ -8,7 +8,7 @@
 # table of 0 MiB (everything stays in the caches) and of TABLE_MB (256) MiB, 8 random updates
 # a poll, and of TABLE_MB MiB polling at two call sites in turn ("x2": a loop testing two
 # requests; each site keeps its own sampling, call.h: nt_fast_untimed); "every" is the default
-# level with every test call timed (NOISETOOL_POLL_SAMPLE=1), where the default times one in 16.
+# level with every test call timed (NOISETOOL_POLL_SAMPLE=1), where the default times one in 64.
 # Runs alternate, the order rotating every round. With NT_BENCH_BASELINE_LIB set to
 # another build of the library, its default level runs too ("baseline").
 #

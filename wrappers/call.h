@@ -49,7 +49,7 @@ extern int nt_slow_extras_; /* what every call does besides its books (NT_EXTRA_
 #define NT_EXTRA_WAIT 1u    /* adaptive waits learn from each call (mpiwait.h) */
 #define NT_EXTRA_WALK 2u    /* the benchmark's stack walk on every call (NOISETOOL_CALLSITE) */
 
-/* Sampled test calls (NOISETOOL_POLL_SAMPLE=N, default 16: env.h): on the fast path one test call in
+/* Sampled test calls (NOISETOOL_POLL_SAMPLE=N, default 64: env.h): on the fast path one test call in
  * N at a site is timed, the untimed ones between are counted and given the last timed one's
  * duration (nt_fast_untimed). The gaps between timed calls are random, uniform in 0 .. 2N - 2
  * (nt_poll_span_ = 2N - 1; 1: every call timed), so that a loop's own period cannot choose

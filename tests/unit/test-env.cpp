@@ -152,10 +152,10 @@ TEST_CASE("NOISETOOL_* environment", "[env]")
 		CHECK(env.mem_bytes == 16u << 20);
 	}
 
-	SECTION("NOISETOOL_POLL_SAMPLE: 16 by default, 1 to 1024 accepted, anything else refused")
+	SECTION("NOISETOOL_POLL_SAMPLE: 64 by default, 1 to 1024 accepted, anything else refused")
 	{
 		CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 0);
-		CHECK(env.poll_sample == 16);
+		CHECK(env.poll_sample == 64);
 		for (unsigned n : { 1u, 7u, 1024u }) {
 			std::string v = std::to_string(n);
 			fake_env = { { "NOISETOOL_POLL_SAMPLE", v.c_str() } };
@@ -166,10 +166,10 @@ TEST_CASE("NOISETOOL_* environment", "[env]")
 			INFO(v);
 			fake_env = { { "NOISETOOL_POLL_SAMPLE", v } };
 			CHECK(nt_env_parse(&env, fake_getenv, errors, sizeof errors) == 1);
-			CHECK(env.poll_sample == 16);
+			CHECK(env.poll_sample == 64);
 			CHECK(std::string(errors).find("NOISETOOL_POLL_SAMPLE='" + std::string(v) +
 						       "': accepted values are 1 (time every test "
-						       "call) to 1024; using 16\n") != std::string::npos);
+						       "call) to 1024; using 64\n") != std::string::npos);
 		}
 	}
 
