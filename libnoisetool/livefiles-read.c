@@ -244,6 +244,19 @@ static size_t python_name(struct pool *p, const struct rank_file *f, const unsig
 	return intern(p, name, room);
 }
 
+/* A site's calls: those counted, and its untimed test calls not counted yet (in *pending when
+ * not NULL), which the site's countdown went down as they were made (the wrappers' sites.h,
+ * line 10): a killed rank's are all there. */
+static uint64_t site_calls(const unsigned char *s, const struct nt_live_field *sf,
+			   uint64_t *pending)
+{
+	uint64_t gap = get(s, sf[NT_LSF_POLL_GAP]), skip = get(s, sf[NT_LSF_POLL_SKIP]);
+	uint64_t n = skip <= gap ? gap - skip : gap;
+	if (pending)
+		*pending = n;
+	return get(s, sf[NT_LSF_CALLS]) + n;
+}
+
 /* One rank's block from its file. 0 or -ENOMEM. */
 static int rebuild_rank(const struct rank_file *f, struct pool *p, struct nt_log_rank *out)
 {
@@ -290,7 +303,7 @@ static int rebuild_rank(const struct rank_file *f, struct pool *p, struct nt_log
 	uint64_t used = 0;
 	for (uint64_t i = 0; i < h->site_slots; i++) {
 		const unsigned char *s = f->bytes + h->sites_offset + i * h->site_bytes;
-		used += get(s, sf[NT_LSF_RET]) != 0 && get(s, sf[NT_LSF_CALLS]) != 0;
+		used += get(s, sf[NT_LSF_RET]) != 0 && site_calls(s, sf, NULL) != 0;
 	}
 	uint32_t *index = malloc((h->site_slots ? h->site_slots : 1) * sizeof *index);
 	out->sites = calloc(used ? used : 1, sizeof *out->sites);
@@ -302,7 +315,7 @@ static int rebuild_rank(const struct rank_file *f, struct pool *p, struct nt_log
 	for (uint64_t i = 0; i < h->site_slots; i++) {
 		const unsigned char *s = f->bytes + h->sites_offset + i * h->site_bytes;
 		index[i] = UINT32_MAX;
-		uint64_t ret = get(s, sf[NT_LSF_RET]), calls = get(s, sf[NT_LSF_CALLS]);
+		uint64_t pending, ret = get(s, sf[NT_LSF_RET]), calls = site_calls(s, sf, &pending);
 		/* A running rank's site that got its first call since the count waits for the
 		 * next report. */
 		if (ret == 0 || calls == 0 || nsites == used)
@@ -322,11 +335,7 @@ static int rebuild_rank(const struct rank_file *f, struct pool *p, struct nt_log
 		} else {
 			o->module = AS_OFFSET(locate(p, h, ret - 1, &o->offset));
 		}
-		/* and its untimed test calls not counted yet (their count went down as they were
-		 * made: a killed rank's are all here) */
-		uint64_t gap = get(s, sf[NT_LSF_POLL_GAP]), skip = get(s, sf[NT_LSF_POLL_SKIP]);
-		uint64_t pending = skip <= gap ? gap - skip : gap;
-		o->calls = calls + pending;
+		o->calls = calls;
 		o->total_ns = cyc_ns(hz, get(s, sf[NT_LSF_TOTAL]) + pending * get(s, sf[NT_LSF_POLL_CYC]));
 		uint64_t min = get(s, sf[NT_LSF_MIN]);
 		o->min_ns = min == UINT64_MAX ? 0 : cyc_ns(hz, min);

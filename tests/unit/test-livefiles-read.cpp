@@ -252,6 +252,23 @@ TEST_CASE("a killed rank's untimed test calls are counted at their site", "[live
 		CHECK(log.ranks[0].mpi_ns == Approx(2000000 + 300 * n).margin(1));
 		nt_log_free(&log);
 	}
+	// A site with untimed calls only (its counts zeroed by MPI_Pcontrol(2) since): a site
+	// with calls all the same.
+	tmpdir d;
+	live_file f = make(0, 1);
+	f.site(1)->calls = 0;
+	f.site(1)->total = 0;
+	f.site(1)->poll_cyc = 300;
+	f.site(1)->poll_gap = 9;
+	f.site(1)->poll_skip = 6;
+	d.put("rank-0", f);
+	nt_log log;
+	char err[512] = "";
+	REQUIRE(nt_live_read_job(d.path.c_str(), &log, err, sizeof err) == 0);
+	REQUIRE(log.ranks[0].nsites == 1);
+	CHECK(log.ranks[0].sites[0].calls == 3);
+	CHECK(log.ranks[0].sites[0].total_ns == Approx(900).margin(1));
+	nt_log_free(&log);
 }
 
 TEST_CASE("records are read while MPI_Finalize writes the log and after it could not", "[live]")
