@@ -90,7 +90,21 @@ case $load in
 unknown | 0.0[0-9]*) ;;
 *) nt_skip "other tasks took ${load} of the first host's CPU: a loaded machine makes that host's ranks late too" ;;
 esac
-python3 - "$tmp/r1.json" "$tmp/out1" "$h1" "$h2" "$h3" <<'PY' || fail=1
+# shares REPORT: how each rank shared its CPU, and the ranks adaptive waits found crowded
+# (printed on a failure: whether the two ranks on CPU 0 handed it over to each other).
+shares() {
+	python3 - "$1" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(f"crowded ranks (adaptive waits): {r['crowded_ranks']}")
+for k in r["rank_times"]:
+    c = k["cpus"]
+    print(f"rank {k['rank']} on {k['host']}, CPU {c.get('list')}: on CPU "
+          f"{c.get('on_cpu_share', 0):.2f}, waited {c.get('waited_share', 0):.2f}, the job's "
+          f"other ranks {c.get('job_share', 0):.2f}, other tasks {c.get('others_share', 0):.2f}")
+PY
+}
+python3 - "$tmp/r1.json" "$tmp/out1" "$h1" "$h2" "$h3" <<'PY' || { fail=1; shares "$tmp/r1.json"; }
 import json, sys
 r = json.load(open(sys.argv[1]))
 text = open(sys.argv[2]).read()
