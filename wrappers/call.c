@@ -20,6 +20,7 @@ int nt_paused_;
 union nt_gate nt_gate_ = { .b = { .generic = 1 } };
 int nt_slow_extras_;
 uint32_t nt_poll_span_ = 2 * NT_ENV_POLL_SAMPLE_DEFAULT - 1;
+int nt_callbacks_;
 unsigned nt_comm_gen_;
 static volatile uintptr_t walk_sink; /* keeps the every-call stack walk from being optimised out */
 
@@ -30,6 +31,16 @@ void nt_gate_update(void)
 		       !nt_clock_use_counter_ || nt_wait_mode_ || nt_slow_extras_ ||
 		       nt_sites_threaded_ || nt_comms_threaded_;
 	__atomic_store_n(&nt_gate_.b.generic, generic, __ATOMIC_RELAXED);
+}
+
+void nt_callbacks_registered(void)
+{
+	if (__atomic_exchange_n(&nt_callbacks_, 1, __ATOMIC_RELAXED))
+		return;
+	/* Every test call timed from here on (MPI_Init keeps it so: runtime.c), every site's next
+	 * one too: its untimed calls so far are counted now. */
+	__atomic_store_n(&nt_poll_span_, 1, __ATOMIC_RELAXED);
+	nt_sites_time_all_polls();
 }
 
 struct nt_comm *nt_thread_comm_miss(struct nt_thread *t, MPI_Comm comm)

@@ -356,7 +356,7 @@ static inline __attribute__((always_inline)) bool nt_fast_found(const int *poll_
 }
 
 /* Whether a fast-path test call at site s runs untimed: no counter read; its books the last
- * timed test call's at its site (nt_fast_untimed_end). A polling loop calls MPI_Test or
+ * timed test call's at its site (nt_fast_untimed_books). A polling loop calls MPI_Test or
  * MPI_Iprobe millions of times, a few tens of nanoseconds each (HPCC's RandomAccess), and two
  * counter reads a call -- the floor of every timed wrapper -- cost it 17 % (doc/overhead.md);
  * sampled, every call is counted and their time is estimated from a random one in
@@ -368,7 +368,12 @@ static inline __attribute__((always_inline)) bool nt_fast_found(const int *poll_
  * poll over no tool, now 5; doc/overhead.md). The site counts its untimed calls when the next
  * one is timed (nt_fast_poll_end) and at MPI_Finalize, not one by one; a live file's reader
  * adds those still pending. The first test call at a site is timed (its countdown is 0).
- * Counts the call down: one subtraction from memory. */
+ * An untimed call's books need nothing from the real call, so they are kept before it, and the
+ * real call is the wrapper's last act, a jump, with no reentry guard around it: nothing of the
+ * tool's is in flight while it runs. A call that the application makes from inside it -- a
+ * callback MPI runs there -- would then be counted where a timed call's guard hides it, so a
+ * program that registers such a callback has every test call timed from then on
+ * (nt_callbacks_registered). Counts the call down: one subtraction from memory. */
 static inline __attribute__((always_inline)) bool nt_fast_untimed(struct nt_site *s)
 {
 #if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
@@ -395,7 +400,7 @@ static inline __attribute__((always_inline)) uint32_t nt_fast_poll_gap(struct nt
 
 /* The books of a timed test call that took the fast path (fast: its function's place in the
  * memo, which holds its site): the untimed calls since the last timed one there are counted at
- * the site with that one's duration (the thread has them: nt_fast_untimed_end); this call's becomes the
+ * the site with that one's duration (the thread has them: nt_fast_untimed_books); this call's becomes the
  * sample for those to come, and the next timed call is drawn. Then, a poll when MPI accepted
  * the call and it found nothing (its flag or count, t->poll_at, is 0): its time at its site
  * (nt_sites_add_poll) and in the thread's interval; else those of any other call
@@ -414,19 +419,26 @@ nt_fast_poll_end(struct nt_thread *t, unsigned fast, uint64_t t1, int rc)
 	return nt_fast_p2p_books(t, s, t0, t1, rc, true);
 }
 
-/* The books of an untimed test call (nt_fast_untimed) in the thread, whatever it returned or
- * found: the last timed test call's duration at its site (the memo's) joins the thread's
- * interval and moves the phase's start past it (the phase after untimed calls is the
- * program's time since the last timed call, less their estimated time). Its site counts it
- * later (sites.h, line 10). Clears the reentry guard. */
-static inline __attribute__((always_inline)) void nt_fast_untimed_end(struct nt_thread *t,
-								      unsigned fast)
+/* The books of an untimed test call (nt_fast_untimed) in the thread, kept before its real call
+ * (whatever it will return or find): the last timed test call's duration at its site s joins
+ * the thread's interval and moves the phase's start past it (the phase after untimed calls is
+ * the program's time since the last timed call, less their estimated time). Its site counts it
+ * later (sites.h, line 10). */
+static inline __attribute__((always_inline)) void nt_fast_untimed_books(struct nt_thread *t,
+									const struct nt_site *s)
 {
-	uint64_t d = t->memo_sites[fast]->poll_cyc;
+	uint64_t d = s->poll_cyc;
 	t->p2p_cyc += d;
 	t->last_exit_cyc += d;
-	t->depth = 0;
 }
+
+/* Whether the program registered a callback that MPI may run inside a test call (a generalized
+ * request's, an error handler, a data representation's conversion functions: callbacks.c);
+ * from then on every test call is timed, inside the reentry guard, as NOISETOOL_POLL_SAMPLE=1
+ * times them: the calls made from inside one are then never counted, as on every other path.
+ * Idempotent; the sites' untimed calls so far are counted at once. */
+void nt_callbacks_registered(void);
+extern NT_HIDDEN int nt_callbacks_; /* set by it (atomic) */
 
 /* Before a generic call's real call: when the thread's cache does not hold the site of
  * (fn, ret) -- a program going through more sites than the cache holds -- its cold lines are

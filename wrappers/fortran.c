@@ -1,5 +1,6 @@
 /* Fortran entry points for Open MPI (fortran.h): the calls written by hand (init, finalize,
- * abort, pcontrol, the frees of handles) around the binding's own, and the helpers the
+ * abort, pcontrol, the frees of handles, the functions that give MPI a callback) around the
+ * binding's own, and the helpers the
  * generated ones use. */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -57,6 +58,16 @@ NT_MPI_API void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr);
 NT_MPI_API void mpi_comm_disconnect_(MPI_Fint *comm, MPI_Fint *ierr);
 NT_MPI_API void mpi_type_free_(MPI_Fint *type, MPI_Fint *ierr);
 NT_MPI_API void mpi_request_free_(MPI_Fint *request, MPI_Fint *ierr);
+/* The functions that give MPI a callback (callbacks.c), their arguments passed through as they
+ * came (register_datarep's last, the length of its string, as gfortran passes it). */
+NT_MPI_API void mpi_grequest_start_(void *query_fn, void *free_fn, void *cancel_fn,
+				    void *extra_state, MPI_Fint *request, MPI_Fint *ierr);
+NT_MPI_API void mpi_comm_create_errhandler_(void *fn, MPI_Fint *errhandler, MPI_Fint *ierr);
+NT_MPI_API void mpi_win_create_errhandler_(void *fn, MPI_Fint *errhandler, MPI_Fint *ierr);
+NT_MPI_API void mpi_file_create_errhandler_(void *fn, MPI_Fint *errhandler, MPI_Fint *ierr);
+NT_MPI_API void mpi_register_datarep_(char *datarep, void *read_fn, void *write_fn,
+				      void *extent_fn, void *extra_state, MPI_Fint *ierr,
+				      size_t datarep_len);
 
 NT_F_REAL(mpi_init, MPI_Fint *);
 NT_F_REAL(mpi_init_thread, MPI_Fint *, MPI_Fint *, MPI_Fint *);
@@ -67,6 +78,11 @@ NT_F_REAL(mpi_comm_free, MPI_Fint *, MPI_Fint *);
 NT_F_REAL(mpi_comm_disconnect, MPI_Fint *, MPI_Fint *);
 NT_F_REAL(mpi_type_free, MPI_Fint *, MPI_Fint *);
 NT_F_REAL(mpi_request_free, MPI_Fint *, MPI_Fint *);
+NT_F_REAL(mpi_grequest_start, void *, void *, void *, void *, MPI_Fint *, MPI_Fint *);
+NT_F_REAL(mpi_comm_create_errhandler, void *, MPI_Fint *, MPI_Fint *);
+NT_F_REAL(mpi_win_create_errhandler, void *, MPI_Fint *, MPI_Fint *);
+NT_F_REAL(mpi_file_create_errhandler, void *, MPI_Fint *, MPI_Fint *);
+NT_F_REAL(mpi_register_datarep, char *, void *, void *, void *, void *, MPI_Fint *, size_t);
 
 NT_MPI_API void mpi_init_(MPI_Fint *ierr)
 {
@@ -132,4 +148,44 @@ NT_MPI_API void mpi_request_free_(MPI_Fint *request, MPI_Fint *ierr)
 	struct nt_request_ref ref = nt_request_freeing(r);
 	NT_F_CALL(mpi_request_free, request, ierr);
 	nt_request_freed(r, ref, (int)*ierr);
+}
+
+static void f_registered(const MPI_Fint *ierr)
+{
+	if (*ierr == MPI_SUCCESS)
+		nt_callbacks_registered();
+}
+
+NT_MPI_API void mpi_grequest_start_(void *query_fn, void *free_fn, void *cancel_fn,
+				    void *extra_state, MPI_Fint *request, MPI_Fint *ierr)
+{
+	NT_F_CALL(mpi_grequest_start, query_fn, free_fn, cancel_fn, extra_state, request, ierr);
+	f_registered(ierr);
+}
+
+NT_MPI_API void mpi_comm_create_errhandler_(void *fn, MPI_Fint *errhandler, MPI_Fint *ierr)
+{
+	NT_F_CALL(mpi_comm_create_errhandler, fn, errhandler, ierr);
+	f_registered(ierr);
+}
+
+NT_MPI_API void mpi_win_create_errhandler_(void *fn, MPI_Fint *errhandler, MPI_Fint *ierr)
+{
+	NT_F_CALL(mpi_win_create_errhandler, fn, errhandler, ierr);
+	f_registered(ierr);
+}
+
+NT_MPI_API void mpi_file_create_errhandler_(void *fn, MPI_Fint *errhandler, MPI_Fint *ierr)
+{
+	NT_F_CALL(mpi_file_create_errhandler, fn, errhandler, ierr);
+	f_registered(ierr);
+}
+
+NT_MPI_API void mpi_register_datarep_(char *datarep, void *read_fn, void *write_fn,
+				      void *extent_fn, void *extra_state, MPI_Fint *ierr,
+				      size_t datarep_len)
+{
+	NT_F_CALL(mpi_register_datarep, datarep, read_fn, write_fn, extent_fn, extra_state, ierr,
+		  datarep_len);
+	f_registered(ierr);
 }

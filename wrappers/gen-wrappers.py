@@ -107,6 +107,12 @@ TRAITS = {
     "Comm_disconnect": Traits(fortran_by_hand=True),
     "Type_free": Traits(fortran_by_hand=True),
     "Request_free": Traits(fortran_by_hand=True),
+    # ... and around the functions that give MPI a callback (callbacks.c).
+    "Grequest_start": Traits(fortran_by_hand=True),
+    "Comm_create_errhandler": Traits(fortran_by_hand=True),
+    "Win_create_errhandler": Traits(fortran_by_hand=True),
+    "File_create_errhandler": Traits(fortran_by_hand=True),
+    "Register_datarep": Traits(fortran_by_hand=True),
 }
 
 

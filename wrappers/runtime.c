@@ -452,7 +452,10 @@ static void runtime_begin(int provided)
 		return;
 	}
 	nt_slow_extras_ = nt_rt.env.callsite_every_call ? NT_EXTRA_WALK : 0;
-	nt_poll_span_ = 2 * nt_rt.env.poll_sample - 1;
+	/* every test call timed once the program gave MPI a callback (call.h) */
+	nt_poll_span_ = __atomic_load_n(&nt_callbacks_, __ATOMIC_RELAXED)
+				? 1
+				: 2 * nt_rt.env.poll_sample - 1;
 	nt_job_collect(&nt_rt.job);
 	nt_cpushare_begin(&nt_rt.cpus, nt_rt.env.level >= NT_PROBE_OS);
 	nt_records_first_reading(&nt_rt.cpus);

@@ -297,6 +297,19 @@ void nt_sites_settle_all_polls(void)
 	}
 }
 
+void nt_sites_time_all_polls(void)
+{
+	pthread_mutex_lock(&insert_lock);
+	for (size_t i = 0; i < nsites; i++) {
+		struct nt_site *s = &table[i];
+		uint32_t n = nt_sites_polls_pending(s);
+		s->calls += n;
+		s->total_cyc += n * s->poll_cyc;
+		s->poll_gap = s->poll_skip = 0;
+	}
+	pthread_mutex_unlock(&insert_lock);
+}
+
 uint64_t nt_sites_type_size(struct nt_site *s, MPI_Datatype type)
 {
 	MPI_Count size = 0;

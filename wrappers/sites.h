@@ -168,6 +168,10 @@ nt_sites_polls_pending(const struct nt_site *s)
  * each with its poll_cyc (line 10); the countdowns go on, none pending. At MPI_Finalize,
  * before the summary and the log, when no MPI call runs. */
 void nt_sites_settle_all_polls(void);
+/* The program gave MPI a callback (call.h: nt_callbacks_registered): every site's untimed test
+ * calls so far are counted, as at MPI_Finalize, and its countdown is set to 0, so that its next
+ * test call is timed (and, with nt_poll_span_ 1, every one after it). */
+void nt_sites_time_all_polls(void);
 
 extern bool nt_sites_threaded_;
 void nt_sites_add_atomic(struct nt_site *s, uint64_t d_cyc, uint64_t bytes);

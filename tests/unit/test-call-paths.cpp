@@ -73,6 +73,7 @@ struct books {
 	std::vector<record_books> records;
 	uint64_t world_seq, self_seq, last_exit, coll_exit, p2p;
 	int fast_calls, untimed_calls;
+	int untimed_after; // of them, those after the program gave MPI a callback
 };
 
 // Fresh tables and thread state, as at MPI_Init (level timing: no probe windows).
@@ -102,18 +103,24 @@ void start_fresh()
 	nt_recpolicy_thread_init(&nt_thread_.rec);
 	nt_thread_.last_exit_cyc = 1000;
 	nt_active_ = 1;
+	nt_callbacks_ = 0;
 }
 
 // Book the calls, by the fast path where it applies (fast) or by the generic path alone; the
-// fast path's test calls sampled one in poll_sample (NOISETOOL_POLL_SAMPLE; 1: all timed).
-books run(const std::vector<made_up_call> &calls, bool fast, unsigned poll_sample = 1)
+// fast path's test calls sampled one in poll_sample (NOISETOOL_POLL_SAMPLE; 1: all timed); the
+// program gives MPI a callback (MPI_Grequest_start) before call callback_at.
+books run(const std::vector<made_up_call> &calls, bool fast, unsigned poll_sample = 1,
+	  size_t callback_at = SIZE_MAX)
 {
 	start_fresh();
 	nt_poll_span_ = 2 * poll_sample - 1;
 	nt_gate_.b.generic = fast ? 0 : 1;
 	books b{};
 	uint64_t now = 1000;
-	for (const made_up_call &x : calls) {
+	for (size_t k = 0; k < calls.size(); k++) {
+		const made_up_call &x = calls[k];
+		if (k == callback_at)
+			nt_callbacks_registered();
 		uint64_t t0 = now + x.gap_cyc, t1 = t0 + x.d_cyc;
 		now = t1;
 		struct nt_thread *t = &nt_thread_;
@@ -125,15 +132,16 @@ books run(const std::vector<made_up_call> &calls, bool fast, unsigned poll_sampl
 							 x.fn, ret, x.comm, (uint64_t)x.count,
 							 x.type);
 			if (s) {
-				t->depth = 1;
 				unsigned fast_at = (unsigned)nt_fn_fast[x.fn];
-				if (test && nt_fast_untimed(s)) { // the wrapper's untimed call
-					nt_fast_untimed_end(t, fast_at);
+				if (test && nt_fast_untimed(s)) { // the wrapper's untimed call: books, then
+					nt_fast_untimed_books(t, s); // the real call with no guard
 					REQUIRE(t->depth == 0);
 					b.fast_calls++;
 					b.untimed_calls++;
+					b.untimed_after += k >= callback_at;
 					continue;
 				}
+				t->depth = 1;
 				// what nt_fast_entry keeps for the books, with the made-up entry
 				t->t0_cyc = t0;
 				t->poll_at = &x.flag;
@@ -394,13 +402,10 @@ TEST_CASE("sampled test calls keep the same counts, and exact books when a site'
 	}
 }
 
-TEST_CASE("test calls that alternate between sites are each sampled")
+// A loop that polls two requests in turn (two sites of MPI_Test, the thread's memo moving on
+// every call; one duration a site), then an allreduce; 200 steps of 100 tests.
+std::vector<made_up_call> two_site_polling()
 {
-	// A loop that polls two requests in turn (two sites of MPI_Test, the thread's memo moving
-	// on every call), then an allreduce: each site keeps its own countdown and sample
-	// (nt_fast_untimed), so most calls go untimed, and with one duration a site the books are
-	// the generic path's.
-	start_mpi();
 	std::vector<made_up_call> calls;
 	for (int step = 0; step < 200; step++) {
 		for (int k = 0; k < 50; k++) {
@@ -412,9 +417,36 @@ TEST_CASE("test calls that alternate between sites are each sampled")
 		calls.push_back({ NT_FN_MPI_Allreduce, 0x402080, MPI_COMM_WORLD, 1, MPI_DOUBLE,
 				  3000000, 1200 + (uint64_t)step * 7, MPI_SUCCESS });
 	}
+	return calls;
+}
+
+TEST_CASE("test calls that alternate between sites are each sampled")
+{
+	// A loop that polls two requests in turn (two sites of MPI_Test, the thread's memo moving
+	// on every call), then an allreduce: each site keeps its own countdown and sample
+	// (nt_fast_untimed), so most calls go untimed, and with one duration a site the books are
+	// the generic path's.
+	start_mpi();
+	std::vector<made_up_call> calls = two_site_polling();
 	books sampled = run(calls, true, 16), generic = run(calls, false);
 	// one call in ~16 timed at each site (the first there, then gaps uniform in 0 .. 30)
 	CHECK(sampled.untimed_calls > 20000 * 8 / 10);
+	check_same(sampled, generic, true);
+}
+
+TEST_CASE("a callback given to MPI has every test call timed from then on, every call counted")
+{
+	// The loop above; a third of the way in, the program gives MPI a callback that MPI may run
+	// inside a test call (call.h: nt_callbacks_registered): the untimed calls so far are
+	// counted at once, and no test call after it goes untimed (it would run with no reentry
+	// guard). With one duration a site the books are the generic path's.
+	start_mpi();
+	std::vector<made_up_call> calls = two_site_polling();
+	size_t at = calls.size() / 3 + 17; // inside a polling loop, countdowns under way
+	books sampled = run(calls, true, 64, at), generic = run(calls, false);
+	CHECK(sampled.untimed_calls > (int)(at * 8 / 10));
+	CHECK(sampled.untimed_after == 0);
+	CHECK(nt_poll_span_ == 1);
 	check_same(sampled, generic, true);
 }
 
