@@ -387,7 +387,12 @@ if [ "$nk" -gt 0 ]; then
 	b=$(for p in "${bare_ok[@]}"; do echo "${ratios_b[$p]}"; done | median)
 	d=$(for p in "${kept[@]}"; do echo "${ratios_d[$p]}"; done | median)
 	c=$(for p in "${kept[@]}"; do echo "${ratios_c[$p]}"; done | median)
-	echo "$nk kept pairs: median bare/none $b ($(for p in "${bare_ok[@]}"; do echo "${ratios_b[$p]}"; done | range), ${#bare_ok[@]} pairs)," \
+	if [ ${#bare_ok[@]} -gt 0 ]; then
+		bare="bare/none $b ($(for p in "${bare_ok[@]}"; do echo "${ratios_b[$p]}"; done | range), ${#bare_ok[@]} pairs)"
+	else # the floor's two counter reads a call cost more than the quiet runs' margin
+		bare="bare/none: no bare run within ${QUIET}x the fastest run"
+	fi
+	echo "$nk kept pairs: median $bare," \
 		"default/none $d ($(for p in "${kept[@]}"; do echo "${ratios_d[$p]}"; done | range); budget <= $BUDGET), CPU time default/none $c"
 fi
 if [ -n "$SECTION" ]; then
