@@ -102,8 +102,12 @@ static double modal_gap(double *gaps, size_t n, size_t nev)
 		return 0;
 	double mode = gaps[best_lo + best_n / 2];
 	/* Gaps to several following arrivals make multiples of the period as common as the
-	 * period itself: prefer the fundamental when it is nearly as well supported. */
-	for (int div = 4; div >= 2; div--) {
+	 * period itself: prefer the fundamental when it is nearly as well supported. A train that
+	 * misses every k-th tooth (those detours fell in another duration octave) has every
+	 * arrival's (k-1)-th successor k periods away, which makes k periods the mode up to
+	 * k = GAP_REACH + 1 (a 500 Hz ticker missing every fifth came out as four 100 Hz
+	 * components and no 500 Hz one). */
+	for (int div = GAP_REACH + 1; div >= 2; div--) {
 		double c = mode / div;
 		size_t lo = lower_index(gaps, n, c * (1 - TOLERANCE));
 		size_t hi = lower_index(gaps, n, c * (1 + TOLERANCE));

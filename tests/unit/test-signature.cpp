@@ -314,3 +314,31 @@ TEST_CASE("nt_signature_analyze: the softirq time of components and of the rest"
 	CHECK(sig.other_softirq_kind_ns[3] == 0); // only preempted detours saw NET_RX there
 	CHECK(sig.softirqs_read == read);
 }
+
+// A 500 Hz task whose every fifth detour is longer (in another duration octave: something else
+// at 100 Hz ran in it too), as a SCHED_FIFO ticker beside 2,000 datagrams a second was once
+// seen: in the short octave each arrival's fourth successor is one 10 ms period away, a gap
+// more common than the 2 ms one, and the train came out as four 100 Hz components (and the
+// long octave's a fifth) with no 500 Hz one.
+TEST_CASE("nt_signature_analyze: a train missing every fifth tooth keeps its frequency",
+	  "[signature]")
+{
+	for (unsigned seed = 1; seed <= 5; seed++) {
+		std::mt19937 rng(seed);
+		std::uniform_real_distribution<double> dj(-3000, 3000), aj(-150, 150);
+		std::vector<struct nt_detour> d;
+		for (int k = 0; k < 1000; k++) { // 2 s
+			double dur = (k % 5 == 0 ? 358000 : 232000) + dj(rng);
+			d.push_back({ (uint64_t)(1 * MS + 2.0 * MS * k + aj(rng)),
+				      (uint64_t)std::llround(dur), 0 });
+		}
+		struct nt_signature sig;
+		REQUIRE(nt_signature_analyze(d.data(), d.size(), 2 * S + 2 * MS, &sig) == 0);
+		INFO("seed " << seed);
+		const struct nt_periodic *p = find_freq(sig, 500.0);
+		REQUIRE(p != nullptr);
+		CHECK(p->count >= 800); // the short octave's four in five, at least
+		const struct nt_periodic *slow = find_freq(sig, 100.0); // the long octave's fifth
+		CHECK((slow == nullptr || slow->count <= 200));
+	}
+}
