@@ -285,13 +285,19 @@ void nt_sites_reset(void)
 	pthread_mutex_unlock(&insert_lock);
 }
 
+/* Count s's pending untimed test calls, each with its sample's duration. */
+static void settle_polls(struct nt_site *s)
+{
+	uint32_t n = nt_sites_polls_pending(s);
+	s->calls += n;
+	s->total_cyc += n * s->poll_cyc;
+}
+
 void nt_sites_settle_all_polls(void)
 {
 	size_t i = 0;
 	for (struct nt_site *s; (s = nt_sites_next(&i));) {
-		uint32_t n = nt_sites_polls_pending(s);
-		s->calls += n;
-		s->total_cyc += n * s->poll_cyc;
+		settle_polls(s);
 		if (s->poll_skip <= s->poll_gap)
 			s->poll_gap = s->poll_skip;
 	}
@@ -301,11 +307,8 @@ void nt_sites_time_all_polls(void)
 {
 	pthread_mutex_lock(&insert_lock);
 	for (size_t i = 0; i < nsites; i++) {
-		struct nt_site *s = &table[i];
-		uint32_t n = nt_sites_polls_pending(s);
-		s->calls += n;
-		s->total_cyc += n * s->poll_cyc;
-		s->poll_gap = s->poll_skip = 0;
+		settle_polls(&table[i]);
+		table[i].poll_gap = table[i].poll_skip = 0;
 	}
 	pthread_mutex_unlock(&insert_lock);
 }
