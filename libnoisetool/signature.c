@@ -355,8 +355,11 @@ static void relabel(struct ev *ev, size_t n, int from, int to)
 }
 
 /* One train split over duration octaves, or broken by a long gap, shows up as several combs:
- *  - period m x P whose members sit on the teeth of a comb of period P (m = 1 .. 8; e.g. every
- *    other burst lengthened by a coinciding tick lands in another octave): one comb;
+ *  - period m x P whose members sit on the teeth of a comb of period P (any m >= 1; e.g. every
+ *    other burst lengthened by a coinciding tick lands in another octave, or every tenth where
+ *    the train and the tick beat at 10 Hz): one comb. The periods must agree within
+ *    MERGE_REL of P (not of m x P, which would let any slow comb pass for large m): fitted
+ *    over a run, real pieces agree far closer;
  *  - two alike combs of period P whose teeth interleave at P/2: one comb of period P/2.
  * Members must sit within 4 x the larger jitter + 1 us of the other comb's teeth (at most the
  * 3 % tolerance). Repeats until nothing merges. */
@@ -372,8 +375,7 @@ static void merge_combs(struct ev *ev, size_t n, struct comb *c, int ncomb, doub
 				double pi = c[i].period, pj = c[j].period;
 				double m = round(pj / pi);
 				double tol = fmin(4 * fmax(c[i].jitter, c[j].jitter) + 1000, TOLERANCE * pi);
-				bool on_teeth = m >= 1 && m <= MAX_GAP_PERIODS &&
-						fabs(pj - m * pi) <= MERGE_REL * pj &&
+				bool on_teeth = m >= 1 && fabs(pj - m * pi) <= MERGE_REL * pi &&
 						members_off(ev, n, j, c[i].t0, pi, scratch) <= tol;
 				/* Interleaving halves of one train look alike: similar counts and
 				 * durations (two sources at the same rate usually differ). */

@@ -122,6 +122,7 @@ struct judged {
 	size_t flagged = 0;     // in a detour flagged preempted
 	size_t stat_ok = 0;     // with the thread's schedstat read at their start and the next's
 	std::vector<double> alone_err; // seen alone: |detour - CPU time taken| / CPU time taken
+	std::vector<double> held_ns;   // the length of the detour that holds each contained burst
 	double median_err = 0;
 	size_t within = 0;      // seen alone and measured within 10 %
 };
@@ -243,6 +244,7 @@ inline void judge(run *r)
 			continue;
 		}
 		j.contained++;
+		j.held_ns.push_back((double)det.duration_ns);
 		if (dur_ns + 1000 >= burst_ns)
 			j.long_enough++;
 		if (det.flags & NT_DETOUR_PREEMPTED)

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <noisetool/signature.h>
@@ -340,5 +341,42 @@ TEST_CASE("nt_signature_analyze: a train missing every fifth tooth keeps its fre
 		CHECK(p->count >= 800); // the short octave's four in five, at least
 		const struct nt_periodic *slow = find_freq(sig, 100.0); // the long octave's fifth
 		CHECK((slow == nullptr || slow->count <= 200));
+	}
+}
+
+TEST_CASE("nt_signature_analyze: a train whose every k-th burst falls in another octave is one "
+	  "component, whatever k",
+	  "[signature]")
+{
+	// Seen on the SCHED_FIFO burst train: its bursts straddled the 128 us octave boundary, and
+	// the long octave's pieces came out as 10 Hz components beside a 100 Hz one.
+	for (int k : { 2, 5, 10, 12, 25 }) {
+		for (unsigned seed = 1; seed <= 3; seed++) {
+			std::mt19937 rng(seed);
+			std::uniform_real_distribution<double> dj(-3000, 3000), aj(-150, 150);
+			std::vector<struct nt_detour> d;
+			for (int i = 0; i < 300; i++) { // 3 s of 100 Hz
+				double dur = (i % k == 3 ? 152000 : 118000) + dj(rng);
+				d.push_back({ (uint64_t)(9.5 * MS + 10.0 * MS * i + aj(rng)),
+					      (uint64_t)std::llround(dur), 0 });
+			}
+			// A 250 Hz tick beside it, as on a real CPU.
+			add_train(d, rng, { 4.0 * MS, 0.7 * MS, 2000, 300, 200 }, 3 * S + 10 * MS);
+			std::sort(d.begin(), d.end(), [](const nt_detour &a, const nt_detour &b) {
+				return a.start_ns < b.start_ns;
+			});
+			struct nt_signature sig;
+			REQUIRE(nt_signature_analyze(d.data(), d.size(), 3 * S + 10 * MS, &sig) == 0);
+			INFO("every " << k << "th burst longer, seed " << seed);
+			std::string comps;
+			for (size_t c = 0; c < sig.nperiodic; c++)
+				comps += std::to_string(sig.periodic[c].freq_hz) + " Hz x " +
+					 std::to_string(sig.periodic[c].count) + "; ";
+			INFO("components: " << comps);
+			const struct nt_periodic *p = find_freq(sig, 100.0);
+			REQUIRE(p != nullptr);
+			CHECK(p->count == 300);
+			CHECK(sig.nperiodic == 2); // the train and the tick
+		}
 	}
 }
