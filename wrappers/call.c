@@ -17,7 +17,10 @@ struct nt_comm nt_comm_none_ = { .id = NT_COMM_ID_UNKNOWN, .vote = -1 };
 NT_TLS struct nt_thread nt_thread_ = NT_THREAD_INIT;
 int nt_active_;
 int nt_paused_;
-union nt_gate nt_gate_ = { .b = { .generic = 1 } };
+#define NT_POLL_REAL_INIT(name, params) .name = P##name,
+struct nt_gate nt_gate_ = { .g = { .b = { .generic = 1 } },
+			    .real = { NT_POLL_REALS(NT_POLL_REAL_INIT) } };
+_Static_assert(sizeof nt_gate_ == 64, "the gate and the polls' real calls: one cache line");
 int nt_slow_extras_;
 uint32_t nt_poll_span_ = 2 * NT_ENV_POLL_SAMPLE_DEFAULT - 1;
 int nt_callbacks_;
@@ -30,7 +33,7 @@ void nt_gate_update(void)
 		       __atomic_load_n(&nt_paused_, __ATOMIC_RELAXED) ||
 		       !nt_clock_use_counter_ || nt_wait_mode_ || nt_slow_extras_ ||
 		       nt_sites_threaded_ || nt_comms_threaded_;
-	__atomic_store_n(&nt_gate_.b.generic, generic, __ATOMIC_RELAXED);
+	__atomic_store_n(&nt_gate_.g.b.generic, generic, __ATOMIC_RELAXED);
 }
 
 void nt_callbacks_registered(void)
@@ -69,8 +72,8 @@ struct nt_site *nt_call_site_miss(struct nt_thread *t, unsigned fn, void *ret)
 		t->site_keys[i] = (uintptr_t)ret;
 		t->sites[i] = s;
 		if (fn < NT_FN_COUNT && nt_fn_fast[fn] >= 0) {
-			t->memo_rets[nt_fn_fast[fn]] = (uintptr_t)ret;
-			t->memo_sites[nt_fn_fast[fn]] = s;
+			t->memo[nt_fn_fast[fn]].ret = (uintptr_t)ret;
+			t->memo[nt_fn_fast[fn]].site = s;
 		}
 	}
 	return s;

@@ -220,8 +220,8 @@ nt_call_end(const struct nt_call *c, unsigned fn, void *ret, MPI_Comm comm,
 static inline __attribute__((always_inline)) bool nt_fast_open(const struct nt_thread *t,
 								bool waits)
 {
-	unsigned gate = waits ? __atomic_load_n(&nt_gate_.both, __ATOMIC_RELAXED)
-			      : __atomic_load_n(&nt_gate_.b.generic, __ATOMIC_RELAXED);
+	unsigned gate = waits ? __atomic_load_n(&nt_gate_.g.both, __ATOMIC_RELAXED)
+			      : __atomic_load_n(&nt_gate_.g.b.generic, __ATOMIC_RELAXED);
 	return NT_LIKELY(!(gate | (unsigned)t->depth));
 }
 
@@ -255,8 +255,8 @@ nt_fast_find(struct nt_thread *t, unsigned fast, bool collective, bool typed, un
 	     void *ret, MPI_Comm comm, uint64_t count, MPI_Datatype type)
 {
 	struct nt_site *s;
-	if (NT_LIKELY(t->memo_rets[fast] == (uintptr_t)ret)) {
-		s = t->memo_sites[fast];
+	if (NT_LIKELY(t->memo[fast].ret == (uintptr_t)ret)) {
+		s = t->memo[fast].site;
 		if (s == NULL) /* never: the memo holds a site with its return address */
 			__builtin_unreachable();
 	} else {
@@ -264,8 +264,8 @@ nt_fast_find(struct nt_thread *t, unsigned fast, bool collective, bool typed, un
 		s = t->sites[i];
 		if (NT_UNLIKELY(t->site_keys[i] != (uintptr_t)ret || s->fn != fn))
 			return NULL;
-		t->memo_rets[fast] = (uintptr_t)ret; /* the memo keeps each function's last site */
-		t->memo_sites[fast] = s;
+		t->memo[fast].ret = (uintptr_t)ret; /* the memo keeps each function's last site */
+		t->memo[fast].site = s;
 	}
 	if (NT_UNLIKELY(typed && type != s->type))
 		return NULL;
@@ -409,7 +409,7 @@ static inline __attribute__((always_inline)) int
 nt_fast_poll_end(struct nt_thread *t, unsigned fast, uint64_t t1, int rc)
 {
 	uint64_t t0 = t->t0_cyc;
-	struct nt_site *s = t->memo_sites[fast];
+	struct nt_site *s = t->memo[fast].site;
 	s->calls += s->poll_gap; /* the countdown wrapped: all were made */
 	s->total_cyc += s->poll_gap * s->poll_cyc;
 	s->poll_cyc = t1 - t0;

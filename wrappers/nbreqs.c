@@ -72,7 +72,7 @@ static void put(struct table *t, const struct entry *x)
 		if (!t->e[i].used || t->e[i].req == x->req) {
 			if (!t->e[i].used && __atomic_fetch_add(t->count, 1, __ATOMIC_RELAXED) == 0 &&
 			    t == &outstanding)
-				__atomic_store_n(&nt_gate_.b.requests, 1, __ATOMIC_RELAXED);
+				__atomic_store_n(&nt_gate_.g.b.requests, 1, __ATOMIC_RELAXED);
 			t->e[i] = *x;
 			t->e[i].used = 1;
 			t->e[i].serial = ++serials;
@@ -103,7 +103,7 @@ static int take(struct table *t, MPI_Request request, struct entry *out)
 	*out = *x;
 	x->used = 0;
 	if (__atomic_sub_fetch(t->count, 1, __ATOMIC_RELAXED) == 0 && t == &outstanding)
-		__atomic_store_n(&nt_gate_.b.requests, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&nt_gate_.g.b.requests, 0, __ATOMIC_RELAXED);
 	size_t i = (size_t)(x - t->e);
 	for (size_t j = (i + 1) % capacity; t->e[j].used; j = (j + 1) % capacity) {
 		struct entry moved = t->e[j];

@@ -69,8 +69,12 @@ struct nt_thread {
 	struct nt_comm *comms[1u << NT_COMM_CACHE_BITS];
 	uintptr_t site_keys[1u << NT_SITE_CACHE_BITS];
 	struct nt_site *sites[1u << NT_SITE_CACHE_BITS];
-	uintptr_t memo_rets[NT_FAST_COUNT];
-	struct nt_site *memo_sites[NT_FAST_COUNT];
+	/* The memo: a return address and its site side by side, in one cache line (a constant
+	 * offset off the thread's base, no instruction more than two arrays). */
+	struct {
+		uintptr_t ret;
+		struct nt_site *site;
+	} memo[NT_FAST_COUNT];
 	/* Sampled test calls (call.h: nt_fast_untimed; their countdown is the site's): the
 	 * generator of the random gaps between timed calls. */
 	uint32_t poll_rng;
@@ -96,13 +100,25 @@ extern NT_HIDDEN int nt_paused_;
  * requests). Two bytes: a wait or test call reads both as one 16-bit word, every other call the
  * first alone (a word with bits to mask took an instruction more a call). Read by every call,
  * changed only when one of those changes (nt_gate_update, nbreqs.c); atomic. */
-union nt_gate {
+union nt_gate_bytes {
 	struct {
 		uint8_t generic, requests;
 	} b;
 	uint16_t both;
 };
-extern NT_HIDDEN union nt_gate nt_gate_;
+/* The gate's cache line also holds the real test and probe calls (NT_POLL_REALS), set at load
+ * (data relocations): an untimed poll (call.h: nt_fast_untimed) ends with a jump to its real
+ * call, and reads its target from the line it has just read for the gate instead of from the
+ * PLT's stub and the GOT, two lines that a polling loop between cache-evicting work (HPCC's
+ * MPIRandomAccess) finds cold (doc/overhead.md). */
+#define NT_POLL_REAL_MEMBER(name, params) int(*name) params;
+struct __attribute__((aligned(64))) nt_gate {
+	union nt_gate_bytes g;
+	struct {
+		NT_POLL_REALS(NT_POLL_REAL_MEMBER)
+	} real;
+};
+extern NT_HIDDEN struct nt_gate nt_gate_;
 /* Recompute the generic byte from the runtime's state (after any of it changed). */
 void nt_gate_update(void);
 

@@ -114,7 +114,7 @@ books run(const std::vector<made_up_call> &calls, bool fast, unsigned poll_sampl
 {
 	start_fresh();
 	nt_poll_span_ = 2 * poll_sample - 1;
-	nt_gate_.b.generic = fast ? 0 : 1;
+	nt_gate_.g.b.generic = fast ? 0 : 1;
 	books b{};
 	uint64_t now = 1000;
 	for (size_t k = 0; k < calls.size(); k++) {
