@@ -108,9 +108,9 @@ union nt_gate_bytes {
 };
 /* The gate's cache line also holds the real test and probe calls (NT_POLL_REALS), set at load
  * (data relocations): an untimed poll (call.h: nt_fast_untimed) ends with a jump to its real
- * call, and reads its target from the line it has just read for the gate instead of from the
- * PLT's stub and the GOT, two lines that a polling loop between cache-evicting work (HPCC's
- * MPIRandomAccess) finds cold (doc/overhead.md). */
+ * call through that slot, beside the gate it has just read, not through the PLT's stub, whose
+ * jump is one instruction more on a path where each one counts (HPCC's MPIRandomAccess:
+ * doc/overhead.md, "Fewer instructions on the untimed path"). */
 #define NT_POLL_REAL_MEMBER(name, params) int(*name) params;
 struct __attribute__((aligned(64))) nt_gate {
 	union nt_gate_bytes g;
